@@ -1,0 +1,119 @@
+// swift-tools-version: 6.0
+//
+// meshchat: Multipeer-style peer-to-peer mesh chat for Linux.
+//
+// Layering (see ../shared/STYLE.md §2 and README.md "Architecture"):
+//   MeshWire, MeshNoise        pure codecs and cryptography (no sockets)
+//   MeshLink                   pure per-connection state machines (handshake, secure channel, keepalive)
+//   MeshTransport              the only target that touches NIOPosix sockets
+//   MeshSession                the public Multipeer-style API
+//   MeshChatKit, meshchat      the line-mode chat front
+import PackageDescription
+
+let package = Package(
+    name: "meshchat",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "MeshSession", targets: ["MeshSession"]),
+        .library(name: "MeshNoise", targets: ["MeshNoise"]),
+        .library(name: "MeshWire", targets: ["MeshWire"]),
+        .executable(name: "meshchat", targets: ["meshchat"]),
+        .executable(name: "meshbench", targets: ["meshbench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+    ],
+    targets: [
+        // Frames, records, datagrams and the protobuf envelope: pure codecs over ByteBuffer.
+        .target(
+            name: "MeshWire",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ]
+        ),
+        // Noise Protocol Framework (25519, ChaChaPoly, SHA256) on swift-crypto.
+        .target(
+            name: "MeshNoise",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+        ),
+        // Pure per-link state machines: identity, handshake, secure channel, keepalive, replay window.
+        .target(
+            name: "MeshLink",
+            dependencies: [
+                "MeshWire", "MeshNoise",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        // SwiftNIO sockets: TCP listener/connector, UDP socket, channel handlers driving MeshLink.
+        .target(
+            name: "MeshTransport",
+            dependencies: [
+                "MeshLink", "MeshWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The public Multipeer-style API: PeerID, Session, events.
+        .target(
+            name: "MeshSession",
+            dependencies: [
+                "MeshTransport", "MeshLink", "MeshWire",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The chat front's logic: line commands, rendering, JSON events, the REPL loop.
+        .target(
+            name: "MeshChatKit",
+            dependencies: [
+                "MeshSession",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "meshchat",
+            dependencies: [
+                "MeshChatKit", "MeshSession",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Benchmarks: meshchat sessions beside a raw-TCP baseline with the same framing.
+        .executableTarget(
+            name: "meshbench",
+            dependencies: [
+                "MeshSession",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Test helpers shared by the test targets (not a product).
+        .target(
+            name: "MeshTestSupport",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "MeshWireTests", dependencies: ["MeshWire", "MeshTestSupport"]),
+        .testTarget(name: "MeshNoiseTests", dependencies: ["MeshNoise", "MeshTestSupport"]),
+        .testTarget(name: "MeshLinkTests", dependencies: ["MeshLink", "MeshTestSupport"]),
+        .testTarget(name: "MeshSessionTests", dependencies: ["MeshSession", "MeshTestSupport"]),
+        .testTarget(name: "MeshChatKitTests", dependencies: ["MeshChatKit", "MeshTestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["MeshTestSupport"]),
+    ]
+)
+
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    target.swiftSettings = settings
+}
