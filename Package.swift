@@ -83,6 +83,7 @@ let package = Package(
             dependencies: [
                 "MeshChatKit", "MeshSession",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -103,7 +104,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "MeshWireTests", dependencies: ["MeshWire", "MeshTestSupport"]),
-        .testTarget(name: "MeshNoiseTests", dependencies: ["MeshNoise", "MeshTestSupport"]),
+        .testTarget(name: "MeshNoiseTests", dependencies: ["MeshNoise", "MeshTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "MeshLinkTests", dependencies: ["MeshLink", "MeshTestSupport"]),
         .testTarget(name: "MeshSessionTests", dependencies: ["MeshSession", "MeshTestSupport"]),
         .testTarget(name: "MeshChatKitTests", dependencies: ["MeshChatKit", "MeshTestSupport"]),

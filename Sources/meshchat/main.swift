@@ -1,1 +1,153 @@
-print("meshchat")
+import ArgumentParser
+import Foundation
+import Logging
+import MeshChatKit
+import MeshSession
+import NIOPosix
+
+/// `meshchat`: peer-to-peer encrypted chat for the terminal and for scripts.
+@main
+struct MeshChat: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "meshchat",
+        abstract: "Peer-to-peer encrypted chat between Linux machines, no server needed.",
+        discussion: """
+            Type a line to send it to every connected peer; /help lists the commands. With --json every \
+            event is one JSON object per line on stdout (README.md documents them); logs go to stderr.
+            Exit status: 0 after /quit or the end of input, 1 when the chat cannot start (a port in use, \
+            an unreadable key file), 64 for a bad command line.
+            """)
+
+    @Option(name: .long, help: "Your display name: 1 to 63 bytes of UTF-8 (default: this machine's host name).")
+    var name: String?
+
+    @Option(name: .long, help: "TCP and UDP port to listen on; 0 picks a free port, which is printed.")
+    var port: Int = 0
+
+    @Option(name: .long, help: ArgumentHelp("Connect to a peer at HOST:PORT ([IPV6]:PORT); repeatable.", valueName: "HOST:PORT"))
+    var connect: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Where the key file lives (default: $XDG_DATA_HOME/meshchat or ~/.local/share/meshchat).", valueName: "DIR"))
+    var dataDir: String?
+
+    @Option(name: .long, help: "Service type; only peers with the same one can connect.")
+    var service: String = "meshchat"
+
+    @Flag(name: .long, help: "Do not discover peers on the local network (connect by address only).")
+    var noDiscovery = false
+
+    @Flag(name: .long, help: "Print one JSON object per event on stdout.")
+    var json = false
+
+    @Flag(name: .long, help: "Keep running after standard input ends (for scripts and services).")
+    var keepRunning = false
+
+    @Option(name: .long, help: "Log level on stderr: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: Logger.Level = .notice
+
+    func validate() throws {
+        guard (0...65535).contains(port) else {
+            throw ValidationError("--port \(port) is not a port number; use 0 to 65535 (0 picks a free port).")
+        }
+        for address in connect {
+            do {
+                _ = try HostPort.parse(address)
+            } catch {
+                throw ValidationError("--connect \(error.message)")
+            }
+        }
+        if let name, name.utf8.isEmpty || name.utf8.count > 63 {
+            throw ValidationError("--name must be 1 to 63 bytes of UTF-8; \"\(name.prefix(70))\" is \(name.utf8.count) bytes.")
+        }
+        try ServiceType.validate(service)
+    }
+
+    func run() async throws {
+        let level = logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "meshchat")
+
+        let output = StandardOutput()
+        let displayName = name ?? Self.defaultName()
+        let front: ChatFront
+        do {
+            let me = try LocalPeer(displayName: displayName, dataDirectory: dataDir ?? Self.defaultDataDirectory())
+            var configuration = Session.Configuration()
+            configuration.port = port
+            configuration.serviceType = service
+            let session = Session(peer: me, configuration: configuration, logger: logger)
+            let boundPort = try await session.start()
+            var options = ChatFront.Options()
+            options.json = json
+            options.keepRunningAfterInput = keepRunning
+            front = ChatFront(session: session, options: options, logger: logger) { output.writeLine($0) }
+            front.emit(.ready(id: me.peerID.id.hex, name: me.peerID.displayName, port: boundPort))
+            for address in connect {
+                let (host, port) = try HostPort.parse(address)
+                session.connect(host: host, port: port)
+            }
+        } catch {
+            let message = "\(error)"
+            if json {
+                output.writeLine(JSONRenderer().render(.error(message)) ?? "")
+            }
+            logger.error("\(message)")
+            throw ExitCode(1)
+        }
+        try await front.run(lines: StandardInputLines())
+    }
+
+    static func defaultName() -> String {
+        let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? ""
+        var name = host.isEmpty ? "meshchat" : host
+        while name.utf8.count > 63 { name.removeLast() }
+        return name
+    }
+
+    static func defaultDataDirectory() -> String {
+        let environment = ProcessInfo.processInfo.environment
+        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") { return xdg + "/meshchat" }
+        return (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share/meshchat"
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// Service-type rules (as Multipeer's): 1–15 characters of lowercase ASCII letters, digits and
+/// hyphens, at least one letter, no hyphen at either end, no two hyphens together.
+enum ServiceType {
+    static func validate(_ type: String) throws {
+        let allowed = type.allSatisfy { ($0.isASCII && $0.isLowercase && $0.isLetter) || $0.isASCII && $0.isNumber || $0 == "-" }
+        guard (1...15).contains(type.count), allowed, type.contains(where: { $0.isLetter }),
+              !type.hasPrefix("-"), !type.hasSuffix("-"), !type.contains("--")
+        else {
+            throw ValidationError("--service \"\(type)\" is not a service type: use 1 to 15 lowercase letters, digits and hyphens, with at least one letter, no hyphen at either end and no two hyphens together.")
+        }
+    }
+}
+
+/// Lines of standard input, read on NIO's thread pool (reading a terminal or pipe blocks).
+struct StandardInputLines: AsyncSequence, Sendable {
+    typealias Element = String
+    struct AsyncIterator: AsyncIteratorProtocol {
+        mutating func next() async throws -> String? {
+            try await NIOThreadPool.singleton.runIfActive { readLine(strippingNewline: true) }
+        }
+    }
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator() }
+}
+
+/// Writes whole lines to stdout, one writer at a time.
+final class StandardOutput: @unchecked Sendable {
+    // @unchecked: the lock guards every write.
+    private let lock = NSLock()
+    func writeLine(_ line: String) {
+        lock.withLock {
+            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        }
+    }
+}

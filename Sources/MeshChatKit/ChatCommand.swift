@@ -1,0 +1,139 @@
+/// One line typed by the user, parsed (pure; no I/O).
+///
+/// A line that does not start with `/` is chat text for every connected peer; `//text` sends a line
+/// that starts with `/`. Commands are case-insensitive. An unknown command or a bad argument is a
+/// ``ChatCommandError`` whose message includes the right usage; nothing is sent then.
+public enum ChatCommand: Sendable, Hashable {
+    /// Send text to every connected peer.
+    case say(String)
+    /// List connected peers.
+    case peers
+    /// Show help, optionally for one command.
+    case help(String?)
+    /// Open a link to an address.
+    case connect(host: String, port: Int)
+    /// Leave.
+    case quit
+    /// An empty line: nothing to do.
+    case empty
+
+    /// The commands with their one-line usage, in the order `/help` lists them.
+    public static let usages: [(name: String, usage: String, summary: String)] = [
+        ("peers", "/peers", "list connected peers with their id, address and state"),
+        ("connect", "/connect HOST:PORT", "open an encrypted link to a peer at an address"),
+        ("help", "/help [COMMAND]", "list commands, or explain one"),
+        ("quit", "/quit", "disconnect from every peer and exit"),
+    ]
+
+    /// Parses a line.
+    /// - Parameter line: the line without its newline.
+    /// - Returns: the command.
+    /// - Throws: ``ChatCommandError`` for an unknown command or a bad argument.
+    public static func parse(_ line: String) throws(ChatCommandError) -> ChatCommand {
+        let trimmed = line.trimmingWhitespace()
+        if trimmed.isEmpty { return .empty }
+        guard trimmed.hasPrefix("/") else { return .say(line) }
+        if trimmed.hasPrefix("//") { return .say(String(trimmed.dropFirst())) }
+        let parts = trimmed.dropFirst().split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        let name = parts.first.map { $0.lowercased() } ?? ""
+        let argument = parts.count > 1 ? String(parts[1]).trimmingWhitespace() : ""
+        switch name {
+        case "peers", "who":
+            try noArgument(name, argument)
+            return .peers
+        case "help", "?":
+            return .help(argument.isEmpty ? nil : argument.lowercased().trimmingPrefix("/"))
+        case "quit", "exit":
+            try noArgument(name, argument)
+            return .quit
+        case "connect":
+            guard !argument.isEmpty else { throw .badArgument(command: "connect", "an address is required") }
+            do {
+                let (host, port) = try HostPort.parse(argument)
+                return .connect(host: host, port: port)
+            } catch {
+                throw .badArgument(command: "connect", error.message)
+            }
+        default:
+            throw .unknownCommand(name)
+        }
+    }
+
+    private static func noArgument(_ name: String, _ argument: String) throws(ChatCommandError) {
+        guard argument.isEmpty else { throw .badArgument(command: name, "it takes no argument") }
+    }
+}
+
+/// A line that could not be parsed as a command.
+public struct ChatCommandError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The sentence to show, including the right usage.
+    public let message: String
+
+    /// The message.
+    public var description: String { message }
+
+    static func unknownCommand(_ name: String) -> ChatCommandError {
+        ChatCommandError(message: "unknown command /\(name); type /help for the list of commands")
+    }
+
+    static func badArgument(command: String, _ why: String) -> ChatCommandError {
+        let usage = ChatCommand.usages.first { $0.name == command }?.usage ?? "/\(command)"
+        return ChatCommandError(message: "/\(command): \(why); usage: \(usage)")
+    }
+}
+
+/// `HOST:PORT` addresses, with `[v6]:port` for IPv6 (as `--connect` and `/connect` take them).
+public enum HostPort {
+    /// An address that could not be parsed.
+    public struct ParseError: Error, Sendable, Hashable, CustomStringConvertible {
+        /// What was wrong.
+        public let message: String
+        /// The message.
+        public var description: String { message }
+    }
+
+    /// Parses `HOST:PORT`, `[IPV6]:PORT` or `IPV4:PORT`.
+    /// - Parameter text: the address.
+    /// - Returns: host (without brackets) and port.
+    /// - Throws: ``ParseError`` naming what was wrong.
+    public static func parse(_ text: String) throws(ParseError) -> (host: String, port: Int) {
+        let host: Substring
+        let portText: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else {
+                throw ParseError(message: "\"\(text)\" has \"[\" without \"]\"")
+            }
+            host = text[text.index(after: text.startIndex)..<close]
+            let rest = text[text.index(after: close)...]
+            guard rest.hasPrefix(":") else { throw ParseError(message: "\"\(text)\" has no :PORT after the address") }
+            portText = rest.dropFirst()
+        } else {
+            guard let colon = text.lastIndex(of: ":") else {
+                throw ParseError(message: "\"\(text)\" has no port; expected HOST:PORT, e.g. 192.0.2.7:7000")
+            }
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+            if host.contains(":") {
+                throw ParseError(message: "\"\(text)\": write an IPv6 address in brackets, e.g. [::1]:7000")
+            }
+        }
+        guard !host.isEmpty else { throw ParseError(message: "\"\(text)\" has no host") }
+        guard let port = Int(portText), (1...65535).contains(port) else {
+            throw ParseError(message: "\"\(text)\": port \"\(portText)\" is not a number from 1 to 65535")
+        }
+        return (String(host), port)
+    }
+}
+
+extension String {
+    func trimmingWhitespace() -> String {
+        var scalars = Substring(self)
+        while let first = scalars.first, first.isWhitespace { scalars.removeFirst() }
+        while let last = scalars.last, last.isWhitespace { scalars.removeLast() }
+        return String(scalars)
+    }
+
+    func trimmingPrefix(_ prefix: String) -> String {
+        hasPrefix(prefix) ? String(dropFirst(prefix.count)) : self
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import Logging
+import MeshSession
+
+/// The line-mode chat loop: reads user lines, runs commands, and shows session events.
+///
+/// Input and output are injected (an async sequence of lines and a line writer), so tests drive it
+/// without a terminal. Every output goes through ``emit(_:)``, which renders JSON (`--json`) or text.
+/// When the input ends the front disconnects, unless `keepRunningAfterInput` is set.
+public struct ChatFront: Sendable {
+    /// Options of the front.
+    public struct Options: Sendable {
+        /// One JSON object per line instead of text.
+        public var json = false
+        /// Keep serving peers after the input ends (until the process is stopped).
+        public var keepRunningAfterInput = false
+        /// Creates the defaults.
+        public init() {}
+    }
+
+    private let session: Session
+    private let options: Options
+    private let write: @Sendable (String) -> Void
+    private let logger: Logger
+
+    /// Creates a front.
+    /// - Parameters:
+    ///   - session: a started session.
+    ///   - options: output options.
+    ///   - logger: for diagnostics (stderr in the executable).
+    ///   - write: writes one line of output (stdout in the executable).
+    public init(session: Session, options: Options, logger: Logger, write: @escaping @Sendable (String) -> Void) {
+        self.session = session
+        self.options = options
+        self.logger = logger
+        self.write = write
+    }
+
+    /// Shows one output.
+    /// - Parameter output: what to show.
+    public func emit(_ output: ChatOutput) {
+        let line = options.json ? JSONRenderer().render(output) : TextRenderer().render(output)
+        if let line { write(line) }
+    }
+
+    /// Runs until `/quit`, the end of input, or the session ends.
+    /// - Parameter lines: the user's lines.
+    public func run<Lines: AsyncSequence & Sendable>(lines: Lines) async throws where Lines.Element == String {
+        let session = self.session
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await session.run() }
+            group.addTask { await self.showEvents() }
+            group.addTask {
+                for try await line in lines {
+                    if await self.handle(line) == .quit { break }
+                }
+                if !self.options.keepRunningAfterInput {
+                    await session.disconnect()
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    private enum Outcome { case carryOn, quit }
+
+    private func handle(_ line: String) async -> Outcome {
+        let command: ChatCommand
+        do {
+            command = try ChatCommand.parse(line)
+        } catch {
+            emit(.error(error.message))
+            return .carryOn
+        }
+        switch command {
+        case .empty:
+            break
+        case .say(let text):
+            let peers = session.connectedPeers
+            guard !peers.isEmpty else {
+                emit(.error("no peers connected; nothing was sent (use --connect HOST:PORT or /connect)"))
+                break
+            }
+            do {
+                let id = try await session.send(text: text, to: peers)
+                emit(.sent(id: id, text: text, to: peers))
+            } catch {
+                emit(.error(error.message))
+            }
+        case .peers:
+            let rows = session.connectedPeers.map {
+                ChatOutput.PeerRow(id: $0.id.hex, name: $0.displayName, state: "connected", address: session.remoteAddress(of: $0))
+            }
+            emit(.peers(rows))
+        case .help(let topic):
+            emit(.help(Self.helpText(topic)))
+        case .connect(let host, let port):
+            session.connect(host: host, port: port)
+            emit(.notice("connecting to \(host):\(port)"))
+        case .quit:
+            await session.disconnect()
+            return .quit
+        }
+        return .carryOn
+    }
+
+    private func showEvents() async {
+        for await event in session.events {
+            switch event {
+            case .peerChanged(let peer, let state):
+                var reason: DisconnectReason?
+                if case .notConnected(let why) = state { reason = why }
+                emit(.peer(peer, state: state.description, address: session.remoteAddress(of: peer), reason: reason))
+            case .received(let message):
+                switch message.content {
+                case .text(let text):
+                    emit(.message(id: text.id, from: message.sender, text: text.text, sentAt: text.sentAt))
+                case .data(let data):
+                    emit(.data(from: message.sender, mode: message.mode, payload: data))
+                }
+            case .connectFailed(let address, let reason):
+                emit(.connectFailed(address: address, reason: reason))
+            }
+        }
+    }
+
+    /// The text of `/help` or `/help COMMAND`.
+    /// - Parameter topic: a command name, or `nil` for the list.
+    /// - Returns: the help text.
+    public static func helpText(_ topic: String?) -> String {
+        if let topic {
+            guard let entry = ChatCommand.usages.first(where: { $0.name == topic }) else {
+                return "no command /\(topic); type /help for the list"
+            }
+            return "\(entry.usage)\n  \(entry.summary)"
+        }
+        let width = ChatCommand.usages.map(\.usage.count).max() ?? 0
+        let lines = ChatCommand.usages.map { "  \($0.usage.padding(toLength: width, withPad: " ", startingAt: 0))  \($0.summary)" }
+        return (["Type a line to send it to every connected peer (start it with // to send a leading /). Commands:"] + lines)
+            .joined(separator: "\n")
+    }
+}
+

@@ -1,0 +1,333 @@
+import Crypto
+import struct Foundation.Data
+import MeshNoise
+import MeshWire
+import NIOCore
+
+/// The meshchat handshake as a pure state machine (PROTOCOL.md §4).
+///
+/// Noise XX with a prologue that binds the protocol name, version and service type. The initiator
+/// sends a clear-text ``HelloPayload`` in message 1 so that a responder can explain a version or
+/// service mismatch; messages 2 and 3 carry each side's ``IdentityPayload``, whose static-key
+/// signature binds the Noise static key to the peer's identity key (§2.4).
+///
+/// ```
+/// initiator: idle ──start──► awaitingMessage2 ──msg 2──► done (sends msg 3)
+/// responder: idle ──msg 1──► awaitingMessage3 (sends msg 2) ──msg 3──► done
+/// any state ──ABORT, bad frame or failed check──► failed
+/// ```
+///
+/// Every input returns an ``Action`` for the shell to carry out: frames to write, the established
+/// link, or an abort with the frame that tells the peer why. No I/O, no clocks: the shell owns the
+/// 10 s timeout (§4.5) and reports it with ``timedOut()``.
+public struct HandshakeStateMachine: Sendable {
+    /// Which end of the TCP connection this side is.
+    public enum Role: Sendable, Hashable {
+        /// The side that opened the connection; writes message 1.
+        case initiator
+        /// The side that accepted the connection.
+        case responder
+    }
+
+    /// What this node says about itself in the handshake.
+    public struct Configuration: Sendable {
+        /// The long-term keys.
+        public var identity: LocalIdentity
+        /// The display name, 1–63 bytes of UTF-8.
+        public var displayName: String
+        /// The service type bound into the prologue (§4.2).
+        public var serviceType: String
+        /// The UDP port to announce; 0 for none.
+        public var udpPort: UInt16
+        /// Capability tokens to announce.
+        public var capabilities: [String]
+
+        /// Creates a configuration.
+        /// - Parameters:
+        ///   - identity: the long-term keys.
+        ///   - displayName: the display name.
+        ///   - serviceType: the service type; defaults to `meshchat`.
+        ///   - udpPort: the UDP port to announce.
+        ///   - capabilities: capability tokens.
+        public init(
+            identity: LocalIdentity,
+            displayName: String,
+            serviceType: String = "meshchat",
+            udpPort: UInt16 = 0,
+            capabilities: [String] = []
+        ) {
+            self.identity = identity
+            self.displayName = displayName
+            self.serviceType = serviceType
+            self.udpPort = udpPort
+            self.capabilities = capabilities
+        }
+    }
+
+    /// What the shell must do after an input.
+    public enum Action: Sendable {
+        /// Nothing.
+        case none
+        /// Write this frame.
+        case send(Frame)
+        /// The handshake is complete; write `frame` first when there is one.
+        case established(EstablishedLink, send: Frame?)
+        /// The handshake failed: write `frame` when there is one (an ABORT), then close.
+        case abort(LinkCloseReason, send: Frame?)
+    }
+
+    private enum State {
+        case idle
+        case awaitingMessage1
+        case awaitingMessage2
+        case awaitingMessage3
+        case done
+        case failed
+    }
+
+    /// The protocol version this implementation speaks (§4.2).
+    public static let protocolVersion: UInt32 = 1
+    /// The Noise protocol name (§4.1).
+    public static let noiseProtocol = "Noise_XX_25519_ChaChaPoly_SHA256"
+
+    /// This side's role.
+    public let role: Role
+    private let configuration: Configuration
+    private var noise: NoiseHandshake
+    private var state: State
+
+    /// The prologue of §4.2 for a service type.
+    /// - Parameter serviceType: the service type.
+    /// - Returns: `"meshchat" ‖ 0 ‖ version ‖ 0 ‖ serviceType`.
+    public static func prologue(serviceType: String) -> [UInt8] {
+        Array("meshchat".utf8) + [0, UInt8(protocolVersion), 0] + Array(serviceType.utf8)
+    }
+
+    /// Creates a handshake.
+    /// - Parameters:
+    ///   - role: initiator or responder.
+    ///   - configuration: what this node says about itself.
+    ///   - ephemeralKey: a fixed ephemeral key for test vectors; random when `nil`.
+    /// - Throws: `NoiseError` when the Noise state cannot be created (not expected).
+    public init(
+        role: Role,
+        configuration: Configuration,
+        ephemeralKey: Curve25519.KeyAgreement.PrivateKey? = nil
+    ) throws {
+        self.role = role
+        self.configuration = configuration
+        self.noise = try NoiseHandshake(
+            protocolName: Self.noiseProtocol,
+            initiator: role == .initiator,
+            prologue: Self.prologue(serviceType: configuration.serviceType),
+            staticKey: configuration.identity.staticKey,
+            ephemeralKey: ephemeralKey)
+        self.state = role == .initiator ? .idle : .awaitingMessage1
+    }
+
+    // MARK: Inputs
+
+    /// Starts the handshake: the initiator writes message 1; a responder waits.
+    /// - Returns: the frame to send, or ``Action/none`` for a responder.
+    public mutating func start() -> Action {
+        guard role == .initiator, case .idle = state else { return .none }
+        var hello = HelloPayload()
+        hello.protocolVersion = Self.protocolVersion
+        hello.serviceType = configuration.serviceType
+        do {
+            let message = try noise.writeMessage(payload: hello.encoded)
+            state = .awaitingMessage2
+            return .send(Frame(type: .handshake, body: ByteBuffer(bytes: message)))
+        } catch {
+            return fail(.handshakeFailed, "could not write handshake message 1: \(error)", tell: false)
+        }
+    }
+
+    /// A frame arrived from the peer.
+    /// - Parameter frame: the decoded frame.
+    /// - Returns: what to do next.
+    public mutating func receivedFrame(_ frame: Frame) -> Action {
+        switch (frame.type, state) {
+        case (.abort, .done), (.abort, .failed), (_, .failed), (_, .done):
+            return .none
+        case (.abort, _):
+            state = .failed
+            let (code, reason) = (try? frame.abortContents()) ?? (.protocolViolation, "")
+            return .abort(LinkCloseReason(code, reason.isEmpty ? "peer aborted the handshake" : reason, isRemote: true), send: nil)
+        case (.transport, _):
+            return fail(.protocolViolation, "TRANSPORT frame received before the handshake completed")
+        case (.handshake, .awaitingMessage1):
+            return receivedMessage1(frame.body)
+        case (.handshake, .awaitingMessage2):
+            return receivedMessage2(frame.body)
+        case (.handshake, .awaitingMessage3):
+            return receivedMessage3(frame.body)
+        case (.handshake, .idle):
+            return fail(.protocolViolation, "HANDSHAKE frame received before this side started")
+        }
+    }
+
+    /// The shell's handshake deadline passed (§4.5).
+    /// - Returns: an abort unless the handshake already ended.
+    public mutating func timedOut() -> Action {
+        switch state {
+        case .done, .failed: return .none
+        default:
+            return fail(.handshakeTimeout, "the handshake did not complete within \(Int(HandshakeStateMachine.timeoutSeconds)) s")
+        }
+    }
+
+    /// The handshake deadline of §4.5, in seconds.
+    public static let timeoutSeconds: Double = 10
+
+    // MARK: Messages
+
+    private mutating func receivedMessage1(_ body: ByteBuffer) -> Action {
+        let payload: Data
+        do {
+            payload = try noise.readMessage(Data(body.readableBytesView))
+        } catch {
+            return fail(.protocolViolation, "handshake message 1 is malformed: \(error)")
+        }
+        let hello: HelloPayload
+        do {
+            hello = try HelloPayload(decoding: payload)
+        } catch {
+            return fail(.protocolViolation, "handshake message 1: \(error)")
+        }
+        guard hello.protocolVersion == Self.protocolVersion else {
+            return fail(.unsupportedVersion,
+                "peer speaks protocol version \(hello.protocolVersion); this peer speaks \(Self.protocolVersion)")
+        }
+        guard hello.serviceType == configuration.serviceType else {
+            return fail(.serviceMismatch,
+                "peer uses service type \"\(hello.serviceType.prefix(64))\"; this peer uses \"\(configuration.serviceType)\"")
+        }
+        do {
+            let message = try noise.writeMessage(payload: identityPayload().encoded)
+            state = .awaitingMessage3
+            return .send(Frame(type: .handshake, body: ByteBuffer(bytes: message)))
+        } catch {
+            return fail(.handshakeFailed, "could not write handshake message 2: \(error)", tell: false)
+        }
+    }
+
+    private mutating func receivedMessage2(_ body: ByteBuffer) -> Action {
+        let peer: RemotePeer
+        switch readIdentity(body, messageNumber: 2) {
+        case .success(let remote): peer = remote
+        case .failure(let reason): return fail(reason.code, reason.message)
+        }
+        do {
+            let message = try noise.writeMessage(payload: identityPayload().encoded)
+            return finish(peer: peer, send: Frame(type: .handshake, body: ByteBuffer(bytes: message)))
+        } catch {
+            return fail(.handshakeFailed, "could not write handshake message 3: \(error)", tell: false)
+        }
+    }
+
+    private mutating func receivedMessage3(_ body: ByteBuffer) -> Action {
+        switch readIdentity(body, messageNumber: 3) {
+        case .success(let peer): return finish(peer: peer, send: nil)
+        case .failure(let reason): return fail(reason.code, reason.message)
+        }
+    }
+
+    private mutating func finish(peer: RemotePeer, send frame: Frame?) -> Action {
+        guard peer.nodeID != configuration.identity.nodeID else {
+            state = .failed
+            let reason = LinkCloseReason(.selfConnection, "connected to itself (node \(peer.nodeID.shortHex))")
+            return .abort(reason, send: frame)
+        }
+        do {
+            let (send, receive) = try noise.split()
+            let datagramKeys = try DatagramKeys(handshake: noise, role: role)
+            state = .done
+            let link = EstablishedLink(
+                peer: peer, role: role,
+                channel: SecureChannel(send: send, receive: receive),
+                datagramKeys: datagramKeys,
+                handshakeHash: noise.handshakeHash)
+            return .established(link, send: frame)
+        } catch {
+            return fail(.handshakeFailed, "could not derive transport keys: \(error)", tell: false)
+        }
+    }
+
+    // MARK: Helpers
+
+    private func identityPayload() -> IdentityPayload {
+        var payload = IdentityPayload()
+        payload.displayName = configuration.displayName
+        payload.protocolVersion = Self.protocolVersion
+        payload.capabilities = configuration.capabilities
+        payload.identityKey = configuration.identity.signingKey.publicKey.rawRepresentation
+        payload.staticSignature = configuration.identity.staticSignature
+        payload.udpPort = UInt32(configuration.udpPort)
+        return payload
+    }
+
+    private mutating func readIdentity(_ body: ByteBuffer, messageNumber: Int) -> Result<RemotePeer, LinkCloseReason> {
+        let plaintext: Data
+        do {
+            plaintext = try noise.readMessage(Data(body.readableBytesView))
+        } catch {
+            return .failure(LinkCloseReason(.handshakeFailed,
+                "handshake message \(messageNumber) failed to authenticate (\(error)): the peer uses a different protocol version or service type, or the message was altered"))
+        }
+        let payload: IdentityPayload
+        do {
+            payload = try IdentityPayload(decoding: plaintext)
+        } catch {
+            return .failure(LinkCloseReason(.protocolViolation, "handshake message \(messageNumber): \(error)"))
+        }
+        if let problem = displayNameProblem(payload.displayName) {
+            return .failure(LinkCloseReason(.invalidIdentity, "peer's \(problem)"))
+        }
+        guard payload.identityKey.count == 32,
+              let identityKey = try? Curve25519.Signing.PublicKey(rawRepresentation: payload.identityKey)
+        else {
+            return .failure(LinkCloseReason(.invalidIdentity,
+                "peer's identity key is \(payload.identityKey.count) bytes; expected a 32-byte Ed25519 public key"))
+        }
+        guard let remoteStatic = noise.remoteStaticKey else {
+            return .failure(LinkCloseReason(.handshakeFailed, "handshake message \(messageNumber) carried no static key"))
+        }
+        guard LocalIdentity.verifyStaticSignature(payload.staticSignature, staticKey: remoteStatic, identityKey: identityKey) else {
+            return .failure(LinkCloseReason(.invalidIdentity,
+                "peer's identity signature does not match its Noise static key (node \(LocalIdentity.nodeID(identityKey: identityKey).shortHex))"))
+        }
+        guard payload.udpPort <= UInt32(UInt16.max) else {
+            return .failure(LinkCloseReason(.protocolViolation, "peer's UDP port \(payload.udpPort) is not a port number"))
+        }
+        return .success(RemotePeer(
+            nodeID: LocalIdentity.nodeID(identityKey: identityKey),
+            displayName: payload.displayName,
+            identityKey: payload.identityKey,
+            staticKey: remoteStatic.rawRepresentation,
+            protocolVersion: payload.protocolVersion,
+            capabilities: payload.capabilities,
+            udpPort: UInt16(payload.udpPort)))
+    }
+
+    /// Fails the handshake; `tell` sends an ABORT frame with the reason (§4.4).
+    private mutating func fail(_ code: CloseCode, _ message: String, tell: Bool = true) -> Action {
+        state = .failed
+        let reason = LinkCloseReason(code, message)
+        return .abort(reason, send: tell ? Frame.abort(code, reason: message) : nil)
+    }
+}
+
+/// A link whose handshake completed: who the peer is and the keys to talk to it.
+public struct EstablishedLink: Sendable {
+    /// The authenticated peer.
+    public let peer: RemotePeer
+    /// This side's role in the handshake (decides the duplicate-link tie-break, §4.7).
+    public let role: HandshakeStateMachine.Role
+    /// The transport cipher states with record framing (§5).
+    public var channel: SecureChannel
+    /// The keys for unreliable datagrams (§8.1).
+    public let datagramKeys: DatagramKeys
+    /// The final handshake hash `h`.
+    public let handshakeHash: Data
+}

@@ -1,0 +1,100 @@
+/// Keepalive and dead-peer detection for one link, as a pure state machine (PROTOCOL.md §7).
+///
+/// Time is injected as monotonic nanoseconds. The shell reports frames sent and received, pauses
+/// and resumes of reading, and calls ``tick(now:)`` every ``checkInterval``; each tick returns what
+/// to do: nothing, send a ping, or declare the peer dead.
+public struct Liveness: Sendable {
+    /// What the shell must do after a tick.
+    public enum Action: Sendable, Hashable {
+        /// Nothing.
+        case none
+        /// Send a ping with this nonce.
+        case sendPing(nonce: UInt64)
+        /// Nothing was received for `silence` nanoseconds while reading: close the link.
+        case peerDead(silence: UInt64)
+    }
+
+    /// Send a ping after this long without sending (1 s).
+    public static let defaultPingInterval: UInt64 = 1_000_000_000
+    /// Declare the peer dead after this long without receiving (3 s).
+    public static let defaultDeadAfter: UInt64 = 3_000_000_000
+    /// How often the shell should call ``tick(now:)`` (0.25 s).
+    public static let checkInterval: UInt64 = 250_000_000
+
+    /// The idle time after which a ping is sent.
+    public let pingInterval: UInt64
+    /// The silence after which the peer is dead.
+    public let deadAfter: UInt64
+    private var lastReceived: UInt64
+    private var lastSent: UInt64
+    private var pausedSince: UInt64?
+    private var nextNonce: UInt64 = 1
+    private var outstanding: [UInt64: UInt64] = [:]
+    /// The latest measured round-trip time in nanoseconds, if any.
+    public private(set) var roundTrip: UInt64?
+
+    /// Creates the state for a link that was just established.
+    /// - Parameters:
+    ///   - now: the current monotonic time.
+    ///   - pingInterval: idle time before a ping.
+    ///   - deadAfter: silence before the peer is dead.
+    public init(now: UInt64, pingInterval: UInt64 = defaultPingInterval, deadAfter: UInt64 = defaultDeadAfter) {
+        self.pingInterval = pingInterval
+        self.deadAfter = deadAfter
+        self.lastReceived = now
+        self.lastSent = now
+    }
+
+    /// A frame arrived.
+    /// - Parameter now: the current time.
+    public mutating func frameReceived(now: UInt64) { lastReceived = max(lastReceived, now) }
+
+    /// A frame was written.
+    /// - Parameter now: the current time.
+    public mutating func frameSent(now: UInt64) { lastSent = max(lastSent, now) }
+
+    /// The shell stopped reading because the application is not consuming (back-pressure).
+    /// - Parameter now: the current time.
+    public mutating func readingPaused(now: UInt64) {
+        if pausedSince == nil { pausedSince = now }
+    }
+
+    /// The shell resumed reading; the paused time does not count as silence.
+    /// - Parameter now: the current time.
+    public mutating func readingResumed(now: UInt64) {
+        guard let since = pausedSince else { return }
+        pausedSince = nil
+        lastReceived = max(lastReceived, lastReceived + (now - since))
+    }
+
+    /// A pong arrived.
+    /// - Parameters:
+    ///   - nonce: the nonce it echoed.
+    ///   - now: the current time.
+    /// - Returns: the round-trip time in nanoseconds when the nonce was one of ours.
+    @discardableResult
+    public mutating func pongReceived(nonce: UInt64, now: UInt64) -> UInt64? {
+        guard let sentAt = outstanding.removeValue(forKey: nonce) else { return nil }
+        let rtt = now >= sentAt ? now - sentAt : 0
+        roundTrip = rtt
+        return rtt
+    }
+
+    /// Periodic check.
+    /// - Parameter now: the current time.
+    /// - Returns: what to do.
+    public mutating func tick(now: UInt64) -> Action {
+        if pausedSince == nil, now > lastReceived, now - lastReceived >= deadAfter {
+            return .peerDead(silence: now - lastReceived)
+        }
+        if now >= lastSent, now - lastSent >= pingInterval {
+            let nonce = nextNonce
+            nextNonce &+= 1
+            if outstanding.count >= 8 { outstanding.removeAll(keepingCapacity: true) }
+            outstanding[nonce] = now
+            lastSent = now
+            return .sendPing(nonce: nonce)
+        }
+        return .none
+    }
+}

@@ -1,0 +1,133 @@
+import NIOConcurrencyHelpers
+
+/// A bounded, single-consumer event queue with back-pressure (PROTOCOL.md §10).
+///
+/// Producers ``push(_:)`` and wait while the queue holds ``capacity`` events; the consumer iterates.
+/// Links push received messages and so stop reading their sockets while the application is behind,
+/// which is how back-pressure reaches the sending peer. ``offer(_:)`` never waits and drops the
+/// event when the queue is full (for unreliable datagrams).
+///
+/// This type is thread-safe.
+public final class EventQueue<Element: Sendable>: AsyncSequence, Sendable {
+    /// The most events held before producers wait.
+    public let capacity: Int
+
+    private struct State {
+        var buffer: [Element] = []
+        var head = 0
+        var consumer: CheckedContinuation<Element?, Never>?
+        var producers: [(CheckedContinuation<Void, Never>)] = []
+        var finished = false
+        var count: Int { buffer.count - head }
+
+        mutating func popFirst() -> Element? {
+            guard head < buffer.count else { return nil }
+            let element = buffer[head]
+            head += 1
+            if head > 1024 && head * 2 > buffer.count {
+                buffer.removeFirst(head)
+                head = 0
+            }
+            return element
+        }
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    /// Creates a queue.
+    /// - Parameter capacity: the most events held before producers wait.
+    public init(capacity: Int) {
+        precondition(capacity > 0)
+        self.capacity = capacity
+    }
+
+    /// Adds an event, waiting while the queue is full. Does nothing after ``finish()``.
+    /// - Parameter element: the event.
+    public func push(_ element: Element) async {
+        while true {
+            let outcome: Bool? = state.withLockedValue { state in
+                if state.finished { return true }
+                if let consumer = state.consumer {
+                    state.consumer = nil
+                    consumer.resume(returning: element)
+                    return true
+                }
+                if state.count < capacity {
+                    state.buffer.append(element)
+                    return true
+                }
+                return nil
+            }
+            if outcome != nil { return }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLockedValue { state -> Bool in
+                    if state.finished || state.count < capacity { return true }
+                    state.producers.append(continuation)
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        }
+    }
+
+    /// Adds an event without waiting.
+    /// - Parameter element: the event.
+    /// - Returns: `false` when the queue was full (or finished) and the event was dropped.
+    @discardableResult
+    public func offer(_ element: Element) -> Bool {
+        state.withLockedValue { state in
+            if state.finished { return false }
+            if let consumer = state.consumer {
+                state.consumer = nil
+                consumer.resume(returning: element)
+                return true
+            }
+            guard state.count < capacity else { return false }
+            state.buffer.append(element)
+            return true
+        }
+    }
+
+    /// Ends the sequence after the events already queued; waiting producers are released.
+    public func finish() {
+        let (consumer, producers) = state.withLockedValue { state in
+            state.finished = true
+            let consumer = state.count == 0 ? state.consumer : nil
+            if consumer != nil { state.consumer = nil }
+            let producers = state.producers
+            state.producers = []
+            return (consumer, producers)
+        }
+        consumer?.resume(returning: nil)
+        producers.forEach { $0.resume() }
+    }
+
+    /// The number of queued events.
+    public var count: Int { state.withLockedValue { $0.count } }
+
+    fileprivate func next() async -> Element? {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Element?, Never>) in
+            let (result, ready, producer): (Element?, Bool, CheckedContinuation<Void, Never>?) = state.withLockedValue { state in
+                if let element = state.popFirst() {
+                    let producer = state.producers.isEmpty ? nil : state.producers.removeFirst()
+                    return (element, true, producer)
+                }
+                if state.finished { return (nil, true, nil) }
+                state.consumer = continuation
+                return (nil, false, nil)
+            }
+            producer?.resume()
+            if ready { continuation.resume(returning: result) }
+        }
+    }
+
+    /// Iterates the events; one consumer at a time.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        fileprivate let queue: EventQueue<Element>
+        /// The next event, or `nil` once the queue is finished and empty.
+        public mutating func next() async -> Element? { await queue.next() }
+    }
+
+    /// An iterator over the events.
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(queue: self) }
+}

@@ -1,0 +1,490 @@
+import struct Foundation.Data
+import struct Foundation.Date
+import Logging
+import MeshLink
+import MeshTransport
+import MeshWire
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+/// A set of encrypted links to peers, in the model of Multipeer Connectivity's `MCSession`.
+///
+/// A session listens for links on a TCP port (and the same UDP port for unreliable sends), opens
+/// links with ``connect(host:port:)``, and reports every change and every received message as a
+/// ``SessionEvent`` on ``events``. Each link is authenticated and encrypted (Noise XX, see
+/// `Protocol/PROTOCOL.md`); a peer is ``PeerState/connected`` once its identity has been proved.
+///
+/// ```swift
+/// let me = try LocalPeer(displayName: "alice", dataDirectory: "/home/alice/.local/share/meshchat")
+/// let session = Session(peer: me)
+/// let port = try await session.start()
+/// try await withThrowingTaskGroup(of: Void.self) { group in
+///     group.addTask { try await session.run() }
+///     session.connect(host: "192.0.2.7", port: 7000)
+///     for await event in session.events { … }
+/// }
+/// ```
+///
+/// Lifecycle: ``start()`` binds the sockets; ``run()`` serves links until ``disconnect()`` (or until
+/// its task is cancelled) and must be running for anything to happen; ``events`` ends after
+/// ``disconnect()``. When two links to the same peer complete at once, one survives (the one the
+/// lower node id initiated, PROTOCOL.md §4.7), so a peer is connected at most once.
+///
+/// This type is thread-safe: every method may be called from any task.
+public final class Session: Sendable {
+    /// Settings of a session.
+    public struct Configuration: Sendable {
+        /// The service type bound into every handshake (peers with another one are refused).
+        public var serviceType = "meshchat"
+        /// The address to listen on: `::` (all IPv6 and IPv4 addresses) by default.
+        public var host = "::"
+        /// The TCP (and UDP) port; 0 picks any free port.
+        public var port = 0
+        /// Whether to bind a UDP socket for unreliable sends.
+        public var enableUnreliable = true
+        /// Events held for the application before links stop reading (PROTOCOL.md §10).
+        public var eventCapacity = 1024
+        /// Socket, buffering and timer settings.
+        public var transport = TCPTransport.Settings()
+        /// Creates the defaults.
+        public init() {}
+    }
+
+    /// The largest payload of one ``SendMode/unreliable`` send: 1,198 bytes (PROTOCOL.md §8.3).
+    public static let maxUnreliablePayload = WireLimits.maxUnreliablePayload
+    /// The largest payload of one ``SendMode/reliable`` send (16 MiB less envelope framing).
+    public static let maxReliablePayload = WireLimits.maxMessageSize - 16
+
+    /// This node.
+    public let peer: LocalPeer
+    /// The settings.
+    public let configuration: Configuration
+    /// Everything the session reports. One consumer; ends after ``disconnect()``.
+    public let events: EventQueue<SessionEvent>
+
+    private let logger: Logger
+    private let group: MultiThreadedEventLoopGroup
+    private let registry = NIOLockedValueBox(LinkRegistry())
+    private let commands: AsyncStream<Command>
+    private let commandSink: AsyncStream<Command>.Continuation
+    private let sockets = NIOLockedValueBox<Sockets?>(nil)
+
+    private enum Command: Sendable {
+        case accepted(LinkChannel)
+        case dial(host: String, port: Int)
+        case stop
+    }
+
+    private struct Sockets: Sendable {
+        var server: NIOAsyncChannel<LinkChannel, Never>
+        var udp: DatagramEndpoint?
+        var port: Int
+    }
+
+    /// Creates a session; nothing is bound until ``start()``.
+    /// - Parameters:
+    ///   - peer: this node.
+    ///   - configuration: settings.
+    ///   - logger: where link and session events are logged (library levels: debug and below,
+    ///     notice for links closed by a local decision).
+    public init(peer: LocalPeer, configuration: Configuration = Configuration(),
+                logger: Logger = Logger(label: "meshchat.session", factory: { _ in SwiftLogNoOpLogHandler() })) {
+        self.peer = peer
+        self.configuration = configuration
+        self.events = EventQueue(capacity: configuration.eventCapacity)
+        var logger = logger
+        logger[metadataKey: "mesh.node"] = "\(peer.peerID.id.shortHex)"
+        self.logger = logger
+        self.group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
+        (self.commands, self.commandSink) = AsyncStream.makeStream(of: Command.self, bufferingPolicy: .bufferingOldest(4096))
+    }
+
+    deinit {
+        group.shutdownGracefully { _ in }
+    }
+
+    // MARK: Lifecycle
+
+    /// Binds the TCP listener and the UDP socket.
+    /// - Returns: the TCP port (the chosen one when the configuration says 0).
+    /// - Throws: ``SessionError`` `bindFailed` naming the address and the system's reason.
+    @discardableResult
+    public func start() async throws(SessionError) -> Int {
+        if let port = sockets.withLockedValue({ $0?.port }) { return port }
+        let udpPortHolder = NIOLockedValueBox<UInt16>(0)
+        let server: NIOAsyncChannel<LinkChannel, Never>
+        var handshake = HandshakeStateMachine.Configuration(
+            identity: peer.identity, displayName: peer.peerID.displayName,
+            serviceType: configuration.serviceType, udpPort: 0,
+            capabilities: configuration.enableUnreliable ? ["udp"] : [])
+        // The UDP port is announced in handshakes; bind UDP first on the requested port so that TCP
+        // and UDP share a number when the port is free for both.
+        var udp: DatagramEndpoint?
+        if configuration.enableUnreliable {
+            do {
+                udp = try await DatagramEndpoint.bind(
+                    group: group, host: configuration.host, port: configuration.port, logger: logger
+                ) { [weak self] datagram in
+                    self?.receivedDatagram(datagram)
+                }
+            } catch {
+                throw .bindFailed("UDP \(configuration.host) port \(configuration.port)", error)
+            }
+            udpPortHolder.withLockedValue { $0 = UInt16(udp!.port) }
+            handshake.udpPort = UInt16(udp!.port)
+        }
+        let tcpPort = configuration.port != 0 ? configuration.port : (udp?.port ?? 0)
+        do {
+            server = try await TCPTransport(group: group, handshake: handshake, settings: configuration.transport, logger: logger)
+                .listen(host: configuration.host, port: tcpPort)
+        } catch {
+            if configuration.port == 0, tcpPort != 0 {
+                // The UDP port's number is taken for TCP: any TCP port will do.
+                do {
+                    server = try await TCPTransport(group: group, handshake: handshake, settings: configuration.transport, logger: logger)
+                        .listen(host: configuration.host, port: 0)
+                } catch {
+                    await udp?.close()
+                    throw .bindFailed("TCP \(configuration.host) port 0", error)
+                }
+            } else {
+                await udp?.close()
+                throw .bindFailed("TCP \(configuration.host) port \(tcpPort)", error)
+            }
+        }
+        let port = server.channel.localAddress?.port ?? 0
+        sockets.withLockedValue { $0 = Sockets(server: server, udp: udp, port: port) }
+        logger.debug("session listening", metadata: ["tcp.port": "\(port)", "udp.port": "\(udp?.port ?? 0)"])
+        return port
+    }
+
+    /// The TCP port, once started.
+    public var port: Int? { sockets.withLockedValue { $0?.port } }
+
+    /// Serves links until ``disconnect()`` is called or the calling task is cancelled.
+    ///
+    /// Accepts incoming links, makes outgoing ones, and delivers their events. Run it in its own
+    /// child task; it returns after every link has closed.
+    /// - Throws: ``SessionError`` `notRunning` when ``start()`` was not called.
+    public func run() async throws {
+        guard let sockets = sockets.withLockedValue({ $0 }) else { throw SessionError.notRunning() }
+        let transport = makeTransport()
+        await withDiscardingTaskGroup { group in
+            let sink = commandSink
+            group.addTask {
+                do {
+                    try await sockets.server.executeThenClose { inbound in
+                        for try await link in inbound {
+                            sink.yield(.accepted(link))
+                        }
+                    }
+                } catch {
+                    // The listener closed (disconnect) or failed; links already open carry on.
+                }
+            }
+            for await command in commands {
+                switch command {
+                case .accepted(let link):
+                    group.addTask { await self.serve(link, dialedAddress: nil) }
+                case .dial(let host, let port):
+                    group.addTask { await self.dial(host: host, port: port, transport: transport) }
+                case .stop:
+                    group.cancelAll()
+                    await closeEverything(sockets)
+                    return
+                }
+            }
+        }
+        events.finish()
+    }
+
+    /// Closes every link (peers are told, with a goodbye), stops ``run()`` and ends ``events``.
+    public func disconnect() async {
+        commandSink.yield(.stop)
+        commandSink.finish()
+    }
+
+    private func closeEverything(_ sockets: Sockets) async {
+        let links = registry.withLockedValue { $0.allChannels() }
+        for channel in links { channel.close(promise: nil) }
+        try? await sockets.server.channel.close()
+        await sockets.udp?.close()
+    }
+
+    // MARK: Connecting
+
+    /// Opens a link to a peer at an address. Returns at once; the outcome is an event:
+    /// ``SessionEvent/peerChanged(_:_:)`` with ``PeerState/connected``, or
+    /// ``SessionEvent/connectFailed(address:reason:)``.
+    /// - Parameters:
+    ///   - host: a host name or an IPv4/IPv6 address.
+    ///   - port: the peer's TCP port.
+    public func connect(host: String, port: Int) {
+        commandSink.yield(.dial(host: host, port: port))
+    }
+
+    private func makeTransport() -> TCPTransport {
+        let udpPort = sockets.withLockedValue { $0?.udp?.port } ?? 0
+        let handshake = HandshakeStateMachine.Configuration(
+            identity: peer.identity, displayName: peer.peerID.displayName,
+            serviceType: configuration.serviceType, udpPort: UInt16(udpPort),
+            capabilities: udpPort != 0 ? ["udp"] : [])
+        return TCPTransport(group: group, handshake: handshake, settings: configuration.transport, logger: logger)
+    }
+
+    private func dial(host: String, port: Int, transport: TCPTransport) async {
+        let address = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        let link: LinkChannel
+        do {
+            link = try await transport.connect(host: host, port: port)
+        } catch {
+            logger.debug("connect failed", metadata: ["link.remote": "\(address)", "error": "\(error)"])
+            await events.push(.connectFailed(address: address, reason: Self.describe(error)))
+            return
+        }
+        await serve(link, dialedAddress: address)
+    }
+
+    // MARK: Serving a link
+
+    private func serve(_ link: LinkChannel, dialedAddress: String?) async {
+        var registeredPeer: PeerID?
+        var closeReason: LinkCloseReason?
+        do {
+            try await link.executeThenClose { inbound, outbound in
+                for try await event in inbound {
+                    switch event {
+                    case .established(let info):
+                        let peer = PeerID(remote: info.peer)
+                        switch registerLink(info, peer: peer, channel: link.channel, outbound: outbound) {
+                        case .first:
+                            registeredPeer = peer
+                            await events.push(.peerChanged(peer, .connected))
+                        case .replaced:
+                            registeredPeer = peer
+                        case .lost:
+                            logger.debug("closing duplicate link", metadata: ["mesh.peer": "\(peer.id)"])
+                            closeReason = LinkCloseReason(.duplicateConnection, "another link to this peer won the tie-break")
+                            outbound.finish()
+                            return
+                        }
+                    case .envelope(let envelope):
+                        guard let sender = registeredPeer else { continue }
+                        if let message = Self.message(from: envelope, sender: sender) {
+                            await events.push(.received(message))
+                        }
+                    case .closed(let reason):
+                        closeReason = reason
+                    }
+                }
+            }
+        } catch {
+            if closeReason == nil { closeReason = LinkCloseReason(.normal, Self.describe(error), isRemote: true) }
+        }
+        if let peer = registeredPeer {
+            let wasCurrent = registry.withLockedValue { $0.remove(peer.id, channel: link.channel) }
+            if wasCurrent {
+                sockets.withLockedValue { $0?.udp }?.unregister(node: peer.id)
+                let reason = closeReason.map {
+                    DisconnectReason(code: "\($0.code)", message: $0.message, isRemote: $0.isRemote)
+                }
+                await events.push(.peerChanged(peer, .notConnected(reason)))
+            }
+        } else if let dialedAddress, let reason = closeReason, reason.code != .duplicateConnection {
+            await events.push(.connectFailed(address: dialedAddress, reason: reason.description))
+        } else if let reason = closeReason {
+            logger.debug("incoming link ended before it was established", metadata: ["link.reason": "\(reason)"])
+        }
+    }
+
+    private enum Registration { case first, replaced, lost }
+
+    private func registerLink(_ info: LinkInfo, peer: PeerID, channel: any Channel,
+                              outbound: NIOAsyncChannelOutboundWriter<Envelope>) -> Registration {
+        let me = self.peer.peerID.id
+        let initiator = info.role == .initiator ? me : peer.id
+        let entry = LinkRegistry.Entry(peer: peer, channel: channel, outbound: outbound, initiator: initiator)
+        let (result, loser): (Registration, (any Channel)?) = registry.withLockedValue { registry in
+            guard let existing = registry.entries[peer.id] else {
+                registry.entries[peer.id] = entry
+                return (.first, nil)
+            }
+            // §4.7: keep the link initiated by the lower node id; between two links with the
+            // same initiator keep the newer (the older one is a leftover from before a restart).
+            let lower = min(me, peer.id)
+            let keepNew = existing.initiator == initiator || initiator == lower
+            if keepNew {
+                registry.entries[peer.id] = entry
+                return (.replaced, existing.channel)
+            }
+            return (.lost, nil)
+        }
+        if let loser {
+            logger.debug("replacing duplicate link", metadata: ["mesh.peer": "\(peer.id)"])
+            loser.close(promise: nil)
+        }
+        if result != .lost, let udp = sockets.withLockedValue({ $0?.udp }), info.peer.udpPort != 0,
+           let address = info.remoteAddress.flatMap({ Self.address($0, port: Int(info.peer.udpPort)) }) {
+            udp.register(node: peer.id, keys: info.datagramKeys, address: address)
+        }
+        return result
+    }
+
+    /// The same IP address with another port (scope id kept for link-local IPv6).
+    static func address(_ address: SocketAddress, port: Int) -> SocketAddress? {
+        var copy = address
+        guard copy.port != nil else { return nil }
+        copy.port = port
+        return copy
+    }
+
+    private static func message(from envelope: Envelope, sender: PeerID) -> ReceivedMessage? {
+        switch envelope.body {
+        case .data(let data):
+            return ReceivedMessage(sender: sender, mode: .reliable, content: .data(data.payload))
+        case .chat(let chat):
+            let id = (try? NodeID(bytes: chat.messageID))?.hex ?? chat.messageID.map { String(format: "%02x", $0) }.joined()
+            let text = TextMessage(id: id, text: chat.text,
+                                   sentAt: Date(timeIntervalSince1970: Double(chat.sentAtMs) / 1000))
+            return ReceivedMessage(sender: sender, mode: .reliable, content: .text(text))
+        default:
+            return nil
+        }
+    }
+
+    private func receivedDatagram(_ datagram: DatagramEndpoint.Received) {
+        guard let peer = registry.withLockedValue({ $0.entries[datagram.from]?.peer }) else { return }
+        events.offer(.received(ReceivedMessage(sender: peer, mode: .unreliable, content: .data(datagram.payload))))
+    }
+
+    // MARK: Sending
+
+    /// The peers connected now.
+    public var connectedPeers: [PeerID] {
+        registry.withLockedValue { $0.entries.values.map(\.peer) }.sorted { $0.id < $1.id }
+    }
+
+    /// Sends bytes to peers (Multipeer's `send(_:toPeers:with:)`).
+    ///
+    /// ``SendMode/reliable`` sends wait while a link's outbound buffer is full and return once the
+    /// data is queued on every link, in order; ``SendMode/unreliable`` sends never wait.
+    /// - Parameters:
+    ///   - data: the payload.
+    ///   - peers: connected peers.
+    ///   - mode: reliable (TCP) or unreliable (UDP).
+    /// - Throws: ``SessionError``: `payloadTooLarge`, `notConnected` (a peer is not connected; the
+    ///   others still get the data), `noUnreliableLink`.
+    public func send(_ data: Data, to peers: [PeerID], mode: SendMode) async throws(SessionError) {
+        switch mode {
+        case .reliable:
+            guard data.count <= Self.maxReliablePayload else {
+                throw .payloadTooLarge(data.count, limit: Self.maxReliablePayload, mode: mode)
+            }
+            try await sendReliable(.data(data), to: peers)
+        case .unreliable:
+            guard data.count <= Self.maxUnreliablePayload else {
+                throw .payloadTooLarge(data.count, limit: Self.maxUnreliablePayload, mode: mode)
+            }
+            guard let udp = sockets.withLockedValue({ $0?.udp }) else { throw .notRunning() }
+            var firstError: SessionError?
+            for peer in peers {
+                do {
+                    try udp.send(data, to: peer.id)
+                } catch {
+                    let connected = registry.withLockedValue { $0.entries[peer.id] != nil }
+                    firstError = firstError ?? (connected ? .noUnreliableLink(peer) : .notConnected(peer))
+                }
+            }
+            if let firstError { throw firstError }
+        }
+    }
+
+    /// Sends a chat line to peers over their reliable links.
+    /// - Parameters:
+    ///   - text: at most 64 KiB of UTF-8.
+    ///   - peers: connected peers.
+    /// - Returns: the message id (32 hex digits), as the receivers see it.
+    /// - Throws: ``SessionError`` as ``send(_:to:mode:)``.
+    @discardableResult
+    public func send(text: String, to peers: [PeerID]) async throws(SessionError) -> String {
+        guard text.utf8.count <= WireLimits.maxChatTextBytes else {
+            throw .payloadTooLarge(text.utf8.count, limit: WireLimits.maxChatTextBytes, mode: .reliable)
+        }
+        var id = [UInt8](repeating: 0, count: 16)
+        var generator = SystemRandomNumberGenerator()
+        for i in id.indices { id[i] = UInt8.random(in: 0...255, using: &generator) }
+        let millis = Int64(Date().timeIntervalSince1970 * 1000)
+        try await sendReliable(.chat(id: Data(id), text: text, sentAtMilliseconds: millis), to: peers)
+        return try! NodeID(bytes: id).hex
+    }
+
+    private func sendReliable(_ envelope: Envelope, to peers: [PeerID]) async throws(SessionError) {
+        var firstError: SessionError?
+        for peer in peers {
+            guard let outbound = registry.withLockedValue({ $0.entries[peer.id]?.outbound }) else {
+                firstError = firstError ?? .notConnected(peer)
+                continue
+            }
+            do {
+                try await outbound.write(envelope)
+            } catch {
+                firstError = firstError ?? .notConnected(peer)
+            }
+        }
+        if let firstError { throw firstError }
+    }
+
+    /// The address of a connected peer's link, e.g. `127.0.0.1:7000` or `[fe80::1%eth0]:7000`.
+    /// - Parameter peer: a peer.
+    /// - Returns: the address, or `nil` when the peer is not connected.
+    public func remoteAddress(of peer: PeerID) -> String? {
+        guard let address = registry.withLockedValue({ $0.entries[peer.id]?.channel.remoteAddress }) else { return nil }
+        return Self.format(address)
+    }
+
+    static func format(_ address: SocketAddress) -> String {
+        let ip = address.ipAddress ?? "?"
+        let port = address.port ?? 0
+        return address.protocol == .inet6 ? "[\(ip)]:\(port)" : "\(ip):\(port)"
+    }
+
+    /// Closes the link to one peer (it is told, with a goodbye).
+    /// - Parameter peer: a connected peer.
+    public func disconnect(_ peer: PeerID) {
+        registry.withLockedValue { $0.entries[peer.id]?.channel }?.close(promise: nil)
+    }
+
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? IOError { return error.description }
+        if let error = error as? ChannelError, case .connectTimeout(let amount) = error {
+            return "connection timed out after \(amount.nanoseconds / 1_000_000_000) s"
+        }
+        if let error = error as? NIOConnectionError {
+            let reasons = error.connectionErrors.map { "\($0.target): \($0.error)" }
+            return reasons.isEmpty ? "could not resolve \(error.host)" : reasons.joined(separator: "; ")
+        }
+        return "\(error)"
+    }
+}
+
+/// The links of a session by peer, guarded by the session's lock.
+struct LinkRegistry {
+    struct Entry {
+        let peer: PeerID
+        let channel: any Channel
+        let outbound: NIOAsyncChannelOutboundWriter<Envelope>
+        let initiator: NodeID
+    }
+
+    var entries: [NodeID: Entry] = [:]
+
+    /// Removes the entry if it is still this channel's; `true` when it was.
+    mutating func remove(_ node: NodeID, channel: any Channel) -> Bool {
+        guard let entry = entries[node], entry.channel === channel else { return false }
+        entries[node] = nil
+        return true
+    }
+
+    func allChannels() -> [any Channel] { entries.values.map(\.channel) }
+}

@@ -1,0 +1,62 @@
+/// An error from the session API.
+///
+/// Each error has a ``code`` for programs and a ``message`` for people that names what was wrong.
+/// Two errors are equal when their codes are equal.
+public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What kind of error this is.
+    public enum Code: Hashable, Sendable {
+        /// A display name that is empty or longer than 63 bytes.
+        case invalidDisplayName
+        /// The key file could not be read, written or trusted.
+        case identityFile
+        /// The peer is not connected (or disconnected during the send).
+        case notConnected
+        /// A payload above the limit of its send mode.
+        case payloadTooLarge
+        /// The peer has no UDP link, so unreliable sends cannot reach it.
+        case noUnreliableLink
+        /// The session has not been started, or was stopped.
+        case notRunning
+        /// The listener or UDP socket could not be bound.
+        case bindFailed
+        /// A malformed `HOST:PORT` address.
+        case invalidAddress
+    }
+
+    /// What kind of error this is.
+    public let code: Code
+    /// A sentence for people.
+    public let message: String
+
+    /// The message.
+    public var description: String { message }
+
+    init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// Equality compares codes only.
+    public static func == (lhs: SessionError, rhs: SessionError) -> Bool { lhs.code == rhs.code }
+    /// Hashes the code only.
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+
+    @inline(never) static func invalidDisplayName(_ problem: String) -> SessionError { .init(.invalidDisplayName, problem) }
+    @inline(never) static func identityFile(_ message: String) -> SessionError { .init(.identityFile, message) }
+    @inline(never) static func notConnected(_ peer: PeerID) -> SessionError {
+        .init(.notConnected, "peer \(peer) is not connected")
+    }
+    @inline(never) static func payloadTooLarge(_ size: Int, limit: Int, mode: SendMode) -> SessionError {
+        .init(.payloadTooLarge, "\(mode) payload of \(size) bytes exceeds the maximum \(limit)")
+    }
+    @inline(never) static func noUnreliableLink(_ peer: PeerID) -> SessionError {
+        .init(.noUnreliableLink, "peer \(peer) has no UDP link (it announced no UDP port)")
+    }
+    @inline(never) static func notRunning() -> SessionError { .init(.notRunning, "the session is not running (call start() and run() first)") }
+    @inline(never) static func bindFailed(_ what: String, _ error: any Error) -> SessionError {
+        .init(.bindFailed, "could not bind \(what): \(error)")
+    }
+    @inline(never) static func invalidAddress(_ text: String, _ why: String) -> SessionError {
+        .init(.invalidAddress, "invalid address \"\(text)\": \(why)")
+    }
+}

@@ -1,0 +1,97 @@
+import struct Foundation.Data
+import struct Foundation.Date
+import MeshWire
+
+/// How a payload travels (Multipeer's `MCSessionSendDataMode`).
+public enum SendMode: Sendable, Hashable, CustomStringConvertible {
+    /// Over the TCP link: ordered, nothing lost while connected; sends wait when the link's
+    /// outbound buffer is full (back-pressure). Payloads up to 16 MiB less framing.
+    case reliable
+    /// As a UDP datagram: may be lost or reordered, never waits. Payloads up to
+    /// ``Session/maxUnreliablePayload`` bytes.
+    case unreliable
+
+    /// `reliable` or `unreliable`.
+    public var description: String { self == .reliable ? "reliable" : "unreliable" }
+}
+
+/// A peer's connection state (Multipeer's `MCSessionState`, with the reason for a disconnect).
+public enum PeerState: Sendable, Hashable, CustomStringConvertible {
+    /// Not connected; `reason` says why the last link ended, when there was one.
+    case notConnected(DisconnectReason?)
+    /// A link to the peer is being set up.
+    case connecting
+    /// Connected: sends reach the peer.
+    case connected
+
+    /// `notConnected`, `connecting` or `connected`.
+    public var description: String {
+        switch self {
+        case .notConnected: "notConnected"
+        case .connecting: "connecting"
+        case .connected: "connected"
+        }
+    }
+}
+
+/// Why a link ended: a close code (PROTOCOL.md §9) and a sentence.
+public struct DisconnectReason: Sendable, Hashable, CustomStringConvertible {
+    /// The close code's name, e.g. `keepaliveTimeout`.
+    public let code: String
+    /// What happened.
+    public let message: String
+    /// Whether the peer reported this reason (rather than this node deciding it).
+    public let isRemote: Bool
+
+    /// Creates a reason.
+    /// - Parameters:
+    ///   - code: the close code's name.
+    ///   - message: what happened.
+    ///   - isRemote: whether the peer reported it.
+    public init(code: String, message: String, isRemote: Bool) {
+        self.code = code
+        self.message = message
+        self.isRemote = isRemote
+    }
+
+    /// "code: message".
+    public var description: String { "\(code): \(message)" }
+}
+
+/// A chat line received from a peer.
+public struct TextMessage: Sendable, Hashable {
+    /// The message id: 32 hex digits.
+    public let id: String
+    /// The text.
+    public let text: String
+    /// When the sender says it sent the line.
+    public let sentAt: Date
+}
+
+/// Something a peer sent.
+public struct ReceivedMessage: Sendable {
+    /// What was received.
+    public enum Content: Sendable, Hashable {
+        /// Opaque bytes from ``Session/send(_:to:mode:)``.
+        case data(Data)
+        /// A chat line from ``Session/send(text:to:)``.
+        case text(TextMessage)
+    }
+
+    /// Who sent it.
+    public let sender: PeerID
+    /// How it travelled.
+    public let mode: SendMode
+    /// The content.
+    public let content: Content
+}
+
+/// Everything a session reports, in order (Multipeer's session delegate callbacks, as values).
+public enum SessionEvent: Sendable {
+    /// A peer's state changed.
+    case peerChanged(PeerID, PeerState)
+    /// A peer sent data or a chat line.
+    case received(ReceivedMessage)
+    /// An outgoing connection (``Session/connect(host:port:)``) failed before a peer was known.
+    case connectFailed(address: String, reason: String)
+}

@@ -1,0 +1,25 @@
+import MeshLink
+import MeshWire
+import NIOCore
+
+/// What a link tells the code above it, in order, through its `NIOAsyncChannel`.
+public enum LinkEvent: Sendable {
+    /// The handshake completed and the keys were confirmed; the link carries messages now.
+    case established(LinkInfo)
+    /// An application envelope (chat or data) arrived. Keepalives and goodbyes are handled inside.
+    case envelope(Envelope)
+    /// The link is closing, and why. The last event of a link that had a reason to close.
+    case closed(LinkCloseReason)
+}
+
+/// An established link's peer and keys.
+public struct LinkInfo: Sendable {
+    /// The authenticated peer.
+    public let peer: RemotePeer
+    /// This side's handshake role.
+    public let role: HandshakeStateMachine.Role
+    /// The remote TCP address.
+    public let remoteAddress: SocketAddress?
+    /// The keys for unreliable datagrams on this link.
+    public let datagramKeys: DatagramKeys
+}

@@ -1,0 +1,379 @@
+import struct Foundation.Data
+import Logging
+import MeshLink
+import MeshWire
+import NIOCore
+
+/// Drives one TCP link: the handshake, encryption, keepalives and closing (PROTOCOL.md §4–§7).
+///
+/// It sits after a `ByteToMessageHandler(FrameDecoder())` and before the link's `NIOAsyncChannel`.
+/// Inbound it takes ``Frame``s and emits ``LinkEvent``s; outbound it takes ``Envelope``s and writes
+/// encrypted frames. All protocol decisions are made by the pure ``HandshakeStateMachine``,
+/// ``SecureChannel`` and ``Liveness`` values it owns; this class only carries out their actions.
+///
+/// Liveness pauses while the application applies back-pressure: the handler sees the outbound
+/// `read()` calls that the async channel withholds when its buffer is full, so time spent not
+/// reading does not count as the peer's silence (§7.2).
+///
+/// - Important: event-loop only; not thread-safe.
+public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    /// Frames from the decoder.
+    public typealias InboundIn = Frame
+    /// Events for the async channel.
+    public typealias InboundOut = LinkEvent
+    /// Envelopes from the application.
+    public typealias OutboundIn = Envelope
+    /// Encrypted frames to the socket.
+    public typealias OutboundOut = ByteBuffer
+
+    private enum State {
+        case handshaking(HandshakeStateMachine)
+        /// Initiator only: message 3 was sent; the link is established once the responder's
+        /// first transport message authenticates (key confirmation, §4.6).
+        case confirming(EstablishedLink)
+        case established(EstablishedLink)
+        case closed
+    }
+
+    private var state: State
+    private var liveness: Liveness
+    private var budget: HandshakeBudget?
+    private var logger: Logger
+    private var handshakeTimeout: Scheduled<Void>?
+    private var ticker: RepeatedTask?
+    private var context: ChannelHandlerContext?
+    private let timing: Timing
+
+    /// The link's timers, in nanoseconds; protocol defaults unless a test shortens them.
+    public struct Timing: Sendable {
+        /// Handshake deadline (§4.5).
+        public var handshakeTimeout: Int64 = Int64(HandshakeStateMachine.timeoutSeconds * 1e9)
+        /// Idle time before a ping (§7.1).
+        public var pingInterval: UInt64 = Liveness.defaultPingInterval
+        /// Silence before the peer is dead (§7.2).
+        public var deadAfter: UInt64 = Liveness.defaultDeadAfter
+        /// Liveness check period.
+        public var checkInterval: Int64 = Int64(Liveness.checkInterval)
+        /// Creates the protocol's default timing.
+        public init() {}
+    }
+
+    /// Creates a handler.
+    /// - Parameters:
+    ///   - handshake: the handshake state machine for this side's role.
+    ///   - budget: the listener's handshake budget (responders), or `nil`.
+    ///   - timing: timers; defaults to the protocol's.
+    ///   - logger: a logger; the handler adds `link.remote` metadata.
+    public init(handshake: HandshakeStateMachine, budget: HandshakeBudget?, timing: Timing = Timing(), logger: Logger) {
+        self.state = .handshaking(handshake)
+        self.budget = budget
+        self.timing = timing
+        self.logger = logger
+        self.liveness = Liveness(now: Self.now(), pingInterval: timing.pingInterval, deadAfter: timing.deadAfter)
+    }
+
+    private static func now() -> UInt64 { NIODeadline.now().uptimeNanoseconds }
+
+    // MARK: Lifecycle
+
+    public func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        if let address = context.channel.remoteAddress {
+            logger[metadataKey: "link.remote"] = "\(address)"
+        }
+        if context.channel.isActive { start(context: context) }
+    }
+
+    public func channelActive(context: ChannelHandlerContext) {
+        start(context: context)
+        context.fireChannelActive()
+    }
+
+    private func start(context: ChannelHandlerContext) {
+        guard handshakeTimeout == nil, case .handshaking(var machine) = state else { return }
+        if logger[metadataKey: "link.remote"] == nil, let address = context.channel.remoteAddress {
+            logger[metadataKey: "link.remote"] = "\(address)"
+        }
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        handshakeTimeout = context.eventLoop.scheduleTask(in: .nanoseconds(timing.handshakeTimeout)) {
+            bound.value.handshakeTimedOut()
+        }
+        logger.debug("handshake started", metadata: ["link.role": "\(machine.role)"])
+        let action = machine.start()
+        state = .handshaking(machine)
+        perform(action, context: context)
+    }
+
+    public func handlerRemoved(context: ChannelHandlerContext) {
+        cancelTimers()
+        releaseBudget()
+        self.context = nil
+    }
+
+    public func channelInactive(context: ChannelHandlerContext) {
+        switch state {
+        case .handshaking:
+            let reason = LinkCloseReason(.handshakeFailed, "the connection closed during the handshake", isRemote: true)
+            logger.debug("link closed", metadata: ["link.reason": "\(reason)"])
+            context.fireChannelRead(wrapInboundOut(.closed(reason)))
+        case .confirming, .established:
+            let reason = LinkCloseReason(.normal, "the peer closed the connection", isRemote: true)
+            logger.debug("link closed", metadata: ["link.reason": "\(reason)"])
+            context.fireChannelRead(wrapInboundOut(.closed(reason)))
+        case .closed:
+            break
+        }
+        state = .closed
+        cancelTimers()
+        releaseBudget()
+        context.fireChannelInactive()
+    }
+
+    public func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        let reason: LinkCloseReason
+        if let wire = error as? WireError {
+            reason = LinkCloseReason(wire)
+        } else if let io = error as? IOError {
+            reason = LinkCloseReason(.normal, "connection error: \(io.description)", isRemote: true)
+        } else {
+            reason = LinkCloseReason(.protocolViolation, "\(error)")
+        }
+        close(context: context, reason: reason, tellPeer: reason.code != .normal)
+    }
+
+    // MARK: Inbound
+
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        liveness.frameReceived(now: Self.now())
+        switch state {
+        case .handshaking(var machine):
+            let action = machine.receivedFrame(frame)
+            state = .handshaking(machine)
+            perform(action, context: context)
+        case .confirming(var link):
+            if frame.type == .abort {
+                let (code, text) = (try? frame.abortContents()) ?? (.protocolViolation, "")
+                close(context: context, reason: LinkCloseReason(code, text.isEmpty ? "peer refused handshake message 3" : text, isRemote: true), tellPeer: false)
+                return
+            }
+            // Key confirmation: the responder's first transport message must authenticate.
+            do {
+                let message = try link.channel.open(frame)
+                state = .established(link)
+                becameEstablished(link, context: context)
+                if let message { received(message, context: context) }
+            } catch {
+                close(context: context, reason: error, tellPeer: true)
+            }
+        case .established(var link):
+            do {
+                let message = try link.channel.open(frame)
+                state = .established(link)
+                if let message { received(message, context: context) }
+            } catch {
+                state = .established(link)
+                close(context: context, reason: error, tellPeer: true)
+            }
+        case .closed:
+            break
+        }
+    }
+
+    public func channelReadComplete(context: ChannelHandlerContext) {
+        liveness.readingPaused(now: Self.now())
+        context.fireChannelReadComplete()
+    }
+
+    private func received(_ message: Data, context: ChannelHandlerContext) {
+        let envelope: Envelope
+        do {
+            envelope = try Envelope(decoding: message)
+        } catch {
+            close(context: context, reason: LinkCloseReason(error), tellPeer: true)
+            return
+        }
+        switch envelope.body {
+        case .chat, .data:
+            context.fireChannelRead(wrapInboundOut(.envelope(envelope)))
+        case .ping(let ping):
+            writeControl(.pong(nonce: ping.nonce), context: context, flush: true)
+        case .pong(let pong):
+            liveness.pongReceived(nonce: pong.nonce, now: Self.now())
+        case .goodbye(let goodbye):
+            let code = CloseCode(wireValue: goodbye.code)
+            let text = goodbye.reason.isEmpty ? "peer closed the link" : String(goodbye.reason.prefix(256))
+            close(context: context, reason: LinkCloseReason(code, text, isRemote: true), tellPeer: false)
+        case nil:
+            logger.debug("ignored an envelope with an unknown body (a newer peer's message type)")
+        }
+    }
+
+    // MARK: Outbound
+
+    public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let envelope = unwrapOutboundIn(data)
+        guard case .established(var link) = state else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        var buffer = context.channel.allocator.buffer(capacity: 0)
+        do {
+            try link.channel.seal(envelope, into: &buffer)
+            state = .established(link)
+        } catch {
+            state = .established(link)
+            promise?.fail(error)
+            return
+        }
+        liveness.frameSent(now: Self.now())
+        context.write(wrapOutboundOut(buffer), promise: promise)
+    }
+
+    public func read(context: ChannelHandlerContext) {
+        liveness.readingResumed(now: Self.now())
+        context.read()
+    }
+
+    /// Closes with a goodbye when the application closes the channel.
+    public func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        if mode == .all, case .established = state {
+            writeControl(.goodbye(.normal, reason: "the peer disconnected"), context: context, flush: true)
+            state = .closed
+            cancelTimers()
+        }
+        context.close(mode: mode, promise: promise)
+    }
+
+    // MARK: Actions
+
+    private func perform(_ action: HandshakeStateMachine.Action, context: ChannelHandlerContext) {
+        switch action {
+        case .none:
+            break
+        case .send(let frame):
+            writeFrame(frame, context: context)
+        case .established(let link, let frame):
+            if let frame { writeFrame(frame, context: context) }
+            handshakeFinished()
+            switch link.role {
+            case .initiator:
+                state = .confirming(link)
+            case .responder:
+                state = .established(link)
+                // Key confirmation for the initiator (§4.6): our first transport message.
+                writeControl(.ping(nonce: 0), context: context, flush: true)
+                becameEstablished(link, context: context)
+            }
+        case .abort(let reason, let frame):
+            if let frame { writeFrame(frame, context: context) }
+            close(context: context, reason: reason, tellPeer: false)
+        }
+    }
+
+    private func becameEstablished(_ link: EstablishedLink, context: ChannelHandlerContext) {
+        logger.debug("link established", metadata: [
+            "mesh.peer": "\(link.peer.nodeID)", "link.role": "\(link.role)",
+        ])
+        liveness = Liveness(now: Self.now(), pingInterval: timing.pingInterval, deadAfter: timing.deadAfter)
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        ticker = context.eventLoop.scheduleRepeatedTask(
+            initialDelay: .nanoseconds(timing.checkInterval), delay: .nanoseconds(timing.checkInterval)
+        ) { _ in
+            bound.value.tick()
+        }
+        let info = LinkInfo(peer: link.peer, role: link.role, remoteAddress: context.channel.remoteAddress,
+                            datagramKeys: link.datagramKeys)
+        context.fireChannelRead(wrapInboundOut(.established(info)))
+        context.fireChannelReadComplete()
+    }
+
+    private func tick() {
+        guard let context, case .established = state else { return }
+        switch liveness.tick(now: Self.now()) {
+        case .none:
+            break
+        case .sendPing(let nonce):
+            writeControl(.ping(nonce: nonce), context: context, flush: true)
+        case .peerDead(let silence):
+            let seconds = Double(silence) / 1e9
+            close(context: context, reason: LinkCloseReason(.keepaliveTimeout,
+                "nothing received for \(String(format: "%.1f", seconds)) s (limit \(timing.deadAfter / 1_000_000_000) s)"), tellPeer: false)
+        }
+    }
+
+    private func handshakeTimedOut() {
+        guard let context, case .handshaking(var machine) = state else { return }
+        let action = machine.timedOut()
+        state = .handshaking(machine)
+        perform(action, context: context)
+    }
+
+    private func writeFrame(_ frame: Frame, context: ChannelHandlerContext) {
+        var buffer = context.channel.allocator.buffer(capacity: WireLimits.frameHeaderSize + frame.body.readableBytes)
+        frame.encode(into: &buffer)
+        context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+    }
+
+    /// Writes a keepalive or goodbye straight to the socket, bypassing the application's queue.
+    private func writeControl(_ envelope: Envelope, context: ChannelHandlerContext, flush: Bool) {
+        guard case .established(var link) = state else { return }
+        var buffer = context.channel.allocator.buffer(capacity: 64)
+        do {
+            try link.channel.seal(envelope, into: &buffer)
+        } catch {
+            return
+        }
+        state = .established(link)
+        liveness.frameSent(now: Self.now())
+        if flush {
+            context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+        } else {
+            context.write(wrapOutboundOut(buffer), promise: nil)
+        }
+    }
+
+    /// Closes the link once, emitting ``LinkEvent/closed(_:)`` with the reason.
+    private func close(context: ChannelHandlerContext, reason: LinkCloseReason, tellPeer: Bool) {
+        if case .closed = state { return }
+        if tellPeer {
+            switch state {
+            case .handshaking:
+                writeFrame(.abort(reason.code, reason: reason.message), context: context)
+            case .established:
+                writeControl(.goodbye(reason.code, reason: reason.message), context: context, flush: true)
+            case .confirming, .closed:
+                break
+            }
+        }
+        let level: Logger.Level = reason.code == .normal || reason.isRemote ? .debug : .notice
+        logger.log(level: level, "link closed", metadata: ["link.reason": "\(reason)"])
+        state = .closed
+        cancelTimers()
+        releaseBudget()
+        context.fireChannelRead(wrapInboundOut(.closed(reason)))
+        context.fireChannelReadComplete()
+        context.close(promise: nil)
+    }
+
+    private func handshakeFinished() {
+        handshakeTimeout?.cancel()
+        handshakeTimeout = nil
+        releaseBudget()
+    }
+
+    private func releaseBudget() {
+        budget?.release()
+        budget = nil
+    }
+
+    private func cancelTimers() {
+        handshakeTimeout?.cancel()
+        handshakeTimeout = nil
+        ticker?.cancel()
+        ticker = nil
+    }
+}
+
+@available(*, unavailable)
+extension LinkHandler: Sendable {}

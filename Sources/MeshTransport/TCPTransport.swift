@@ -1,0 +1,137 @@
+import Logging
+import MeshLink
+import MeshWire
+import NIOCore
+import NIOPosix
+
+/// An established or handshaking TCP link as seen by async code: events in, envelopes out.
+public typealias LinkChannel = NIOAsyncChannel<LinkEvent, Envelope>
+
+/// Opens TCP listeners and outgoing connections whose pipelines run the meshchat link protocol.
+///
+/// Each channel's pipeline is `ByteToMessageHandler(FrameDecoder)` → ``LinkHandler`` →
+/// `NIOAsyncChannel`. The async channel's inbound buffer is bounded, so a slow application stops
+/// the socket being read and TCP flow control pushes back on the sender; its outbound writer
+/// suspends while more than the high water mark of bytes is queued (PROTOCOL.md §10).
+///
+/// This type is thread-safe.
+public struct TCPTransport: Sendable {
+    /// Socket and buffering settings.
+    public struct Settings: Sendable {
+        /// Outbound bytes queued per link before writers wait (§10): 1 MiB.
+        public var writeHighWaterMark = 1024 * 1024
+        /// Outbound bytes at which waiting writers resume: 256 KiB.
+        public var writeLowWaterMark = 256 * 1024
+        /// Inbound events buffered per link before the socket stops being read.
+        public var inboundHighWatermark = 64
+        /// Inbound events at which reading resumes.
+        public var inboundLowWatermark = 16
+        /// How long an outgoing TCP connect may take.
+        public var connectTimeout: TimeAmount = .seconds(5)
+        /// Handshake and keepalive timers.
+        public var timing = LinkHandler.Timing()
+        /// Creates the defaults.
+        public init() {}
+    }
+
+    /// The event loops the sockets run on.
+    public let group: any EventLoopGroup
+    /// What this node says about itself in handshakes.
+    public let handshake: HandshakeStateMachine.Configuration
+    /// Socket and buffering settings.
+    public let settings: Settings
+    /// The listener's handshake budget (§4.5).
+    public let budget: HandshakeBudget
+    private let logger: Logger
+
+    /// Creates a transport.
+    /// - Parameters:
+    ///   - group: the event loops to use.
+    ///   - handshake: the handshake configuration.
+    ///   - settings: socket and buffering settings.
+    ///   - budget: the handshake budget for the listener.
+    ///   - logger: the logger for link events.
+    public init(
+        group: any EventLoopGroup,
+        handshake: HandshakeStateMachine.Configuration,
+        settings: Settings = Settings(),
+        budget: HandshakeBudget = HandshakeBudget(),
+        logger: Logger
+    ) {
+        self.group = group
+        self.handshake = handshake
+        self.settings = settings
+        self.budget = budget
+        self.logger = logger
+    }
+
+    /// Listens for incoming links.
+    /// - Parameters:
+    ///   - host: the address to bind, e.g. `0.0.0.0` or `::`.
+    ///   - port: the port; 0 picks any free port (read it from `localAddress`).
+    /// - Returns: the server channel whose inbound sequence yields each accepted link.
+    /// - Throws: when the address cannot be bound.
+    public func listen(host: String, port: Int) async throws -> NIOAsyncChannel<LinkChannel, Never> {
+        let settings = self.settings
+        let handshake = self.handshake
+        let budget = self.budget
+        let logger = self.logger
+        return try await ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.writeBufferWaterMark,
+                                value: .init(low: settings.writeLowWaterMark, high: settings.writeHighWaterMark))
+            .bind(host: host, port: port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    guard budget.acquire() else {
+                        logger.notice("refused a connection: too many handshakes in progress",
+                                      metadata: ["link.remote": "\(channel.remoteAddress.map { "\($0)" } ?? "?")",
+                                                 "limit": "\(budget.limit)"])
+                        channel.close(promise: nil)
+                        return try Self.wrap(channel, handler: nil, settings: settings)
+                    }
+                    let machine = try HandshakeStateMachine(role: .responder, configuration: handshake)
+                    let handler = LinkHandler(handshake: machine, budget: budget, timing: settings.timing, logger: logger)
+                    return try Self.wrap(channel, handler: handler, settings: settings)
+                }
+            }
+    }
+
+    /// Opens a link to a peer.
+    /// - Parameters:
+    ///   - host: the peer's host name or address.
+    ///   - port: the peer's TCP port.
+    /// - Returns: the link; its first event is ``LinkEvent/established(_:)`` or ``LinkEvent/closed(_:)``.
+    /// - Throws: when the TCP connection cannot be made.
+    public func connect(host: String, port: Int) async throws -> LinkChannel {
+        let settings = self.settings
+        let handshake = self.handshake
+        let logger = self.logger
+        return try await ClientBootstrap(group: group)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.writeBufferWaterMark,
+                           value: .init(low: settings.writeLowWaterMark, high: settings.writeHighWaterMark))
+            .connectTimeout(settings.connectTimeout)
+            .connect(host: host, port: port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let machine = try HandshakeStateMachine(role: .initiator, configuration: handshake)
+                    let handler = LinkHandler(handshake: machine, budget: nil, timing: settings.timing, logger: logger)
+                    return try Self.wrap(channel, handler: handler, settings: settings)
+                }
+            }
+    }
+
+    private static func wrap(_ channel: any Channel, handler: LinkHandler?, settings: Settings) throws -> LinkChannel {
+        if let handler {
+            try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder()))
+            try channel.pipeline.syncOperations.addHandler(handler)
+        }
+        return try LinkChannel(
+            wrappingChannelSynchronously: channel,
+            configuration: .init(
+                backPressureStrategy: .init(lowWatermark: settings.inboundLowWatermark,
+                                            highWatermark: settings.inboundHighWatermark),
+                isOutboundHalfClosureEnabled: false))
+    }
+}

@@ -1,0 +1,129 @@
+import struct Foundation.Data
+import SwiftProtobuf
+
+/// One application-level message (PROTOCOL.md §6): the generated `meshchat.v1.Envelope`.
+public typealias Envelope = Meshchat_V1_Envelope
+/// The clear-text payload of handshake message 1 (§4.3).
+public typealias HelloPayload = Meshchat_V1_Hello
+/// The identity payload of handshake messages 2 and 3 (§4.3).
+public typealias IdentityPayload = Meshchat_V1_HandshakeIdentity
+
+extension Meshchat_V1_Envelope {
+    /// A chat line.
+    /// - Parameters:
+    ///   - id: 16 random bytes that name the message.
+    ///   - text: the line, at most ``WireLimits/maxChatTextBytes`` bytes of UTF-8.
+    ///   - sentAtMilliseconds: the sender's clock, Unix time in ms.
+    /// - Returns: the envelope.
+    public static func chat(id: Data, text: String, sentAtMilliseconds: Int64) -> Envelope {
+        var chat = Meshchat_V1_Chat()
+        chat.messageID = id
+        chat.text = text
+        chat.sentAtMs = sentAtMilliseconds
+        var envelope = Envelope()
+        envelope.body = .chat(chat)
+        return envelope
+    }
+
+    /// Opaque application data.
+    /// - Parameter payload: the bytes.
+    /// - Returns: the envelope.
+    public static func data(_ payload: Data) -> Envelope {
+        var data = Meshchat_V1_Data()
+        data.payload = payload
+        var envelope = Envelope()
+        envelope.body = .data(data)
+        return envelope
+    }
+
+    /// A keepalive probe (§7).
+    /// - Parameter nonce: echoed by the pong.
+    /// - Returns: the envelope.
+    public static func ping(nonce: UInt64) -> Envelope {
+        var ping = Meshchat_V1_Ping()
+        ping.nonce = nonce
+        var envelope = Envelope()
+        envelope.body = .ping(ping)
+        return envelope
+    }
+
+    /// The answer to a ping (§7).
+    /// - Parameter nonce: the ping's nonce.
+    /// - Returns: the envelope.
+    public static func pong(nonce: UInt64) -> Envelope {
+        var pong = Meshchat_V1_Pong()
+        pong.nonce = nonce
+        var envelope = Envelope()
+        envelope.body = .pong(pong)
+        return envelope
+    }
+
+    /// A close notice (§6.1, §9).
+    /// - Parameters:
+    ///   - code: why the sender closes.
+    ///   - reason: a human-readable explanation.
+    /// - Returns: the envelope.
+    public static func goodbye(_ code: CloseCode, reason: String) -> Envelope {
+        var goodbye = Meshchat_V1_Goodbye()
+        goodbye.code = UInt32(code.rawValue)
+        goodbye.reason = reason
+        var envelope = Envelope()
+        envelope.body = .goodbye(goodbye)
+        return envelope
+    }
+
+    /// Decodes a reassembled message.
+    /// - Parameter message: the bytes of one message (§5.2).
+    /// - Throws: ``WireError`` `malformedMessage` when the bytes are not a valid envelope.
+    public init(decoding message: Data) throws(WireError) {
+        do {
+            self = try Envelope(serializedBytes: message)
+        } catch {
+            throw .malformedMessage("envelope", error)
+        }
+    }
+
+    /// The serialized envelope.
+    public var encoded: Data {
+        // Serializing a message built from valid Swift values cannot fail.
+        try! serializedData()
+    }
+}
+
+extension Meshchat_V1_Hello {
+    /// Decodes the payload of handshake message 1, refusing payloads over
+    /// ``WireLimits/maxHelloSize`` bytes.
+    /// - Parameter payload: the payload bytes.
+    /// - Throws: ``WireError`` `malformedMessage`.
+    public init(decoding payload: Data) throws(WireError) {
+        guard payload.count <= WireLimits.maxHelloSize else {
+            throw .malformedMessage("hello of \(payload.count) bytes (maximum \(WireLimits.maxHelloSize))", CancellationError())
+        }
+        do {
+            self = try Meshchat_V1_Hello(serializedBytes: payload)
+        } catch {
+            throw .malformedMessage("hello", error)
+        }
+    }
+}
+
+extension Meshchat_V1_Hello {
+    /// The serialized payload.
+    public var encoded: Data { try! serializedData() }
+}
+
+extension Meshchat_V1_HandshakeIdentity {
+    /// The serialized payload.
+    public var encoded: Data { try! serializedData() }
+
+    /// Decodes the payload of handshake message 2 or 3.
+    /// - Parameter payload: the decrypted payload.
+    /// - Throws: ``WireError`` `malformedMessage`.
+    public init(decoding payload: Data) throws(WireError) {
+        do {
+            self = try Meshchat_V1_HandshakeIdentity(serializedBytes: payload)
+        } catch {
+            throw .malformedMessage("handshake identity", error)
+        }
+    }
+}
