@@ -25,7 +25,7 @@ public enum ChatOutput: Sendable {
     case notice(String)
 
     /// One row of `/peers`.
-    public struct PeerRow: Sendable, Encodable {
+    public struct PeerRow: Sendable {
         /// Node id.
         public let id: String
         /// Display name.
@@ -38,67 +38,61 @@ public enum ChatOutput: Sendable {
 }
 
 /// Renders ``ChatOutput`` as one JSON object per line (`--json`); the README documents each event.
+/// Every object starts with its `"event"` key.
 public struct JSONRenderer: Sendable {
     /// Creates a renderer.
     public init() {}
-
-    private struct PeerJSON: Encodable {
-        let id: String
-        let name: String
-        init(_ peer: PeerID) {
-            id = peer.id.hex
-            name = peer.displayName
-        }
-    }
-
-    private struct ReasonJSON: Encodable {
-        let code: String
-        let message: String
-        let remote: Bool
-    }
-
-    private struct Ready: Encodable { let event = "ready"; let id: String; let name: String; let port: Int }
-    private struct Peer: Encodable {
-        let event = "peer"; let peer: PeerJSON; let state: String; let address: String?; let reason: ReasonJSON?
-    }
-    private struct Message: Encodable {
-        let event = "message"; let id: String; let from: PeerJSON; let text: String; let sentAt: String
-        enum CodingKeys: String, CodingKey { case event, id, from, text, sentAt = "sent_at" }
-    }
-    private struct DataEvent: Encodable { let event = "data"; let from: PeerJSON; let mode: String; let bytes: Int; let base64: String }
-    private struct Sent: Encodable { let event = "sent"; let id: String; let text: String; let to: [PeerJSON] }
-    private struct Peers: Encodable { let event = "peers"; let peers: [ChatOutput.PeerRow] }
-    private struct Help: Encodable { let event = "help"; let text: String }
-    private struct ConnectFailed: Encodable { let event = "connectFailed"; let address: String; let reason: String }
-    private struct ErrorEvent: Encodable { let event = "error"; let message: String }
 
     /// The JSON line for an output, or `nil` for outputs that are text-only (notices).
     /// - Parameter output: what to show.
     /// - Returns: one line of JSON without a newline.
     public func render(_ output: ChatOutput) -> String? {
+        value(output)?.serialized
+    }
+
+    /// The JSON value for an output, or `nil` for text-only outputs.
+    /// - Parameter output: what to show.
+    /// - Returns: the value.
+    public func value(_ output: ChatOutput) -> JSONValue? {
         switch output {
-        case .ready(let id, let name, let port): encode(Ready(id: id, name: name, port: port))
+        case .ready(let id, let name, let port):
+            return .object([("event", "ready"), ("id", .string(id)), ("name", .string(name)), ("port", .int(port))])
         case .peer(let peer, let state, let address, let reason):
-            encode(Peer(peer: PeerJSON(peer), state: state, address: address,
-                        reason: reason.map { ReasonJSON(code: $0.code, message: $0.message, remote: $0.isRemote) }))
+            var members: [(String, JSONValue)] = [("event", "peer"), ("peer", Self.peer(peer)), ("state", .string(state))]
+            if let address { members.append(("address", .string(address))) }
+            if let reason {
+                members.append(("reason", .object([
+                    ("code", .string(reason.code)), ("message", .string(reason.message)), ("remote", .bool(reason.isRemote)),
+                ])))
+            }
+            return .object(members)
         case .message(let id, let from, let text, let sentAt):
-            encode(Message(id: id, from: PeerJSON(from), text: text, sentAt: Self.iso8601(sentAt)))
+            return .object([("event", "message"), ("id", .string(id)), ("from", Self.peer(from)),
+                            ("text", .string(text)), ("sent_at", .string(Self.iso8601(sentAt)))])
         case .data(let from, let mode, let payload):
-            encode(DataEvent(from: PeerJSON(from), mode: "\(mode)", bytes: payload.count, base64: payload.base64EncodedString()))
-        case .sent(let id, let text, let to): encode(Sent(id: id, text: text, to: to.map(PeerJSON.init)))
-        case .peers(let rows): encode(Peers(peers: rows))
-        case .help(let text): encode(Help(text: text))
-        case .connectFailed(let address, let reason): encode(ConnectFailed(address: address, reason: reason))
-        case .error(let message): encode(ErrorEvent(message: message))
-        case .notice: nil
+            return .object([("event", "data"), ("from", Self.peer(from)), ("mode", .string("\(mode)")),
+                            ("bytes", .int(payload.count)), ("base64", .string(payload.base64EncodedString()))])
+        case .sent(let id, let text, let to):
+            return .object([("event", "sent"), ("id", .string(id)), ("text", .string(text)), ("to", .array(to.map(Self.peer)))])
+        case .peers(let rows):
+            return .object([("event", "peers"), ("peers", .array(rows.map { row in
+                var members: [(String, JSONValue)] = [("id", .string(row.id)), ("name", .string(row.name)), ("state", .string(row.state))]
+                if let address = row.address { members.append(("address", .string(address))) }
+                return .object(members)
+            }))])
+        case .help(let text):
+            return .object([("event", "help"), ("text", .string(text))])
+        case .connectFailed(let address, let reason):
+            return .object([("event", "connectFailed"), ("address", .string(address)), ("reason", .string(reason))])
+        case .error(let message):
+            return .object([("event", "error"), ("message", .string(message))])
+        case .notice:
+            return nil
         }
     }
 
-    private func encode(_ value: some Encodable) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
-        let data = (try? encoder.encode(value)) ?? Data("{\"event\":\"error\",\"message\":\"could not encode an event\"}".utf8)
-        return String(decoding: data, as: UTF8.self)
+    private static func peer(_ peer: PeerID) -> JSONValue {
+        .object([("id", .string(peer.id.hex)), ("name", .string(peer.displayName))])
     }
 
     static func iso8601(_ date: Date) -> String {

@@ -106,7 +106,16 @@ public final class EventQueue<Element: Sendable>: AsyncSequence, Sendable {
     public var count: Int { state.withLockedValue { $0.count } }
 
     fileprivate func next() async -> Element? {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Element?, Never>) in
+        // Fast path: an event is already queued, no suspension.
+        let (ready, producer): (Element?, CheckedContinuation<Void, Never>?) = state.withLockedValue { state in
+            guard let element = state.popFirst() else { return (nil, nil) }
+            return (element, state.producers.isEmpty ? nil : state.producers.removeFirst())
+        }
+        if let ready {
+            producer?.resume()
+            return ready
+        }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Element?, Never>) in
             let (result, ready, producer): (Element?, Bool, CheckedContinuation<Void, Never>?) = state.withLockedValue { state in
                 if let element = state.popFirst() {
                     let producer = state.producers.isEmpty ? nil : state.producers.removeFirst()

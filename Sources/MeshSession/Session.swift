@@ -279,6 +279,8 @@ public final class Session: Sendable {
                     }
                 }
             }
+        } catch is CancellationError {
+            if closeReason == nil { closeReason = LinkCloseReason(.normal, "this node disconnected") }
         } catch {
             if closeReason == nil { closeReason = LinkCloseReason(.normal, Self.describe(error), isRemote: true) }
         }
@@ -445,6 +447,7 @@ public final class Session: Sendable {
 
     static func format(_ address: SocketAddress) -> String {
         let ip = address.ipAddress ?? "?"
+        if ip.hasPrefix("::ffff:"), ip.contains(".") { return "\(ip.dropFirst(7)):\(address.port ?? 0)" }
         let port = address.port ?? 0
         return address.protocol == .inet6 ? "[\(ip)]:\(port)" : "\(ip):\(port)"
     }
