@@ -92,6 +92,7 @@ let package = Package(
             name: "meshbench",
             dependencies: [
                 "MeshSession",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -106,7 +107,13 @@ let package = Package(
         .testTarget(name: "MeshWireTests", dependencies: ["MeshWire", "MeshTestSupport"]),
         .testTarget(name: "MeshNoiseTests", dependencies: ["MeshNoise", "MeshTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "MeshLinkTests", dependencies: ["MeshLink", "MeshTestSupport"]),
-        .testTarget(name: "MeshSessionTests", dependencies: ["MeshSession", "MeshTestSupport"]),
+        .testTarget(
+            name: "MeshSessionTests",
+            dependencies: [
+                "MeshSession", "MeshTransport", "MeshLink", "MeshWire", "MeshTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
         .testTarget(name: "MeshChatKitTests", dependencies: ["MeshChatKit", "MeshTestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["MeshTestSupport"]),
     ]

@@ -1,1 +1,64 @@
-print("bench")
+import ArgumentParser
+import Foundation
+
+/// What a source measures.
+enum Workload: String, ExpressibleByArgument, Codable {
+    /// Large reliable messages: throughput.
+    case bulk
+    /// Small reliable messages, as fast as possible: message rate.
+    case rate
+    /// One small message at a time, answered by the sink: round-trip latency.
+    case latency
+}
+
+/// `meshbench`: meshchat sessions measured beside a raw-TCP baseline with the same framing.
+@main
+struct MeshBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "meshbench",
+        abstract: "Benchmarks of meshchat sessions beside a raw-TCP baseline measured in the same run.",
+        subcommands: [Suite.self, Sink.self, Source.self, RawSink.self, RawSource.self],
+        defaultSubcommand: Suite.self)
+}
+
+struct Sink: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "A meshchat session that counts, echoes and answers (prints {\"port\":N}).")
+    @Option var port = 0
+    @Flag(help: "Hash received data (SHA-256) for an integrity check.") var verify = false
+    func run() async throws { try await MeshWorkloads.sink(port: port, verify: verify) }
+}
+
+struct Source: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Connects to a meshchat sink and runs one workload (prints one JSON result).")
+    @Option var port: Int
+    @Option var workload: Workload = .bulk
+    @Option var count = 256
+    @Option(help: "Bytes per message.") var size = 1 << 20
+    @Flag(help: "Hash sent data and compare with the sink's hash.") var verify = false
+    func run() async throws {
+        let result = try await MeshWorkloads.source(port: port, workload: workload, count: count, size: size, verify: verify)
+        printJSON(result)
+        if verify, result.sha256Sent != result.sha256Received { throw ExitCode(2) }
+    }
+}
+
+struct RawSink: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "raw-sink", abstract: "The raw-TCP baseline sink.")
+    @Option var port = 0
+    @Flag var verify = false
+    func run() throws { try RawWorkloads.sink(port: port, verify: verify) }
+}
+
+struct RawSource: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "raw-source", abstract: "The raw-TCP baseline source.")
+    @Option var port: Int
+    @Option var workload: Workload = .bulk
+    @Option var count = 256
+    @Option var size = 1 << 20
+    @Flag var verify = false
+    func run() throws {
+        let result = try RawWorkloads.source(port: port, workload: workload, count: count, size: size, verify: verify)
+        printJSON(result)
+        if verify, result.sha256Sent != result.sha256Received { throw ExitCode(2) }
+    }
+}

@@ -1,0 +1,124 @@
+import Crypto
+import Foundation
+import Logging
+import MeshSession
+
+/// The sink and source over a real meshchat ``Session`` (Noise-encrypted TCP).
+enum MeshWorkloads {
+    static func makeSession(name: String, port: Int) throws -> Session {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("meshbench-\(name)-\(getpid())").path
+        let me = try LocalPeer(displayName: name, dataDirectory: directory)
+        var configuration = Session.Configuration()
+        configuration.port = port
+        configuration.host = "127.0.0.1"
+        return Session(peer: me, configuration: configuration)
+    }
+
+    static func sink(port: Int, verify: Bool) async throws {
+        let session = try makeSession(name: "sink", port: port)
+        let bound = try await session.start()
+        printJSON(["port": bound])
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await session.run() }
+            var result = SinkResult()
+            var hasher = SHA256()
+            for await event in session.events {
+                guard case .received(let message) = event, case .data(let data) = message.content,
+                      let first = data.first, let kind = Kind(rawValue: first) else { continue }
+                switch kind {
+                case .data:
+                    result.bytes += data.count
+                    result.messages += 1
+                    if verify { hasher.update(data: data) }
+                case .ping:
+                    try? await session.send(data, to: [message.sender], mode: message.mode)
+                case .end:
+                    result.sha256 = verify ? hex(hasher.finalize()) : ""
+                    let json = try JSONEncoder().encode(result)
+                    try? await session.send(Data([Kind.result.rawValue]) + json, to: [message.sender], mode: .reliable)
+                    result = SinkResult()
+                    hasher = SHA256()
+                case .result:
+                    break
+                }
+            }
+            group.cancelAll()
+        }
+    }
+
+    static func source(port: Int, workload: Workload, count: Int, size: Int, verify: Bool) async throws -> SourceResult {
+        let session = try makeSession(name: "source", port: 0)
+        try await session.start()
+        return try await withThrowingTaskGroup(of: SourceResult?.self) { group in
+            group.addTask { try await session.run(); return nil }
+            session.connect(host: "127.0.0.1", port: port)
+            var events = session.events.makeAsyncIterator()
+            var sink: PeerID?
+            while sink == nil, let event = await events.next() {
+                switch event {
+                case .peerChanged(let peer, .connected): sink = peer
+                case .connectFailed(_, let reason): throw RawSocket.Failure(description: "connect failed: \(reason)")
+                default: continue
+                }
+            }
+            guard let sink else { throw RawSocket.Failure(description: "no connection") }
+            let maker = PayloadMaker(size: size)
+            var result: SourceResult
+            switch workload {
+            case .bulk, .rate:
+                var hasher = SHA256()
+                let start = monotonicSeconds()
+                for i in 0..<count {
+                    let payload = Data(maker.payload(i))
+                    if verify { hasher.update(data: payload) }
+                    try await session.send(payload, to: [sink], mode: .reliable)
+                }
+                try await session.send(Data([Kind.end.rawValue]), to: [sink], mode: .reliable)
+                var sinkResult: SinkResult?
+                while sinkResult == nil, let event = await events.next() {
+                    if case .received(let message) = event, case .data(let data) = message.content, data.first == Kind.result.rawValue {
+                        sinkResult = try JSONDecoder().decode(SinkResult.self, from: data.dropFirst())
+                    }
+                }
+                let seconds = monotonicSeconds() - start
+                guard let sinkResult, sinkResult.messages == count else {
+                    throw RawSocket.Failure(description: "sink counted \(sinkResult?.messages ?? -1) of \(count) messages")
+                }
+                result = SourceResult(
+                    workload: workload.rawValue, transport: "meshchat", messages: count, bytesPerMessage: size,
+                    seconds: seconds, messagesPerSecond: Double(count) / seconds,
+                    gbitPerSecond: Double(sinkResult.bytes) * 8 / seconds / 1e9,
+                    sha256Sent: verify ? hex(hasher.finalize()) : nil,
+                    sha256Received: verify ? sinkResult.sha256 : nil)
+            case .latency:
+                let mode: SendMode = .reliable
+                var samples: [Double] = []
+                samples.reserveCapacity(count)
+                let ping = Data(maker.payload(0, kind: .ping))
+                let start = monotonicSeconds()
+                var lost = 0
+                for _ in 0..<count {
+                    let t0 = monotonicSeconds()
+                    try await session.send(ping, to: [sink], mode: mode)
+                    var answered = false
+                    while !answered, let event = await events.next() {
+                        if case .received(let message) = event, case .data(let data) = message.content, data.first == Kind.ping.rawValue {
+                            answered = true
+                        }
+                    }
+                    if !answered { lost += 1 }
+                    samples.append((monotonicSeconds() - t0) * 1e6)
+                }
+                let seconds = monotonicSeconds() - start
+                samples.sort()
+                result = SourceResult(
+                    workload: workload.rawValue, transport: "meshchat", messages: count, bytesPerMessage: size,
+                    seconds: seconds, messagesPerSecond: Double(count) / seconds, gbitPerSecond: 0,
+                    p50Microseconds: percentile(samples, 0.5), p99Microseconds: percentile(samples, 0.99))
+            }
+            await session.disconnect()
+            group.cancelAll()
+            return result
+        }
+    }
+}

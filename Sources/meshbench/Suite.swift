@@ -1,0 +1,165 @@
+import ArgumentParser
+import Foundation
+
+/// Runs every workload against both transports, interleaved round by round, and prints a table
+/// with each meshchat figure beside the raw-TCP figure measured in the same run.
+struct Suite: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run all session benchmarks and print the comparison table.")
+
+    @Option(help: "Rounds per measurement; the table shows the median.") var rounds = 3
+    @Option(help: "MiB sent per bulk round.") var bulkMiB = 1024
+    @Option(help: "64-byte messages per rate round.") var rateCount = 200_000
+    @Option(help: "Round trips per latency round.") var latencyCount = 10_000
+    @Option(help: "Path of the meshchat binary for the idle-RSS figure (default: beside meshbench).") var meshchat: String?
+
+    func run() async throws {
+        let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        let meshchatPath = meshchat ?? me.deletingLastPathComponent().appendingPathComponent("meshchat").path
+
+        let rawSink = try Child.start(me.path, ["raw-sink"])
+        let meshSink = try Child.start(me.path, ["sink"])
+        defer {
+            rawSink.stop()
+            meshSink.stop()
+        }
+        let rawPort = try rawSink.readPort()
+        let meshPort = try meshSink.readPort()
+
+        struct Row {
+            var label: String
+            var unit: String
+            var mesh: [Double] = []
+            var raw: [Double] = []
+            var higherIsBetter: Bool
+            var target: String
+        }
+        var rows = [
+            Row(label: "reliable throughput, 1 MiB messages", unit: "Gbit/s", higherIsBetter: true, target: "≥ 50% of raw"),
+            Row(label: "reliable 64-byte message rate", unit: "msg/s", higherIsBetter: true, target: "—"),
+            Row(label: "64-byte round trip p50", unit: "µs", higherIsBetter: false, target: "≤ 2× raw"),
+            Row(label: "64-byte round trip p99", unit: "µs", higherIsBetter: false, target: "≤ 2× raw"),
+        ]
+        for round in 1...rounds {
+            FileHandle.standardError.write(Data("bench: round \(round) of \(rounds)\n".utf8))
+            for transport in ["raw", "mesh"] {
+                let port = transport == "raw" ? rawPort : meshPort
+                let bulk = try await source(me.path, transport, port, .bulk, count: bulkMiB, size: 1 << 20)
+                let rate = try await source(me.path, transport, port, .rate, count: rateCount, size: 64)
+                let latency = try await source(me.path, transport, port, .latency, count: latencyCount, size: 64)
+                let values = [bulk.gbitPerSecond, rate.messagesPerSecond, latency.p50Microseconds ?? 0, latency.p99Microseconds ?? 0]
+                for i in rows.indices {
+                    if transport == "raw" { rows[i].raw.append(values[i]) } else { rows[i].mesh.append(values[i]) }
+                }
+            }
+        }
+
+        // Idle RSS: a meshchat process with one connected peer, beside the raw sink process.
+        let idle = try IdleMeasurement.measure(meshchat: meshchatPath)
+        let rawRSS = residentBytes(pid: rawSink.process.processIdentifier) ?? 0
+
+        print("")
+        print("| measurement (median of \(rounds)) | meshchat | raw TCP baseline | ratio | target |")
+        print("|---|---|---|---|---|")
+        for row in rows {
+            let mesh = median(row.mesh)
+            let raw = median(row.raw)
+            let ratio = raw > 0 ? mesh / raw : 0
+            print("| \(row.label) | \(format(mesh)) \(row.unit) | \(format(raw)) \(row.unit) | \(String(format: "%.2f×", ratio)) | \(row.target) |")
+        }
+        let mb = 1024.0 * 1024.0
+        print("| idle peer RSS (one peer connected) | \(String(format: "%.1f", Double(idle) / mb)) MB | \(String(format: "%.1f", Double(rawRSS) / mb)) MB (raw sink process) | \(String(format: "%.2f×", rawRSS > 0 ? Double(idle) / Double(rawRSS) : 0)) | ≤ 30 MB |")
+    }
+
+    private func source(_ executable: String, _ transport: String, _ port: Int, _ workload: Workload,
+                        count: Int, size: Int) async throws -> SourceResult {
+        let command = transport == "raw" ? "raw-source" : "source"
+        let child = try Child.start(executable, [command, "--port", "\(port)", "--workload", workload.rawValue,
+                                                 "--count", "\(count)", "--size", "\(size)"])
+        let line = try child.readLine()
+        child.process.waitUntilExit()
+        guard child.process.terminationStatus == 0, let data = line.data(using: .utf8) else {
+            throw ValidationError("\(command) \(workload) failed (status \(child.process.terminationStatus)): \(line)")
+        }
+        return try JSONDecoder().decode(SourceResult.self, from: data)
+    }
+
+    private func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
+    }
+
+    private func format(_ value: Double) -> String {
+        if value >= 1_000_000 { return String(format: "%.2fM", value / 1_000_000) }
+        if value >= 10_000 { return String(format: "%.0fk", value / 1000) }
+        if value >= 100 { return String(format: "%.0f", value) }
+        return String(format: "%.2f", value)
+    }
+}
+
+/// A child process whose stdout is read line by line.
+final class Child {
+    let process = Process()
+    private let output = Pipe()
+    private var buffer = Data()
+
+    static func start(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Child {
+        let child = Child()
+        child.process.executableURL = URL(fileURLWithPath: executable)
+        child.process.arguments = arguments
+        child.process.standardOutput = child.output
+        child.process.standardInput = FileHandle.nullDevice
+        if let environment { child.process.environment = environment }
+        try child.process.run()
+        return child
+    }
+
+    /// Reads one line of stdout (blocking); throws at end of output.
+    func readLine() throws -> String {
+        while true {
+            if let newline = buffer.firstIndex(of: 0x0A) {
+                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+                buffer = Data(buffer[(newline + 1)...])
+                return line
+            }
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { throw ValidationError("\(process.executableURL?.lastPathComponent ?? "child") ended without output") }
+            buffer.append(chunk)
+        }
+    }
+
+    func readPort() throws -> Int {
+        let line = try readLine()
+        guard let data = line.data(using: .utf8),
+              let object = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let port = object["port"] as? Int
+        else { throw ValidationError("expected {\"port\":N}, got \(line)") }
+        return port
+    }
+
+    func stop() {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+    }
+}
+
+/// Starts two meshchat processes, connects them, lets them idle and reads the first one's RSS.
+enum IdleMeasurement {
+    static func measure(meshchat: String) throws -> Int {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("meshbench-idle-\(getpid())").path
+        let a = try Child.start(meshchat, ["--name", "idle-a", "--json", "--keep-running", "--no-discovery",
+                                           "--data-dir", directory + "/a", "--log-level", "error"])
+        defer { a.stop() }
+        let ready = try a.readLine()
+        guard let data = ready.data(using: .utf8),
+              let object = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let port = object["port"] as? Int
+        else { throw ValidationError("meshchat did not print a ready event: \(ready)") }
+        let b = try Child.start(meshchat, ["--name", "idle-b", "--json", "--keep-running", "--no-discovery",
+                                           "--data-dir", directory + "/b", "--connect", "127.0.0.1:\(port)", "--log-level", "error"])
+        defer { b.stop() }
+        while !(try a.readLine()).contains("\"state\":\"connected\"") {}
+        // Idle: a few keepalive periods pass with nothing else to do.
+        Thread.sleep(forTimeInterval: 3)
+        return residentBytes(pid: a.process.processIdentifier) ?? 0
+    }
+}
