@@ -11,9 +11,11 @@ public struct FrameParser: Sendable {
     public let maxFrameLength: Int
 
     /// Creates a parser.
-    /// - Parameter maxFrameLength: the largest accepted length field; defaults to the protocol's.
+    /// - Parameter maxFrameLength: the largest accepted length field; defaults to the protocol's,
+    ///   which is also the most it can be (a larger value is clamped, so no peer can send a frame
+    ///   body larger than one Noise message).
     public init(maxFrameLength: Int = WireLimits.maxFrameLength) {
-        self.maxFrameLength = maxFrameLength
+        self.maxFrameLength = min(maxFrameLength, WireLimits.maxFrameLength)
     }
 
     /// Reads one frame from the front of `buffer`, if a whole one is there.
@@ -23,7 +25,7 @@ public struct FrameParser: Sendable {
     public func parse(_ buffer: inout ByteBuffer) throws(WireError) -> Frame? {
         guard let length: UInt32 = buffer.getInteger(at: buffer.readerIndex) else { return nil }
         guard length > 0 else { throw .emptyFrame() }
-        guard length <= maxFrameLength else { throw .frameTooLarge(length) }
+        guard length <= maxFrameLength else { throw .frameTooLarge(length, maximum: maxFrameLength) }
         guard let rawType: UInt8 = buffer.getInteger(at: buffer.readerIndex + 4) else { return nil }
         guard let type = FrameType(rawValue: rawType) else { throw .unknownFrameType(rawType) }
         let bodyLength = Int(length) - 1

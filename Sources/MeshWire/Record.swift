@@ -91,7 +91,7 @@ public struct MessageReassembler: Sendable {
         guard total <= maxMessageSize else {
             pending = Data()
             hasPending = false
-            throw .messageTooLarge(total)
+            throw .messageTooLarge(total, maximum: maxMessageSize)
         }
         if record.isFinal && !hasPending {
             return record.data  // the common case: a one-record message, no copy

@@ -54,8 +54,8 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 
     @inline(never)
-    static func frameTooLarge(_ length: UInt32) -> WireError {
-        WireError(.frameTooLarge, "frame length \(length) exceeds the maximum \(WireLimits.maxFrameLength)")
+    static func frameTooLarge(_ length: UInt32, maximum: Int = WireLimits.maxFrameLength) -> WireError {
+        WireError(.frameTooLarge, "frame length \(length) exceeds the maximum \(maximum)")
     }
     @inline(never)
     static func emptyFrame() -> WireError { WireError(.emptyFrame, "frame length 0 (a frame has at least a type byte)") }
@@ -68,8 +68,8 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
     @inline(never)
     static func malformedRecord(_ why: String) -> WireError { WireError(.malformedRecord, why) }
     @inline(never)
-    static func messageTooLarge(_ size: Int) -> WireError {
-        WireError(.messageTooLarge, "message of at least \(size) bytes exceeds the maximum \(WireLimits.maxMessageSize)")
+    static func messageTooLarge(_ size: Int, maximum: Int = WireLimits.maxMessageSize) -> WireError {
+        WireError(.messageTooLarge, "message of at least \(size) bytes exceeds the maximum \(maximum)")
     }
     @inline(never)
     static func malformedMessage(_ what: String, _ underlying: any Error) -> WireError {

@@ -1,0 +1,105 @@
+import Foundation
+import MeshTestSupport
+import MeshWire
+import SwiftProtobuf
+import Testing
+
+/// Envelope golden bytes (PROTOCOL.md §6, §11).
+@Suite("Envelopes")
+struct EnvelopeTests {
+    @Test("valid envelope decodes to its JSON form and re-encodes byte for byte", arguments: try EnvelopeVectors.load().valid)
+    func validEnvelope(_ vector: EnvelopeVectors.Valid) throws {
+        let bytes = try Data(hex: vector.bytes)
+        let envelope = try Envelope(decoding: bytes)
+        #expect(envelope.body != nil)
+        #expect(try envelope.jsonString() == vector.json)
+        #expect(try Envelope(jsonString: vector.json) == envelope)
+        #expect(envelope.encoded == bytes)
+        #expect(envelope.unknownFields.data.isEmpty)
+    }
+
+    @Test("the Envelope constructors produce the vector bytes")
+    func constructors() throws {
+        let vectors = Dictionary(uniqueKeysWithValues: try EnvelopeVectors.load().valid.map { ($0.name, $0.bytes) })
+        let built: [String: Envelope] = [
+            "chat": .chat(id: Data(0..<16), text: "héllo wörld — 你好 👋", sentAtMilliseconds: 1_700_000_000_123),
+            "data": .data(try Data(hex: "00ff10fe7f80fbff")),
+            "ping": .ping(nonce: 0x0123_4567_89ab_cdef),
+            "ping_zero": .ping(nonce: 0),
+            "ping_max_nonce": .ping(nonce: .max),
+            "pong": .pong(nonce: 0x0123_4567_89ab_cdef),
+            "goodbye": .goodbye(.duplicateConnection, reason: "another link to this node won the tie-break"),
+            "goodbye_normal": .goodbye(.normal, reason: "user quit"),
+        ]
+        #expect(Set(built.keys) == Set(vectors.keys))
+        for (name, envelope) in built {
+            #expect(envelope.encoded.hexString == vectors[name], "\(name)")
+        }
+    }
+
+    @Test("envelope from a newer peer decodes, keeps unknown fields and re-encodes byte for byte",
+          arguments: try EnvelopeVectors.load().unknown)
+    func unknownContent(_ vector: EnvelopeVectors.Unknown) throws {
+        let bytes = try Data(hex: vector.bytes)
+        let envelope = try Envelope(decoding: bytes)
+        switch (vector.body, envelope.body) {
+        case (nil, nil): break  // ignored per §6.2
+        case ("chat", .chat(let chat)?):
+            #expect(chat.messageID == Data(0..<16))
+            #expect(!chat.unknownFields.data.isEmpty)
+        default:
+            Issue.record("body \(String(describing: envelope.body)), expected \(vector.body ?? "nil")")
+        }
+        #expect(envelope.encoded == bytes)
+        #expect(try envelope.jsonString() == vector.json)
+    }
+
+    @Test("the unknown fields of a newer peer's Chat are kept in order")
+    func chatUnknownFieldBytes() throws {
+        let vector = try #require(try EnvelopeVectors.load().unknown.first { $0.name == "chat_with_unknown_fields" })
+        let envelope = try Envelope(decoding: try Data(hex: vector.bytes))
+        guard case .chat(let chat)? = envelope.body else {
+            Issue.record("not a chat")
+            return
+        }
+        #expect(chat.text == "hi")
+        #expect(chat.sentAtMs == 1_700_000_000_123)
+        // field 7 varint 42, field 9 "future"
+        #expect(chat.unknownFields.data.hexString == "382a4a06667574757265")
+    }
+
+    @Test("invalid envelope bytes raise malformedMessage", arguments: try EnvelopeVectors.load().invalid)
+    func invalidEnvelope(_ vector: EnvelopeVectors.Invalid) throws {
+        let bytes = try Data(hex: vector.bytes)
+        let error = #expect(throws: WireError.self) { try Envelope(decoding: bytes) }
+        #expect(error?.code.name == vector.error)
+        #expect(error?.closeCode == .protocolViolation)
+        #expect(error?.description.contains("envelope") == true)
+    }
+
+    @Test("an envelope reassembled from records (a Data slice) decodes")
+    func decodesFromSlices() throws {
+        let envelope = Envelope.chat(id: Data(repeating: 9, count: 16), text: String(repeating: "ü", count: 40_000), sentAtMilliseconds: 1)
+        var reassembler = MessageReassembler()
+        var message: Data?
+        for record in MessageFragmenter.records(for: envelope.encoded, maxFragment: 1_000) {
+            message = try reassembler.append(try Record(decoding: record.encoded))
+        }
+        #expect(try Envelope(decoding: try #require(message)) == envelope)
+        // A one-record message comes back as a slice of the transport plaintext.
+        let single = try Record(decoding: Data([0x01]) + Envelope.ping(nonce: 5).encoded)
+        #expect(try Envelope(decoding: single.data) == .ping(nonce: 5))
+    }
+
+    @Test("a Hello payload over 1,024 bytes is refused")
+    func helloLimit() throws {
+        var hello = HelloPayload()
+        hello.protocolVersion = 1
+        hello.serviceType = "meshchat"
+        #expect(try HelloPayload(decoding: hello.serializedData()) == hello)
+        hello.serviceType = String(repeating: "s", count: 1_100)
+        let error = #expect(throws: WireError.self) { try HelloPayload(decoding: hello.serializedData()) }
+        #expect(error?.code == .malformedMessage)
+        #expect(error?.description.contains("1024") == true)
+    }
+}
