@@ -131,7 +131,7 @@ public final class EventQueue<Element: Sendable>: AsyncSequence, Sendable {
     }
 
     /// Iterates the events; one consumer at a time.
-    public struct AsyncIterator: AsyncIteratorProtocol {
+    public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
         fileprivate let queue: EventQueue<Element>
         /// The next event, or `nil` once the queue is finished and empty.
         public mutating func next() async -> Element? { await queue.next() }

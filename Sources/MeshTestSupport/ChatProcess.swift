@@ -58,12 +58,12 @@ public final class ChatProcess: @unchecked Sendable {
 
     /// Starts an executable from ``binDirectory``.
     /// - Parameters:
-    ///   - executable: `meshchat` or `meshbench`.
     ///   - arguments: its arguments.
+    ///   - executable: `meshchat` (the default) or `meshbench`.
     ///   - label: a name for failure messages.
     ///   - environment: extra environment variables.
     /// - Throws: when the executable is missing or cannot start.
-    public init(_ executable: String = "meshchat", _ arguments: [String], label: String,
+    public init(_ arguments: [String], executable: String = "meshchat", label: String,
                 environment: [String: String] = [:]) throws {
         self.label = label
         let url = Self.binDirectory.appendingPathComponent(executable)

@@ -30,12 +30,12 @@ public final class RawTCPClient {
         }
         guard result == 0 else {
             let reason = String(cString: strerror(errno))
-            close(fd)
+            Glibc.close(fd)
             throw Failure(description: "connect to port \(port): \(reason)")
         }
     }
 
-    deinit { if fd >= 0 { close(fd) } }
+    deinit { if fd >= 0 { Glibc.close(fd) } }
 
     /// Sends bytes; errors (the peer already closed) are ignored, as a hostile client would.
     /// - Parameter bytes: what to send.

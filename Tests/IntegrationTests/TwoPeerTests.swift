@@ -54,11 +54,11 @@ struct TwoPeerTests {
     func identityPersists() async throws {
         let directory = TemporaryDirectory()
         let first = try ChatProcess(["--name", "carol", "--json", "--no-discovery", "--data-dir", directory.appending("c")], label: "carol")
-        let id1 = try #require(JSONLine(try await first.waitForEvent("\"event\":\"ready\""))?.string("id"))
+        let id1 = try #require(JSONLine(await first.waitForEvent("\"event\":\"ready\""))?.string("id"))
         first.closeInput()
         try await first.waitForExit()
         let second = try ChatProcess(["--name", "caroline", "--json", "--no-discovery", "--data-dir", directory.appending("c")], label: "caroline")
-        let ready = try #require(JSONLine(try await second.waitForEvent("\"event\":\"ready\"")))
+        let ready = try #require(JSONLine(await second.waitForEvent("\"event\":\"ready\"")))
         #expect(ready.string("id") == id1)
         #expect(ready.string("name") == "caroline")
         second.closeInput()
@@ -87,11 +87,11 @@ struct TwoPeerTests {
 
     @Test("256 MiB of bulk data between two processes arrives with a matching SHA-256")
     func bulkChecksum() async throws {
-        let sink = try ChatProcess("meshbench", ["sink", "--verify"], label: "sink")
+        let sink = try ChatProcess(["sink", "--verify"], executable: "meshbench", label: "sink")
         defer { sink.kill9() }
-        let port = try #require(JSONLine(try await sink.waitForLine { $0.contains("\"port\"") })?.int("port"))
-        let source = try ChatProcess("meshbench", ["source", "--port", "\(port)", "--workload", "bulk",
-                                                   "--count", "256", "--size", "\(1 << 20)", "--verify"], label: "source")
+        let port = try #require(JSONLine(await sink.waitForLine { $0.contains("\"port\"") })?.int("port"))
+        let source = try ChatProcess(["source", "--port", "\(port)", "--workload", "bulk",
+                                      "--count", "256", "--size", "\(1 << 20)", "--verify"], executable: "meshbench", label: "source")
         let line = try await source.waitForLine(timeout: .seconds(300)) { $0.contains("sha256Sent") }
         let result = try #require(JSONLine(line))
         #expect(result.int("messages") == 256)
