@@ -6,7 +6,6 @@ import MeshTransport
 import MeshWire
 import NIOConcurrencyHelpers
 import NIOCore
-import NIOPosix
 
 /// A set of encrypted links to peers, in the model of Multipeer Connectivity's `MCSession`.
 ///
@@ -64,7 +63,7 @@ public final class Session: Sendable {
     public let events: EventQueue<SessionEvent>
 
     private let logger: Logger
-    private let group: MultiThreadedEventLoopGroup
+    private let group: any EventLoopGroup
     private let registry = NIOLockedValueBox(LinkRegistry())
     private let commands: AsyncStream<Command>
     private let commandSink: AsyncStream<Command>.Continuation
@@ -96,7 +95,7 @@ public final class Session: Sendable {
         var logger = logger
         logger[metadataKey: "mesh.node"] = "\(peer.peerID.id.shortHex)"
         self.logger = logger
-        self.group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
+        self.group = EventLoops.makeGroup()
         (self.commands, self.commandSink) = AsyncStream.makeStream(of: Command.self, bufferingPolicy: .bufferingOldest(4096))
     }
 
@@ -458,17 +457,7 @@ public final class Session: Sendable {
         registry.withLockedValue { $0.entries[peer.id]?.channel }?.close(promise: nil)
     }
 
-    static func describe(_ error: any Error) -> String {
-        if let error = error as? IOError { return error.description }
-        if let error = error as? ChannelError, case .connectTimeout(let amount) = error {
-            return "connection timed out after \(amount.nanoseconds / 1_000_000_000) s"
-        }
-        if let error = error as? NIOConnectionError {
-            let reasons = error.connectionErrors.map { "\($0.target): \($0.error)" }
-            return reasons.isEmpty ? "could not resolve \(error.host)" : reasons.joined(separator: "; ")
-        }
-        return "\(error)"
-    }
+    static func describe(_ error: any Error) -> String { EventLoops.describe(error) }
 }
 
 /// The links of a session by peer, guarded by the session's lock.

@@ -18,10 +18,10 @@ public typealias LinkChannel = NIOAsyncChannel<LinkEvent, Envelope>
 public struct TCPTransport: Sendable {
     /// Socket and buffering settings.
     public struct Settings: Sendable {
-        /// Outbound bytes queued per link before writers wait (§10): 1 MiB.
-        public var writeHighWaterMark = 1024 * 1024
-        /// Outbound bytes at which waiting writers resume: 256 KiB.
-        public var writeLowWaterMark = 256 * 1024
+        /// Outbound bytes queued per link before writers wait (§10): 4 MiB.
+        public var writeHighWaterMark = 4 * 1024 * 1024
+        /// Outbound bytes at which waiting writers resume: 1 MiB.
+        public var writeLowWaterMark = 1024 * 1024
         /// Inbound events buffered per link before the socket stops being read.
         public var inboundHighWatermark = 64
         /// Inbound events at which reading resumes.
