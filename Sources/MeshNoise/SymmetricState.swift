@@ -1,0 +1,132 @@
+import Crypto
+import Foundation
+
+/// The Noise symmetric state: chaining key, handshake hash and an optional cipher state
+/// (Noise revision 34, §5.2), for SHA256 and ChaChaPoly.
+///
+/// Internal: ``NoiseHandshake`` drives it token by token.
+struct SymmetricState: Sendable {
+    /// The Noise hash length for SHA256.
+    static let hashLength = 32
+
+    /// The chaining key `ck`.
+    private(set) var chainingKey: SymmetricKey
+    /// The handshake hash `h`.
+    private(set) var handshakeHash: Data
+    /// The cipher state `k, n`; `nil` until the first `MixKey` (an "empty" key).
+    private(set) var cipher: NoiseCipherState?
+
+    /// `InitializeSymmetric(protocol_name)`: `h` is the name zero-padded to 32 bytes, or its
+    /// SHA256 when longer; `ck = h`.
+    init(protocolName: String) {
+        let name = Data(protocolName.utf8)
+        if name.count <= Self.hashLength {
+            handshakeHash = name + Data(repeating: 0, count: Self.hashLength - name.count)
+        } else {
+            handshakeHash = Data(SHA256.hash(data: name))
+        }
+        chainingKey = SymmetricKey(data: handshakeHash)
+        cipher = nil
+    }
+
+    /// Whether a key has been mixed in, so payloads and static keys are encrypted.
+    var hasKey: Bool { cipher != nil }
+
+    /// `MixKey(input_key_material)`: `ck, temp_k = HKDF(ck, ikm, 2)`; the cipher restarts at nonce 0.
+    mutating func mixKey(_ inputKeyMaterial: some ContiguousBytes) {
+        let output = Self.hkdf(chainingKey: chainingKey, inputKeyMaterial: inputKeyMaterial, outputs: 2)
+        chainingKey = output[0]
+        cipher = NoiseCipherState(key: output[1])
+    }
+
+    /// `MixHash(data)`: `h = SHA256(h ‖ data)`.
+    mutating func mixHash(_ data: some DataProtocol) {
+        var hasher = SHA256()
+        hasher.update(data: handshakeHash)
+        hasher.update(data: data)
+        handshakeHash = Data(hasher.finalize())
+    }
+
+    /// `MixKeyAndHash(input_key_material)`: `ck, temp_h, temp_k = HKDF(ck, ikm, 3)`;
+    /// `MixHash(temp_h)`; the cipher takes `temp_k` at nonce 0. Used for `psk` tokens.
+    mutating func mixKeyAndHash(_ inputKeyMaterial: some ContiguousBytes) {
+        let output = Self.hkdf(chainingKey: chainingKey, inputKeyMaterial: inputKeyMaterial, outputs: 3)
+        chainingKey = output[0]
+        output[1].withUnsafeBytes { mixHash($0) }
+        cipher = NoiseCipherState(key: output[2])
+    }
+
+    /// `EncryptAndHash(plaintext)`: encrypts with `h` as associated data when a key is set
+    /// (otherwise passes the plaintext through), then mixes the result into `h`.
+    mutating func encryptAndHash(_ plaintext: some DataProtocol) throws(NoiseError) -> Data {
+        let output: Data
+        if var cipher {
+            output = try cipher.encrypt(plaintext, authenticating: handshakeHash)
+            self.cipher = cipher
+        } else {
+            output = Data(plaintext)
+        }
+        mixHash(output)
+        return output
+    }
+
+    /// `DecryptAndHash(ciphertext)`: decrypts with `h` as associated data when a key is set
+    /// (otherwise passes the bytes through), then mixes the ciphertext into `h`.
+    mutating func decryptAndHash(_ ciphertext: some DataProtocol, what: String) throws(NoiseError) -> Data {
+        let output: Data
+        if var cipher {
+            do {
+                output = try cipher.decrypt(ciphertext, authenticating: handshakeHash)
+            } catch let error where error.code == .decryptFailed {
+                throw .decryptFailed(what)
+            }
+            self.cipher = cipher
+        } else {
+            output = Data(ciphertext)
+        }
+        mixHash(ciphertext)
+        return output
+    }
+
+    /// `Split()`: `temp_k1, temp_k2 = HKDF(ck, zerolen, 2)`; returns the initiator→responder and
+    /// responder→initiator cipher states.
+    func split() -> (initiatorToResponder: NoiseCipherState, responderToInitiator: NoiseCipherState) {
+        let output = Self.hkdf(chainingKey: chainingKey, inputKeyMaterial: Data(), outputs: 2)
+        return (NoiseCipherState(key: output[0]), NoiseCipherState(key: output[1]))
+    }
+
+    /// An extra key bound to the handshake: `HKDF-SHA256(salt: ck, ikm: zerolen, info: label)`,
+    /// first 32 bytes (RFC 5869). See ``NoiseHandshake/deriveKey(label:)``.
+    func deriveKey(label: some DataProtocol) -> SymmetricKey {
+        HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: SymmetricKey(data: Data()),
+            salt: chainingKey.withUnsafeBytes { Data($0) },
+            info: label,
+            outputByteCount: Self.hashLength
+        )
+    }
+
+    /// The Noise `HKDF(chaining_key, input_key_material, num_outputs)` (§4.3).
+    ///
+    /// Noise's HKDF is RFC 5869 HKDF with the chaining key as salt, the input key material as
+    /// IKM and empty info: `output1 = HMAC(temp_key, 0x01)`, `output2 = HMAC(temp_key,
+    /// output1 ‖ 0x02)`, ... with `temp_key = HMAC(ck, ikm)`. swift-crypto's HKDF computes it.
+    static func hkdf(
+        chainingKey: SymmetricKey,
+        inputKeyMaterial: some ContiguousBytes,
+        outputs: Int
+    ) -> [SymmetricKey] {
+        let ikm = inputKeyMaterial.withUnsafeBytes { SymmetricKey(data: $0) }
+        let output = HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: ikm,
+            salt: chainingKey.withUnsafeBytes { Data($0) },
+            info: Data(),
+            outputByteCount: outputs * hashLength
+        )
+        return output.withUnsafeBytes { bytes in
+            (0..<outputs).map { index in
+                SymmetricKey(data: UnsafeRawBufferPointer(rebasing: bytes[index * hashLength..<(index + 1) * hashLength]))
+            }
+        }
+    }
+}
