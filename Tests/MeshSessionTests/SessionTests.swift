@@ -41,7 +41,7 @@ struct EventReader {
     init(_ node: Node) { iterator = node.session.events.makeAsyncIterator() }
 
     /// The next event matching `predicate`, skipping others; fails at the deadline.
-    mutating func next<T: Sendable>(timeout: Duration = .seconds(10), _ match: @Sendable (SessionEvent) -> T?) async throws -> T {
+    mutating func next<T: Sendable>(timeout: Duration = .seconds(10), _ match: @escaping @Sendable (SessionEvent) -> T?) async throws -> T {
         var iterator = self.iterator
         defer { self.iterator = iterator }
         let result: T? = try await withThrowingTaskGroup(of: (T?, EventQueue<SessionEvent>.AsyncIterator)?.self) { group in
