@@ -81,7 +81,7 @@ let package = Package(
         .executableTarget(
             name: "meshchat",
             dependencies: [
-                "MeshChatKit", "MeshSession",
+                "MeshChatKit", "MeshSession", "MeshTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -91,7 +91,7 @@ let package = Package(
         .executableTarget(
             name: "meshbench",
             dependencies: [
-                "MeshSession",
+                "MeshSession", "MeshTransport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

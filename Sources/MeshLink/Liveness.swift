@@ -28,6 +28,7 @@ public struct Liveness: Sendable {
     private var lastReceived: UInt64
     private var lastSent: UInt64
     private var pausedSince: UInt64?
+    private var lastTick: UInt64
     private var nextNonce: UInt64 = 1
     private var outstanding: [UInt64: UInt64] = [:]
     /// The latest measured round-trip time in nanoseconds, if any.
@@ -43,7 +44,12 @@ public struct Liveness: Sendable {
         self.deadAfter = deadAfter
         self.lastReceived = now
         self.lastSent = now
+        self.lastTick = now
     }
+
+    /// A check later than this after the previous one means this node itself was not running
+    /// (an overloaded machine, a stopped process): the gap is not the peer's silence.
+    public static let stallThreshold: UInt64 = 4 * checkInterval
 
     /// A frame arrived.
     /// - Parameter now: the current time.
@@ -84,6 +90,12 @@ public struct Liveness: Sendable {
     /// - Parameter now: the current time.
     /// - Returns: what to do.
     public mutating func tick(now: UInt64) -> Action {
+        if now > lastTick, now - lastTick > Self.stallThreshold {
+            // We could not have read anything while we were not running: forgive the gap and let
+            // the socket be read before judging the peer.
+            lastReceived = max(lastReceived, lastReceived + (now - lastTick - Self.checkInterval))
+        }
+        lastTick = max(lastTick, now)
         if pausedSince == nil, now > lastReceived, now - lastReceived >= deadAfter {
             return .peerDead(silence: now - lastReceived)
         }

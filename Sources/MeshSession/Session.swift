@@ -46,6 +46,9 @@ public final class Session: Sendable {
         public var eventCapacity = 1024
         /// Socket, buffering and timer settings.
         public var transport = TCPTransport.Settings()
+        /// The event loops to run the sockets on; `nil` uses the process-wide group
+        /// (SwiftNIO's singleton). The session never shuts a group down.
+        public var eventLoopGroup: (any EventLoopGroup)?
         /// Creates the defaults.
         public init() {}
     }
@@ -95,12 +98,8 @@ public final class Session: Sendable {
         var logger = logger
         logger[metadataKey: "mesh.node"] = "\(peer.peerID.id.shortHex)"
         self.logger = logger
-        self.group = EventLoops.makeGroup()
+        self.group = configuration.eventLoopGroup ?? EventLoops.shared
         (self.commands, self.commandSink) = AsyncStream.makeStream(of: Command.self, bufferingPolicy: .bufferingOldest(4096))
-    }
-
-    deinit {
-        group.shutdownGracefully { _ in }
     }
 
     // MARK: Lifecycle
@@ -433,6 +432,10 @@ public final class Session: Sendable {
                 firstError = firstError ?? .notConnected(peer)
             }
         }
+        // The write returns at once while the link is writable. When tasks run on the event
+        // loop threads (EventLoops.installAsConcurrencyExecutor), a sender that never suspends
+        // would keep the loop from reading its sockets — and from noticing they are alive.
+        await Task.yield()
         if let firstError { throw firstError }
     }
 

@@ -5,14 +5,27 @@ import NIOPosix
 ///
 /// Kept here so that `MeshTransport` stays the only target that imports `NIOPosix`.
 public enum EventLoops {
-    /// Creates the event loop group for one session.
-    ///
-    /// One thread: a chat node's links are few, and one loop thread avoids cross-thread wake-ups
-    /// between links and the application's tasks (see the benchmark notes in README.md).
+    /// The process-wide event loop group (SwiftNIO's singleton, one thread per core), which
+    /// sessions use unless they are given another. Never shut it down.
+    public static var shared: any EventLoopGroup { MultiThreadedEventLoopGroup.singleton }
+
+    /// Creates a private event loop group; its creator shuts it down.
     /// - Parameter threads: the number of loop threads.
-    /// - Returns: a group; shut it down when the session ends.
+    /// - Returns: the group.
     public static func makeGroup(threads: Int = 1) -> any EventLoopGroup {
         MultiThreadedEventLoopGroup(numberOfThreads: threads)
+    }
+
+    /// Makes Swift Concurrency run its tasks on ``shared``'s threads, so a task that reads from or
+    /// writes to a socket does not hop between the concurrency pool and an event loop thread
+    /// (SwiftNIO's `NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor`).
+    ///
+    /// For executables only: call it once, first thing in `main`, on the main thread. Libraries
+    /// must not call it.
+    /// - Returns: whether the executor was installed.
+    @discardableResult
+    public static func installAsConcurrencyExecutor() -> Bool {
+        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
     }
 
     /// A sentence for a connect or socket error, e.g. "connection refused" with the address.

@@ -197,6 +197,7 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .chat, .data:
             context.fireChannelRead(wrapInboundOut(.envelope(envelope)))
         case .ping(let ping):
+            logger.trace("answering ping", metadata: ["ping.nonce": "\(ping.nonce)"])
             writeControl(.pong(nonce: ping.nonce), context: context, flush: true)
         case .pong(let pong):
             liveness.pongReceived(nonce: pong.nonce, now: Self.now())
@@ -294,6 +295,7 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .none:
             break
         case .sendPing(let nonce):
+            logger.trace("sending keepalive ping", metadata: ["ping.nonce": "\(nonce)"])
             writeControl(.ping(nonce: nonce), context: context, flush: true)
         case .peerDead(let silence):
             let seconds = Double(silence) / 1e9

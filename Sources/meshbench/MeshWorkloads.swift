@@ -11,7 +11,12 @@ enum MeshWorkloads {
         var configuration = Session.Configuration()
         configuration.port = port
         configuration.host = "127.0.0.1"
-        return Session(peer: me, configuration: configuration)
+        var logger = Logger(label: "meshbench.\(name)", factory: { _ in SwiftLogNoOpLogHandler() })
+        if let level = ProcessInfo.processInfo.environment["MESHBENCH_LOG"].flatMap(Logger.Level.init(rawValue:)) {
+            logger = Logger(label: "meshbench.\(name)", factory: { StreamLogHandler.standardError(label: $0) })
+            logger.logLevel = level
+        }
+        return Session(peer: me, configuration: configuration, logger: logger)
     }
 
     static func sink(port: Int, verify: Bool) async throws {

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import MeshChatKit
 import MeshSession
+import MeshTransport
 import NIOPosix
 
 /// `meshchat`: peer-to-peer encrypted chat for the terminal and for scripts.
@@ -17,6 +18,12 @@ struct MeshChat: AsyncParsableCommand {
             Exit status: 0 after /quit or the end of input, 1 when the chat cannot start (a port in use, \
             an unreadable key file), 64 for a bad command line.
             """)
+
+    /// Runs tasks on SwiftNIO's loop threads (no hops between sockets and tasks), then the command.
+    static func main() async {
+        EventLoops.installAsConcurrencyExecutor()
+        await main(nil)
+    }
 
     @Option(name: .long, help: "Your display name: 1 to 63 bytes of UTF-8 (default: this machine's host name).")
     var name: String?
