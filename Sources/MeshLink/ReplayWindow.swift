@@ -39,11 +39,8 @@ public struct ReplayWindow: Sendable, Hashable {
             if advance >= UInt64(size) {
                 for i in bitmap.indices { bitmap[i] = 0 }
             } else {
-                var c = highest + 1
-                while c <= counter {
-                    clear(c)
-                    c += 1
-                }
+                // A closed range, so that a counter of UInt64.max does not overflow the loop.
+                for c in (highest + 1)...counter { clear(c) }
             }
             self.highest = counter
         } else if highest == nil {
