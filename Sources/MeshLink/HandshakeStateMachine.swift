@@ -282,7 +282,7 @@ public struct HandshakeStateMachine: Sendable {
             return .failure(LinkCloseReason(.protocolViolation, "handshake message \(messageNumber): \(error)"))
         }
         if let problem = displayNameProblem(payload.displayName) {
-            return .failure(LinkCloseReason(.invalidIdentity, "peer's \(problem)"))
+            return .failure(LinkCloseReason(.invalidIdentity, "invalid display name from the peer: \(problem)"))
         }
         guard payload.identityKey.count == 32,
               let identityKey = try? Curve25519.Signing.PublicKey(rawRepresentation: payload.identityKey)

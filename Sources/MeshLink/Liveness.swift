@@ -29,6 +29,7 @@ public struct Liveness: Sendable {
     private var lastSent: UInt64
     private var pausedSince: UInt64?
     private var lastTick: UInt64
+    private var acceptedSinceProof = 0
     private var nextNonce: UInt64 = 1
     private var outstanding: [UInt64: UInt64] = [:]
     /// The latest measured round-trip time in nanoseconds, if any.
@@ -53,7 +54,10 @@ public struct Liveness: Sendable {
 
     /// A frame arrived.
     /// - Parameter now: the current time.
-    public mutating func frameReceived(now: UInt64) { lastReceived = max(lastReceived, now) }
+    public mutating func frameReceived(now: UInt64) {
+        lastReceived = max(lastReceived, now)
+        acceptedSinceProof = 0
+    }
 
     /// A frame was written.
     /// - Parameter now: the current time.
@@ -71,6 +75,24 @@ public struct Liveness: Sendable {
         guard let since = pausedSince else { return }
         pausedSince = nil
         lastReceived = max(lastReceived, lastReceived + (now - since))
+    }
+
+    /// Bytes this side's socket accepted after which the peer counts as alive even when none of its
+    /// frames were read: the kernel's send buffer holds at most 4 MiB (Linux's default cap), so 8 MiB
+    /// accepted means the peer acknowledged at least 4 MiB. It covers a loop so busy sending that it
+    /// did not get to read the peer's pings.
+    public static let acceptedBytesProvingLife = 8 * 1024 * 1024
+
+    /// The socket accepted `bytes` of this side's frames (a write completed).
+    /// - Parameters:
+    ///   - bytes: how many bytes.
+    ///   - now: the current time.
+    public mutating func bytesAccepted(_ bytes: Int, now: UInt64) {
+        acceptedSinceProof += bytes
+        if acceptedSinceProof >= Self.acceptedBytesProvingLife {
+            acceptedSinceProof = 0
+            lastReceived = max(lastReceived, now)
+        }
     }
 
     /// A pong arrived.

@@ -255,7 +255,10 @@ public final class Session: Sendable {
                     switch event {
                     case .established(let info):
                         let peer = PeerID(remote: info.peer)
-                        switch registerLink(info, peer: peer, channel: link.channel, outbound: outbound) {
+                        let writer = LinkWriter(channel: link.channel,
+                                                highWaterMark: configuration.transport.writeHighWaterMark,
+                                                lowWaterMark: configuration.transport.writeLowWaterMark)
+                        switch registerLink(info, peer: peer, channel: link.channel, writer: writer) {
                         case .first:
                             registeredPeer = peer
                             await events.push(.peerChanged(peer, .connected))
@@ -300,11 +303,10 @@ public final class Session: Sendable {
 
     private enum Registration { case first, replaced, lost }
 
-    private func registerLink(_ info: LinkInfo, peer: PeerID, channel: any Channel,
-                              outbound: NIOAsyncChannelOutboundWriter<Envelope>) -> Registration {
+    private func registerLink(_ info: LinkInfo, peer: PeerID, channel: any Channel, writer: LinkWriter) -> Registration {
         let me = self.peer.peerID.id
         let initiator = info.role == .initiator ? me : peer.id
-        let entry = LinkRegistry.Entry(peer: peer, channel: channel, outbound: outbound, initiator: initiator)
+        let entry = LinkRegistry.Entry(peer: peer, channel: channel, writer: writer, initiator: initiator)
         let (result, loser): (Registration, (any Channel)?) = registry.withLockedValue { registry in
             guard let existing = registry.entries[peer.id] else {
                 registry.entries[peer.id] = entry
@@ -381,7 +383,7 @@ public final class Session: Sendable {
             guard data.count <= Self.maxReliablePayload else {
                 throw .payloadTooLarge(data.count, limit: Self.maxReliablePayload, mode: mode)
             }
-            try await sendReliable(.data(data), to: peers)
+            try await sendReliable(.data(data), size: data.count + 8, to: peers)
         case .unreliable:
             guard data.count <= Self.maxUnreliablePayload else {
                 throw .payloadTooLarge(data.count, limit: Self.maxUnreliablePayload, mode: mode)
@@ -415,27 +417,23 @@ public final class Session: Sendable {
         var generator = SystemRandomNumberGenerator()
         for i in id.indices { id[i] = UInt8.random(in: 0...255, using: &generator) }
         let millis = Int64(Date().timeIntervalSince1970 * 1000)
-        try await sendReliable(.chat(id: Data(id), text: text, sentAtMilliseconds: millis), to: peers)
+        try await sendReliable(.chat(id: Data(id), text: text, sentAtMilliseconds: millis), size: text.utf8.count + 40, to: peers)
         return try! NodeID(bytes: id).hex
     }
 
-    private func sendReliable(_ envelope: Envelope, to peers: [PeerID]) async throws(SessionError) {
+    private func sendReliable(_ envelope: Envelope, size: Int, to peers: [PeerID]) async throws(SessionError) {
         var firstError: SessionError?
         for peer in peers {
-            guard let outbound = registry.withLockedValue({ $0.entries[peer.id]?.outbound }) else {
+            guard let writer = registry.withLockedValue({ $0.entries[peer.id]?.writer }) else {
                 firstError = firstError ?? .notConnected(peer)
                 continue
             }
             do {
-                try await outbound.write(envelope)
+                try await writer.write(envelope, size: SecureChannel.wireSize(ofMessage: size))
             } catch {
                 firstError = firstError ?? .notConnected(peer)
             }
         }
-        // The write returns at once while the link is writable. When tasks run on the event
-        // loop threads (EventLoops.installAsConcurrencyExecutor), a sender that never suspends
-        // would keep the loop from reading its sockets — and from noticing they are alive.
-        await Task.yield()
         if let firstError { throw firstError }
     }
 
@@ -468,7 +466,7 @@ struct LinkRegistry {
     struct Entry {
         let peer: PeerID
         let channel: any Channel
-        let outbound: NIOAsyncChannelOutboundWriter<Envelope>
+        let writer: LinkWriter
         let initiator: NodeID
     }
 

@@ -228,7 +228,14 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         liveness.frameSent(now: Self.now())
-        context.write(wrapOutboundOut(buffer), promise: promise)
+        // When the socket has taken the bytes, count them towards proof that the peer is alive
+        // (Liveness.bytesAccepted): a loop busy sending may not get to read the peer's pings.
+        let size = buffer.readableBytes
+        let written = context.eventLoop.makePromise(of: Void.self)
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        written.futureResult.whenSuccess { bound.value.liveness.bytesAccepted(size, now: Self.now()) }
+        written.futureResult.cascade(to: promise)
+        context.write(wrapOutboundOut(buffer), promise: written)
     }
 
     public func read(context: ChannelHandlerContext) {
