@@ -73,16 +73,10 @@ enum MeshWorkloads {
             case .bulk, .rate:
                 var hasher = SHA256()
                 let start = monotonicSeconds()
-                var inSend = 0.0
                 for i in 0..<count {
                     let payload = Data(maker.payload(i))
                     if verify { hasher.update(data: payload) }
-                    let t = monotonicSeconds()
                     try await session.send(payload, to: [sink], mode: .reliable)
-                    inSend += monotonicSeconds() - t
-                }
-                if ProcessInfo.processInfo.environment["MESHBENCH_DEBUG"] != nil {
-                    FileHandle.standardError.write(Data("send: \(inSend) s in send, \(monotonicSeconds() - start) s so far\n".utf8))
                 }
                 try await session.send(Data([Kind.end.rawValue]), to: [sink], mode: .reliable)
                 var sinkResult: SinkResult?
