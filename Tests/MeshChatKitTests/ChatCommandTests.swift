@@ -1,0 +1,97 @@
+import MeshChatKit
+import Testing
+
+/// `ChatCommand.parse` and `HostPort.parse`: pure, no I/O.
+@Suite("chat commands")
+struct ChatCommandTests {
+    /// The error a line gives, or `nil` when it parses.
+    static func parseError(_ line: String) -> ChatCommandError? {
+        do {
+            _ = try ChatCommand.parse(line)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test("a line that does not start with / is sent exactly as typed", arguments: [
+        "hello", "  hello  ", "hello /peers", "a/b", "\tindented", "ünïcode ✓ 🙂", "x",
+    ])
+    func plainText(line: String) throws {
+        #expect(try ChatCommand.parse(line) == .say(line))
+    }
+
+    @Test("// sends the rest with one leading /", arguments: [
+        ("//x", "/x"), ("//peers", "/peers"), ("///", "//"), ("//help me", "/help me"),
+    ])
+    func doubleSlash(line: String, sent: String) throws {
+        #expect(try ChatCommand.parse(line) == .say(sent))
+    }
+
+    @Test("empty and whitespace-only lines do nothing", arguments: ["", " ", "   ", "\t", " \t  "])
+    func empty(line: String) throws {
+        #expect(try ChatCommand.parse(line) == .empty)
+    }
+
+    @Test("/peers, /who and any capitalisation list peers", arguments: ["/peers", "/who", "/PEERS", "/Who", "  /peers  "])
+    func peers(line: String) throws {
+        #expect(try ChatCommand.parse(line) == .peers)
+    }
+
+    @Test("/help with and without a topic; the topic loses its / and its case", arguments: [
+        ("/help", nil), ("/HELP", nil), ("/help connect", "connect"), ("/help /connect", "connect"),
+        ("/help CONNECT", "connect"), ("/help  peers ", "peers"),
+    ] as [(String, String?)])
+    func help(line: String, topic: String?) throws {
+        #expect(try ChatCommand.parse(line) == .help(topic))
+    }
+
+    @Test("/quit and /exit leave", arguments: ["/quit", "/exit", "/QUIT"])
+    func quit(line: String) throws {
+        #expect(try ChatCommand.parse(line) == .quit)
+    }
+
+    @Test("/connect takes HOST:PORT, [IPV6]:PORT or a host name", arguments: [
+        ("/connect 127.0.0.1:7000", "127.0.0.1", 7000),
+        ("/connect [::1]:7000", "::1", 7000),
+        ("/connect host.example:1", "host.example", 1),
+        ("/CONNECT  10.0.0.2:65535 ", "10.0.0.2", 65535),
+        ("/connect [fe80::1]:80", "fe80::1", 80),
+    ])
+    func connect(line: String, host: String, port: Int) throws {
+        #expect(try ChatCommand.parse(line) == .connect(host: host, port: port))
+    }
+
+    @Test("a bad command or argument names the problem and gives the right usage", arguments: [
+        ("/connect", "an address is required", "usage: /connect HOST:PORT"),
+        ("/connect   ", "an address is required", "usage: /connect HOST:PORT"),
+        ("/connect nohost", "\"nohost\" has no port", "usage: /connect HOST:PORT"),
+        ("/connect ::1:7000", "write an IPv6 address in brackets", "usage: /connect HOST:PORT"),
+        ("/connect [::1", "without \"]\"", "usage: /connect HOST:PORT"),
+        ("/connect [::1]7000", "no :PORT", "usage: /connect HOST:PORT"),
+        ("/connect :7000", "has no host", "usage: /connect HOST:PORT"),
+        ("/connect a:0", "port \"0\" is not a number from 1 to 65535", "usage: /connect HOST:PORT"),
+        ("/connect a:65536", "port \"65536\" is not a number from 1 to 65535", "usage: /connect HOST:PORT"),
+        ("/connect a:x", "port \"x\" is not a number from 1 to 65535", "usage: /connect HOST:PORT"),
+        ("/peers extra", "/peers: it takes no argument", "usage: /peers"),
+        ("/quit now", "/quit: it takes no argument", "usage: /quit"),
+        ("/frobnicate", "unknown command /frobnicate", "type /help"),
+        ("/Frobnicate now", "unknown command /frobnicate", "type /help"),
+    ])
+    func errors(line: String, problem: String, usage: String) throws {
+        let error = try #require(Self.parseError(line), "\(line) parsed without an error")
+        #expect(error.message.contains(problem), "\(error.message)")
+        #expect(error.message.contains(usage), "\(error.message)")
+        #expect(error.description == error.message)
+    }
+
+    @Test("HostPort.parse splits host and port and strips IPv6 brackets")
+    func hostPort() throws {
+        #expect(try HostPort.parse("192.0.2.7:7000") == ("192.0.2.7", 7000))
+        #expect(try HostPort.parse("[::1]:1") == ("::1", 1))
+        #expect(try HostPort.parse("localhost:65535") == ("localhost", 65535))
+        #expect(throws: HostPort.ParseError.self) { try HostPort.parse("[]:7000") }
+        #expect(throws: HostPort.ParseError.self) { try HostPort.parse("host:") }
+        #expect(throws: HostPort.ParseError.self) { try HostPort.parse("") }
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+@testable import MeshChatKit
+import MeshSession
+import Testing
+
+/// `JSONRenderer` against README.md's table of JSON events, and `TextRenderer` for people.
+@Suite("renderers")
+struct RendererTests {
+    static let bob = try! PeerID(id: NodeID(hex: "4fc54bc2369e9405ffb0174daced1b9c"), displayName: "bob")
+    static let carol = try! PeerID(id: NodeID(hex: "620da8ed2398ab78558d6094fbe211c8"), displayName: "carol \"c\"")
+    /// 2026-11-22T10:50:48.250Z.
+    static let sentAt = Date(timeIntervalSince1970: 1_795_344_648.25)
+
+    /// One output with the event name and the keys README.md documents for it, in order.
+    struct Case: Sendable, CustomTestStringConvertible {
+        var label: String
+        var output: ChatOutput
+        var keys: [String]
+        /// Keys of nested objects (an array's first element for arrays).
+        var nested: [String: [String]] = [:]
+        var testDescription: String { label }
+    }
+
+    /// The event name of an output; an exhaustive switch, so a new case must be added here.
+    static func eventName(_ output: ChatOutput) -> String? {
+        switch output {
+        case .ready: "ready"
+        case .peer: "peer"
+        case .message: "message"
+        case .data: "data"
+        case .sent: "sent"
+        case .peers: "peers"
+        case .help: "help"
+        case .connectFailed: "connectFailed"
+        case .error: "error"
+        case .notice: nil
+        }
+    }
+
+    static let peerKeys = ["id", "name"]
+    static let cases: [Case] = [
+        Case(label: "ready", output: .ready(id: bob.id.hex, name: "bob", port: 47001), keys: ["id", "name", "port"]),
+        Case(label: "peer connected", output: .peer(bob, state: "connected", address: "127.0.0.1:53296", reason: nil),
+             keys: ["peer", "state", "address"], nested: ["peer": peerKeys]),
+        Case(label: "peer notConnected with a reason",
+             output: .peer(bob, state: "notConnected", address: nil,
+                           reason: DisconnectReason(code: "keepaliveTimeout", message: "nothing received for 3.0 s", isRemote: false)),
+             keys: ["peer", "state", "reason"], nested: ["peer": peerKeys, "reason": ["code", "message", "remote"]]),
+        Case(label: "peer notConnected without a reason", output: .peer(bob, state: "notConnected", address: nil, reason: nil),
+             keys: ["peer", "state"], nested: ["peer": peerKeys]),
+        Case(label: "message", output: .message(id: "94c37e7313876e15166fe569eac5eac7", from: bob, text: "hello", sentAt: sentAt),
+             keys: ["id", "from", "text", "sent_at"], nested: ["from": peerKeys]),
+        Case(label: "sent", output: .sent(id: "fd8095e0a793f5c229f0b9d96f65b7d4", text: "hi bob", to: [bob, carol]),
+             keys: ["id", "text", "to"], nested: ["to": peerKeys]),
+        Case(label: "data", output: .data(from: bob, mode: .unreliable, payload: Data([0, 1, 2, 0xff])),
+             keys: ["from", "mode", "bytes", "base64"], nested: ["from": peerKeys]),
+        Case(label: "peers", output: .peers([.init(id: bob.id.hex, name: "bob", state: "connected", address: "127.0.0.1:53296")]),
+             keys: ["peers"], nested: ["peers": ["id", "name", "state", "address"]]),
+        Case(label: "peers (none)", output: .peers([]), keys: ["peers"]),
+        Case(label: "help", output: .help("Type a line…\n  /peers"), keys: ["text"]),
+        Case(label: "connectFailed", output: .connectFailed(address: "127.0.0.1:9", reason: "connection refused"),
+             keys: ["address", "reason"]),
+        Case(label: "error", output: .error("unknown command /frobnicate; type /help"), keys: ["message"]),
+    ]
+
+    /// The ordered keys of an object value.
+    static func keys(_ value: JSONValue?) -> [String]? {
+        guard case .object(let members) = value else { return nil }
+        return members.map(\.0)
+    }
+
+    /// The member `key` of an object value (the first element when it is an array).
+    static func member(_ value: JSONValue?, _ key: String) -> JSONValue? {
+        guard case .object(let members) = value, let found = members.first(where: { $0.0 == key })?.1 else { return nil }
+        if case .array(let items) = found { return items.first }
+        return found
+    }
+
+    @Test("every JSON event is one line starting with its event key, with exactly README's fields", arguments: cases)
+    func jsonEvent(_ item: Case) throws {
+        let name = try #require(Self.eventName(item.output))
+        let line = try #require(JSONRenderer().render(item.output))
+        #expect(line.hasPrefix("{\"event\":\"\(name)\""))
+        #expect(!line.contains("\n"))
+        let value = JSONRenderer().value(item.output)
+        #expect(value?.serialized == line)
+        #expect(Self.keys(value) == ["event"] + item.keys)
+        for (key, expected) in item.nested {
+            #expect(Self.keys(Self.member(value, key)) == expected, "\(item.label).\(key)")
+        }
+        let parsed = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(parsed["event"] as? String == name)
+        #expect(Set(parsed.keys) == Set(["event"] + item.keys))
+    }
+
+    @Test("JSON event values: numbers are numbers, booleans are booleans, times are ISO 8601 UTC")
+    func jsonValues() throws {
+        func parse(_ output: ChatOutput) throws -> [String: Any] {
+            let line = try #require(JSONRenderer().render(output))
+            return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        }
+        #expect(JSONRenderer().render(.ready(id: Self.bob.id.hex, name: "bob", port: 47001))
+            == #"{"event":"ready","id":"4fc54bc2369e9405ffb0174daced1b9c","name":"bob","port":47001}"#)
+        let message = try parse(.message(id: "94c37e7313876e15166fe569eac5eac7", from: Self.bob, text: "a\n\"b\"", sentAt: Self.sentAt))
+        #expect(message["sent_at"] as? String == "2026-11-22T10:50:48.250Z")
+        #expect(message["text"] as? String == "a\n\"b\"")
+        #expect((message["from"] as? [String: Any])?["id"] as? String == "4fc54bc2369e9405ffb0174daced1b9c")
+        let data = try parse(.data(from: Self.bob, mode: .unreliable, payload: Data([0, 1, 2, 0xff])))
+        #expect(data["mode"] as? String == "unreliable")
+        #expect(data["bytes"] as? Int == 4)
+        #expect(data["base64"] as? String == "AAEC/w==")
+        let reliable = try parse(.data(from: Self.bob, mode: .reliable, payload: Data()))
+        #expect(reliable["mode"] as? String == "reliable")
+        let gone = try parse(.peer(Self.bob, state: "notConnected", address: nil,
+                                   reason: DisconnectReason(code: "normal", message: "bye", isRemote: true)))
+        #expect((gone["reason"] as? [String: Any])?["remote"] as? Bool == true)
+        #expect(gone["state"] as? String == "notConnected")
+        let sent = try parse(.sent(id: "fd8095e0a793f5c229f0b9d96f65b7d4", text: "hi", to: [Self.bob, Self.carol]))
+        #expect((sent["to"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["bob", "carol \"c\""])
+        #expect(JSONRenderer().render(.peers([])) == #"{"event":"peers","peers":[]}"#)
+    }
+
+    @Test("a notice is for people only: no JSON line")
+    func noticeIsTextOnly() {
+        #expect(JSONRenderer().render(.notice("connecting to 127.0.0.1:7000")) == nil)
+        #expect(JSONRenderer().value(.notice("x")) == nil)
+        #expect(TextRenderer().render(.notice("connecting to 127.0.0.1:7000")) == "* connecting to 127.0.0.1:7000")
+    }
+
+    @Test("text: a message shows as <name> text")
+    func textMessage() {
+        #expect(TextRenderer().render(.message(id: "94c37e7313876e15166fe569eac5eac7", from: Self.bob, text: "hello there", sentAt: Self.sentAt))
+            == "<bob> hello there")
+    }
+
+    @Test("text: errors and failed connections start with \"! \"")
+    func textErrors() throws {
+        #expect(TextRenderer().render(.error("no peers connected; nothing was sent")) == "! no peers connected; nothing was sent")
+        let failed = try #require(TextRenderer().render(.connectFailed(address: "127.0.0.1:9", reason: "connection refused")))
+        #expect(failed.hasPrefix("! "))
+        #expect(failed.contains("127.0.0.1:9") && failed.contains("connection refused"))
+    }
+
+    @Test("text: ready names the port, peers and help are readable, a sent line is not echoed")
+    func textOthers() throws {
+        let ready = try #require(TextRenderer().render(.ready(id: Self.bob.id.hex, name: "bob", port: 47001)))
+        #expect(ready.contains("listening on port 47001"))
+        #expect(ready.contains("bob") && ready.contains("4fc54bc2"))
+        #expect(TextRenderer().render(.peers([])) == "* no peers connected")
+        let rows = try #require(TextRenderer().render(.peers([
+            .init(id: Self.bob.id.hex, name: "bob", state: "connected", address: "127.0.0.1:1"),
+            .init(id: Self.carol.id.hex, name: "carol", state: "connected", address: nil),
+        ])))
+        #expect(rows.split(separator: "\n").count == 2)
+        #expect(rows.contains("bob 4fc54bc2 connected 127.0.0.1:1"))
+        #expect(TextRenderer().render(.help("the help")) == "the help")
+        #expect(TextRenderer().render(.sent(id: "x", text: "hi", to: [Self.bob])) == nil)
+        let connected = try #require(TextRenderer().render(.peer(Self.bob, state: "connected", address: "127.0.0.1:5", reason: nil)))
+        #expect(connected.contains("bob") && connected.contains("connected at 127.0.0.1:5"))
+        let gone = try #require(TextRenderer().render(.peer(Self.bob, state: "notConnected", address: nil,
+                                                            reason: DisconnectReason(code: "normal", message: "bye", isRemote: true))))
+        #expect(gone.contains("disconnected") && gone.contains("peer said bye") && gone.contains("normal"))
+    }
+}
