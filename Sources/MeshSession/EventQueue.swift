@@ -5,7 +5,8 @@ import NIOConcurrencyHelpers
 /// Producers ``push(_:)`` and wait while the queue holds ``capacity`` events; the consumer iterates.
 /// Links push received messages and so stop reading their sockets while the application is behind,
 /// which is how back-pressure reaches the sending peer. ``offer(_:)`` never waits and drops the
-/// event when the queue is full (for unreliable datagrams).
+/// event when the queue is full (for unreliable datagrams). A consumer whose task is cancelled sees
+/// the end of the sequence; the events stay queued for the next iteration.
 ///
 /// This type is thread-safe.
 public final class EventQueue<Element: Sendable>: AsyncSequence, Sendable {
@@ -115,18 +116,27 @@ public final class EventQueue<Element: Sendable>: AsyncSequence, Sendable {
             producer?.resume()
             return ready
         }
-        return await withCheckedContinuation { (continuation: CheckedContinuation<Element?, Never>) in
-            let (result, ready, producer): (Element?, Bool, CheckedContinuation<Void, Never>?) = state.withLockedValue { state in
-                if let element = state.popFirst() {
-                    let producer = state.producers.isEmpty ? nil : state.producers.removeFirst()
-                    return (element, true, producer)
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Element?, Never>) in
+                let (result, ready, producer): (Element?, Bool, CheckedContinuation<Void, Never>?) = state.withLockedValue { state in
+                    if let element = state.popFirst() {
+                        let producer = state.producers.isEmpty ? nil : state.producers.removeFirst()
+                        return (element, true, producer)
+                    }
+                    if state.finished || Task.isCancelled { return (nil, true, nil) }
+                    state.consumer = continuation
+                    return (nil, false, nil)
                 }
-                if state.finished { return (nil, true, nil) }
-                state.consumer = continuation
-                return (nil, false, nil)
+                producer?.resume()
+                if ready { continuation.resume(returning: result) }
             }
-            producer?.resume()
-            if ready { continuation.resume(returning: result) }
+        } onCancel: {
+            // A cancelled consumer gets nil (the end of its iteration); queued events stay queued.
+            let consumer = state.withLockedValue { state -> CheckedContinuation<Element?, Never>? in
+                defer { state.consumer = nil }
+                return state.consumer
+            }
+            consumer?.resume(returning: nil)
         }
     }
 

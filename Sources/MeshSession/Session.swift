@@ -248,6 +248,7 @@ public final class Session: Sendable {
 
     private func serve(_ link: LinkChannel, dialedAddress: String?) async {
         var registeredPeer: PeerID?
+        var drainingPeer: PeerID?
         var closeReason: LinkCloseReason?
         do {
             try await link.executeThenClose { inbound, outbound in
@@ -265,13 +266,15 @@ public final class Session: Sendable {
                         case .replaced:
                             registeredPeer = peer
                         case .lost:
-                            logger.debug("closing duplicate link", metadata: ["mesh.peer": "\(peer.id)"])
+                            // Keep reading: the peer may have written to this link before it
+                            // learned that it lost; everything up to its goodbye is delivered.
+                            logger.debug("retiring duplicate link", metadata: ["mesh.peer": "\(peer.id)"])
                             closeReason = LinkCloseReason(.duplicateConnection, "another link to this peer won the tie-break")
-                            outbound.finish()
-                            return
+                            drainingPeer = peer
+                            Self.retire(link.channel)
                         }
                     case .envelope(let envelope):
-                        guard let sender = registeredPeer else { continue }
+                        guard let sender = registeredPeer ?? drainingPeer else { continue }
                         if let message = Self.message(from: envelope, sender: sender) {
                             await events.push(.received(message))
                         }
@@ -323,14 +326,21 @@ public final class Session: Sendable {
             return (.lost, nil)
         }
         if let loser {
-            logger.debug("replacing duplicate link", metadata: ["mesh.peer": "\(peer.id)"])
-            loser.close(promise: nil)
+            logger.debug("retiring the link this one replaces", metadata: ["mesh.peer": "\(peer.id)"])
+            Self.retire(loser)
         }
         if result != .lost, let udp = sockets.withLockedValue({ $0?.udp }), info.peer.udpPort != 0,
            let address = info.remoteAddress.flatMap({ Self.address($0, port: Int(info.peer.udpPort)) }) {
             udp.register(node: peer.id, keys: info.datagramKeys, address: address)
         }
         return result
+    }
+
+    /// Retires a duplicate link (§4.7): goodbye, no more writes, read until the peer's goodbye.
+    private static func retire(_ channel: any Channel) {
+        channel.triggerUserOutboundEvent(
+            LinkHandler.Retire(code: .duplicateConnection, reason: "another link to this peer won the tie-break"),
+            promise: nil)
     }
 
     /// The same IP address with another port (scope id kept for link-local IPv6).

@@ -35,7 +35,26 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case closed
     }
 
+    /// Asks the handler to retire its link (send with `channel.triggerUserOutboundEvent`).
+    ///
+    /// A retired link sends a goodbye with the code, accepts no more writes, and keeps reading (and
+    /// delivering) until the peer's goodbye or end of stream, so that nothing the peer wrote before it
+    /// learned of the retirement is lost (PROTOCOL.md §4.7). It closes by itself at the latest after
+    /// the handshake timeout.
+    public struct Retire: Sendable {
+        /// The close code for the goodbye (usually `duplicateConnection`).
+        public var code: CloseCode
+        /// The reason for the goodbye.
+        public var reason: String
+        /// Creates a retire command.
+        public init(code: CloseCode, reason: String) {
+            self.code = code
+            self.reason = reason
+        }
+    }
+
     private var state: State
+    private var retired = false
     private var liveness: Liveness
     private var budget: HandshakeBudget?
     private var logger: Logger
@@ -202,6 +221,10 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .pong(let pong):
             liveness.pongReceived(nonce: pong.nonce, now: Self.now())
         case .goodbye(let goodbye):
+            if retired {
+                close(context: context, reason: LinkCloseReason(.duplicateConnection, "retired link drained"), tellPeer: false)
+                return
+            }
             let code = CloseCode(wireValue: goodbye.code)
             let text = goodbye.reason.isEmpty ? "peer closed the link" : String(goodbye.reason.prefix(256))
             close(context: context, reason: LinkCloseReason(code, text, isRemote: true), tellPeer: false)
@@ -214,7 +237,7 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let envelope = unwrapOutboundIn(data)
-        guard case .established(var link) = state else {
+        guard !retired, case .established(var link) = state else {
             promise?.fail(ChannelError.ioOnClosedChannel)
             return
         }
@@ -238,6 +261,22 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(wrapOutboundOut(buffer), promise: written)
     }
 
+    public func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        guard let retire = event as? Retire else {
+            context.triggerUserOutboundEvent(event, promise: promise)
+            return
+        }
+        promise?.succeed()
+        guard !retired, case .established = state else { return }
+        writeControl(.goodbye(retire.code, reason: retire.reason), context: context, flush: true)
+        retired = true
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(in: .nanoseconds(timing.handshakeTimeout)) {
+            guard let context = bound.value.context else { return }
+            bound.value.close(context: context, reason: LinkCloseReason(.duplicateConnection, "retired link closed"), tellPeer: false)
+        }
+    }
+
     public func read(context: ChannelHandlerContext) {
         liveness.readingResumed(now: Self.now())
         context.read()
@@ -245,7 +284,7 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Closes with a goodbye when the application closes the channel.
     public func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
-        if mode == .all, case .established = state {
+        if mode == .all, !retired, case .established = state {
             writeControl(.goodbye(.normal, reason: "the peer disconnected"), context: context, flush: true)
             state = .closed
             cancelTimers()
