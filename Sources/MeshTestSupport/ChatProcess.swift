@@ -78,16 +78,32 @@ public final class ChatProcess: @unchecked Sendable {
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value }
         process.environment = env
-        stdoutPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            self?.receivedStdout(handle.availableData)
+        try process.run()
+        Self.readUntilEnd(stdoutPipe.fileHandleForReading, label: "\(label) stdout") { [weak self] data in
+            self?.receivedStdout(data)
         }
-        stderrPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
+        Self.readUntilEnd(stderrPipe.fileHandleForReading, label: "\(label) stderr") { [weak self] data in
             guard let self else { return }
-            if data.isEmpty { handle.readabilityHandler = nil }
             self.lock.withLock { self.errorText.append(data) }
         }
-        try process.run()
+    }
+
+    /// Reads `handle` with blocking reads on a thread of its own until end of file, passing each
+    /// chunk, then one empty `Data`, to `deliver`.
+    ///
+    /// Not `readabilityHandler`: on Linux, tearing down its dispatch read source races inside
+    /// libdispatch (swift-corelibs-libdispatch#949) and crashed the test runner in
+    /// `_dispatch_event_loop_drain`, and its end-of-file call was sometimes never made.
+    private static func readUntilEnd(_ handle: FileHandle, label: String, _ deliver: @escaping @Sendable (Data) -> Void) {
+        let thread = Thread {
+            while true {
+                let data = handle.availableData
+                deliver(data)
+                if data.isEmpty { return }
+            }
+        }
+        thread.name = label
+        thread.start()
     }
 
     deinit {
@@ -214,7 +230,6 @@ public final class ChatProcess: @unchecked Sendable {
         lock.withLock {
             if data.isEmpty {
                 stdoutClosed = true
-                stdoutPipe.fileHandleForReading.readabilityHandler = nil
                 for (_, waiter) in waiters { resumed.append((waiter.continuation, .failure(failureLocked("stdout ended")))) }
                 waiters.removeAll()
                 return
