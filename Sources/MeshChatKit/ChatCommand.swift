@@ -17,6 +17,9 @@ public enum ChatCommand: Sendable, Hashable {
     /// An empty line: nothing to do.
     case empty
 
+    /// Other names of commands: `/who` is `/peers`, `/exit` is `/quit`, `/?` is `/help`.
+    public static let aliases: [String: String] = ["who": "peers", "exit": "quit", "?": "help"]
+
     /// The commands with their one-line usage, in the order `/help` lists them.
     public static let usages: [(name: String, usage: String, summary: String)] = [
         ("peers", "/peers", "list connected peers with their id, address and state"),
@@ -30,11 +33,10 @@ public enum ChatCommand: Sendable, Hashable {
     /// - Returns: the command.
     /// - Throws: ``ChatCommandError`` for an unknown command or a bad argument.
     public static func parse(_ line: String) throws(ChatCommandError) -> ChatCommand {
-        let trimmed = line.trimmingWhitespace()
-        if trimmed.isEmpty { return .empty }
-        guard trimmed.hasPrefix("/") else { return .say(line) }
-        if trimmed.hasPrefix("//") { return .say(String(trimmed.dropFirst())) }
-        let parts = trimmed.dropFirst().split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        if line.trimmingWhitespace().isEmpty { return .empty }
+        guard line.hasPrefix("/") else { return .say(line) }
+        if line.hasPrefix("//") { return .say(String(line.dropFirst())) }
+        let parts = line.trimmingWhitespace().dropFirst().split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         let name = parts.first.map { $0.lowercased() } ?? ""
         let argument = parts.count > 1 ? String(parts[1]).trimmingWhitespace() : ""
         switch name {
@@ -77,6 +79,7 @@ public struct ChatCommandError: Error, Sendable, Hashable, CustomStringConvertib
     }
 
     static func badArgument(command: String, _ why: String) -> ChatCommandError {
+        let command = ChatCommand.aliases[command] ?? command
         let usage = ChatCommand.usages.first { $0.name == command }?.usage ?? "/\(command)"
         return ChatCommandError(message: "/\(command): \(why); usage: \(usage)")
     }
@@ -118,7 +121,8 @@ public enum HostPort {
             }
         }
         guard !host.isEmpty else { throw ParseError(message: "\"\(text)\" has no host") }
-        guard let port = Int(portText), (1...65535).contains(port) else {
+        guard portText.allSatisfy(\.isASCII) && portText.allSatisfy(\.isNumber),
+              let port = Int(portText), (1...65535).contains(port) else {
             throw ParseError(message: "\"\(text)\": port \"\(portText)\" is not a number from 1 to 65535")
         }
         return (String(host), port)

@@ -129,6 +129,7 @@ public struct ChatFront: Sendable {
     /// - Returns: the help text.
     public static func helpText(_ topic: String?) -> String {
         if let topic {
+            let topic = ChatCommand.aliases[topic] ?? topic
             guard let entry = ChatCommand.usages.first(where: { $0.name == topic }) else {
                 return "no command /\(topic); type /help for the list"
             }

@@ -34,6 +34,19 @@ public enum ChatOutput: Sendable {
         public let state: String
         /// Remote address, when known.
         public let address: String?
+
+        /// Creates a row.
+        /// - Parameters:
+        ///   - id: node id (hex).
+        ///   - name: display name.
+        ///   - state: the peer's state.
+        ///   - address: remote address, when known.
+        public init(id: String, name: String, state: String, address: String?) {
+            self.id = id
+            self.name = name
+            self.state = state
+            self.address = address
+        }
     }
 }
 

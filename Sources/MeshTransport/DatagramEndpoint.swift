@@ -63,8 +63,8 @@ public final class DatagramEndpoint: Sendable {
     ) async throws -> DatagramEndpoint {
         let state = NIOLockedValueBox(DatagramLinks())
         func attempt(_ port: Int) async throws -> any Channel {
+            // No SO_REUSEADDR: two processes must not share a UDP port.
             try await DatagramBootstrap(group: group)
-                .channelOption(.socketOption(.so_reuseaddr), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(

@@ -33,9 +33,30 @@ struct ChatCommandTests {
         #expect(try ChatCommand.parse(line) == .empty)
     }
 
-    @Test("/peers, /who and any capitalisation list peers", arguments: ["/peers", "/who", "/PEERS", "/Who", "  /peers  "])
+    @Test("/peers, /who and any capitalisation list peers", arguments: ["/peers", "/who", "/PEERS", "/Who", "/peers  "])
     func peers(line: String) throws {
         #expect(try ChatCommand.parse(line) == .peers)
+    }
+
+    @Test("a line is a command only when it starts with /; other lines are sent exactly as typed",
+          arguments: ["  /peers", " //x", "\t/quit"])
+    func leadingSpaceIsText(line: String) throws {
+        #expect(try ChatCommand.parse(line) == .say(line))
+    }
+
+    @Test("aliases get their command's usage and help", arguments: [("who", "/peers"), ("exit", "/quit")])
+    func aliasHelp(alias: String, usage: String) throws {
+        #expect(ChatFront.helpText(alias).hasPrefix(usage))
+        #expect {
+            _ = try ChatCommand.parse("/\(alias) extra")
+        } throws: { error in
+            (error as? ChatCommandError)?.message.contains("usage: \(usage)") == true
+        }
+    }
+
+    @Test("a port must be digits only", arguments: ["a:+7000", "a:7000 ", "a:٣"])
+    func portDigits(address: String) throws {
+        #expect(throws: HostPort.ParseError.self) { _ = try HostPort.parse(address) }
     }
 
     @Test("/help with and without a topic; the topic loses its / and its case", arguments: [
