@@ -249,11 +249,18 @@ public final class Session: Sendable {
     private func serve(_ link: LinkChannel, dialedAddress: String?) async {
         var registeredPeer: PeerID?
         var drainingPeer: PeerID?
+        var connectingPeer: PeerID?
         var closeReason: LinkCloseReason?
         do {
             try await link.executeThenClose { inbound, outbound in
                 for try await event in inbound {
                     switch event {
+                    case .connecting(let remote):
+                        let peer = PeerID(remote: remote)
+                        if registry.withLockedValue({ $0.entries[peer.id] == nil }) {
+                            connectingPeer = peer
+                            await events.push(.peerChanged(peer, .connecting))
+                        }
                     case .established(let info):
                         let peer = PeerID(remote: info.peer)
                         let writer = LinkWriter(channel: link.channel,
@@ -298,6 +305,10 @@ public final class Session: Sendable {
                 await events.push(.peerChanged(peer, .notConnected(reason)))
             }
         } else if let dialedAddress, let reason = closeReason, reason.code != .duplicateConnection {
+            if let peer = connectingPeer, registry.withLockedValue({ $0.entries[peer.id] == nil }) {
+                let why = DisconnectReason(code: "\(reason.code)", message: reason.message, isRemote: reason.isRemote)
+                await events.push(.peerChanged(peer, .notConnected(why)))
+            }
             await events.push(.connectFailed(address: dialedAddress, reason: reason.description))
         } else if let reason = closeReason {
             logger.debug("incoming link ended before it was established", metadata: ["link.reason": "\(reason)"])

@@ -19,7 +19,8 @@ public enum SendMode: Sendable, Hashable, CustomStringConvertible {
 public enum PeerState: Sendable, Hashable, CustomStringConvertible {
     /// Not connected; `reason` says why the last link ended, when there was one.
     case notConnected(DisconnectReason?)
-    /// A link to the peer is being set up.
+    /// A link to the peer is being set up: on the dialling side, the peer has proved its identity
+    /// and the key confirmation is pending (PROTOCOL.md §4.6).
     case connecting
     /// Connected: sends reach the peer.
     case connected

@@ -4,6 +4,9 @@ import NIOCore
 
 /// What a link tells the code above it, in order, through its `NIOAsyncChannel`.
 public enum LinkEvent: Sendable {
+    /// Dialling side only: the peer proved its identity (handshake message 2) and the link waits for
+    /// the key confirmation (PROTOCOL.md §4.6).
+    case connecting(RemotePeer)
     /// The handshake completed and the keys were confirmed; the link carries messages now.
     case established(LinkInfo)
     /// An application envelope (chat or data) arrived. Keepalives and goodbyes are handled inside.

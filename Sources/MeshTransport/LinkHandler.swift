@@ -95,6 +95,7 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     // MARK: Lifecycle
 
+    /// Remembers the context and starts the handshake if the channel is already active.
     public func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         if let address = context.channel.remoteAddress {
@@ -103,6 +104,7 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if context.channel.isActive { start(context: context) }
     }
 
+    /// Starts the handshake (the initiator writes message 1) and its deadline.
     public func channelActive(context: ChannelHandlerContext) {
         start(context: context)
         context.fireChannelActive()
@@ -123,12 +125,14 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         perform(action, context: context)
     }
 
+    /// Cancels timers and returns the handshake budget slot.
     public func handlerRemoved(context: ChannelHandlerContext) {
         cancelTimers()
         releaseBudget()
         self.context = nil
     }
 
+    /// Reports ``LinkEvent/closed(_:)`` when the connection ended without a reason of its own.
     public func channelInactive(context: ChannelHandlerContext) {
         switch state {
         case .handshaking:
@@ -148,6 +152,7 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelInactive()
     }
 
+    /// Closes the link with a reason derived from a decoding or socket error.
     public func errorCaught(context: ChannelHandlerContext, error: any Error) {
         let reason: LinkCloseReason
         if let wire = error as? WireError {
@@ -162,6 +167,7 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     // MARK: Inbound
 
+    /// Feeds a frame to the handshake, the key confirmation or the secure channel.
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
         liveness.frameReceived(now: Self.now())
@@ -199,6 +205,7 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
+    /// Marks reading as paused until the next `read()` (liveness does not count paused time).
     public func channelReadComplete(context: ChannelHandlerContext) {
         liveness.readingPaused(now: Self.now())
         context.fireChannelReadComplete()
@@ -235,6 +242,7 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     // MARK: Outbound
 
+    /// Encrypts an application envelope into TRANSPORT frames; fails before establishment or after retirement.
     public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let envelope = unwrapOutboundIn(data)
         guard !retired, case .established(var link) = state else {
@@ -261,6 +269,7 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(wrapOutboundOut(buffer), promise: written)
     }
 
+    /// Handles ``Retire``; passes other events on.
     public func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
         guard let retire = event as? Retire else {
             context.triggerUserOutboundEvent(event, promise: promise)
@@ -277,6 +286,7 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
+    /// Marks reading as resumed and passes the read on.
     public func read(context: ChannelHandlerContext) {
         liveness.readingResumed(now: Self.now())
         context.read()
@@ -306,6 +316,8 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
             switch link.role {
             case .initiator:
                 state = .confirming(link)
+                context.fireChannelRead(wrapInboundOut(.connecting(link.peer)))
+                context.fireChannelReadComplete()
             case .responder:
                 state = .established(link)
                 // Key confirmation for the initiator (§4.6): our first transport message.

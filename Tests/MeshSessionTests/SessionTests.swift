@@ -109,6 +109,32 @@ struct SessionTests {
         await a.stop()
     }
 
+    @Test("the dialling side reports connecting, then connected; the listener reports connected")
+    func states() async throws {
+        let a = try await Node("a")
+        let b = try await Node("b")
+        var aEvents = EventReader(a)
+        var bEvents = EventReader(b)
+        b.session.connect(host: "127.0.0.1", port: a.port)
+        let first = try await bEvents.next { event -> PeerState? in
+            if case .peerChanged(_, let state) = event { return state }
+            return nil
+        }
+        let second = try await bEvents.next { event -> (PeerID, PeerState)? in
+            if case .peerChanged(let peer, let state) = event { return (peer, state) }
+            return nil
+        }
+        #expect(first == .connecting)
+        #expect(second.0 == a.id && second.1 == .connected)
+        #expect(try await aEvents.connected() == b.id)
+        await b.stop()
+        #expect(try await aEvents.next { event -> PeerState? in
+            if case .peerChanged(_, let state) = event { return state }
+            return nil
+        } != .connected)
+        await a.stop()
+    }
+
     @Test("unreliable datagrams arrive; an oversized one is a clear error; 1,198 bytes is the limit")
     func unreliable() async throws {
         let a = try await Node("a")
