@@ -108,6 +108,15 @@ let package = Package(
         .testTarget(name: "MeshNoiseTests", dependencies: ["MeshNoise", "MeshTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "MeshLinkTests", dependencies: ["MeshLink", "MeshTestSupport"]),
         .testTarget(
+            name: "MeshTransportTests",
+            dependencies: [
+                "MeshTransport", "MeshLink", "MeshWire", "MeshTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
             name: "MeshSessionTests",
             dependencies: [
                 "MeshSession", "MeshTransport", "MeshLink", "MeshWire", "MeshTestSupport",

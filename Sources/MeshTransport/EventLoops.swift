@@ -23,9 +23,12 @@ public enum EventLoops {
     /// For executables only: call it once, first thing in `main`, on the main thread. Libraries
     /// must not call it.
     /// - Returns: whether the executor was installed.
+    /// - Parameter loops: the number of loop threads for the shared group (and so for all tasks);
+    ///   `nil` keeps SwiftNIO's default of one per core.
     @discardableResult
-    public static func installAsConcurrencyExecutor() -> Bool {
-        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+    public static func installAsConcurrencyExecutor(loops: Int? = nil) -> Bool {
+        if let loops { NIOSingletons.groupLoopCountSuggestion = loops }
+        return NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
     }
 
     /// A sentence for a connect or socket error, e.g. "connection refused" with the address.

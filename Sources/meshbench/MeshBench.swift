@@ -24,7 +24,7 @@ struct MeshBench: AsyncParsableCommand {
     /// Runs tasks on SwiftNIO's loop threads, as meshchat does, then the command.
     static func main() async {
         if ProcessInfo.processInfo.environment["MESHBENCH_NO_EXECUTOR"] == nil {
-            EventLoops.installAsConcurrencyExecutor()
+            EventLoops.installAsConcurrencyExecutor(loops: ProcessInfo.processInfo.environment["MESHBENCH_LOOPS"].flatMap(Int.init))
         }
         await main(nil)
     }
