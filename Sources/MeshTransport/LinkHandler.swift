@@ -88,16 +88,18 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         self.budget = budget
         self.timing = timing
         self.logger = logger
-        self.liveness = Liveness(now: Self.now(), pingInterval: timing.pingInterval, deadAfter: timing.deadAfter)
+        self.liveness = Liveness(now: 0, pingInterval: timing.pingInterval, deadAfter: timing.deadAfter)
     }
 
-    private static func now() -> UInt64 { NIODeadline.now().uptimeNanoseconds }
+    /// The link's clock: its event loop's (virtual time under `EmbeddedEventLoop`).
+    private func now() -> UInt64 { (context?.eventLoop.now ?? .now()).uptimeNanoseconds }
 
     // MARK: Lifecycle
 
     /// Remembers the context and starts the handshake if the channel is already active.
     public func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        liveness = Liveness(now: now(), pingInterval: timing.pingInterval, deadAfter: timing.deadAfter)
         if let address = context.channel.remoteAddress {
             logger[metadataKey: "link.remote"] = "\(address)"
         }
@@ -135,11 +137,11 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Reports ``LinkEvent/closed(_:)`` when the connection ended without a reason of its own.
     public func channelInactive(context: ChannelHandlerContext) {
         switch state {
-        case .handshaking:
+        case .handshaking, .confirming:
             let reason = LinkCloseReason(.handshakeFailed, "the connection closed during the handshake", isRemote: true)
             logger.debug("link closed", metadata: ["link.reason": "\(reason)"])
             context.fireChannelRead(wrapInboundOut(.closed(reason)))
-        case .confirming, .established:
+        case .established:
             let reason = LinkCloseReason(.normal, "the peer closed the connection", isRemote: true)
             logger.debug("link closed", metadata: ["link.reason": "\(reason)"])
             context.fireChannelRead(wrapInboundOut(.closed(reason)))
@@ -170,7 +172,7 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Feeds a frame to the handshake, the key confirmation or the secure channel.
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
-        liveness.frameReceived(now: Self.now())
+        liveness.frameReceived(now: self.now())
         switch state {
         case .handshaking(var machine):
             let action = machine.receivedFrame(frame)
@@ -185,6 +187,7 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
             // Key confirmation: the responder's first transport message must authenticate.
             do {
                 let message = try link.channel.open(frame)
+                handshakeFinished()
                 state = .established(link)
                 becameEstablished(link, context: context)
                 if let message { received(message, context: context) }
@@ -207,7 +210,7 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Marks reading as paused until the next `read()` (liveness does not count paused time).
     public func channelReadComplete(context: ChannelHandlerContext) {
-        liveness.readingPaused(now: Self.now())
+        liveness.readingPaused(now: self.now())
         context.fireChannelReadComplete()
     }
 
@@ -226,7 +229,7 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
             logger.trace("answering ping", metadata: ["ping.nonce": "\(ping.nonce)"])
             writeControl(.pong(nonce: ping.nonce), context: context, flush: true)
         case .pong(let pong):
-            liveness.pongReceived(nonce: pong.nonce, now: Self.now())
+            liveness.pongReceived(nonce: pong.nonce, now: self.now())
         case .goodbye(let goodbye):
             if retired {
                 close(context: context, reason: LinkCloseReason(.duplicateConnection, "retired link drained"), tellPeer: false)
@@ -258,13 +261,13 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
             promise?.fail(error)
             return
         }
-        liveness.frameSent(now: Self.now())
+        liveness.frameSent(now: self.now())
         // When the socket has taken the bytes, count them towards proof that the peer is alive
         // (Liveness.bytesAccepted): a loop busy sending may not get to read the peer's pings.
         let size = buffer.readableBytes
         let written = context.eventLoop.makePromise(of: Void.self)
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        written.futureResult.whenSuccess { bound.value.liveness.bytesAccepted(size, now: Self.now()) }
+        written.futureResult.whenSuccess { bound.value.liveness.bytesAccepted(size, now: bound.value.now()) }
         written.futureResult.cascade(to: promise)
         context.write(wrapOutboundOut(buffer), promise: written)
     }
@@ -288,7 +291,7 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Marks reading as resumed and passes the read on.
     public func read(context: ChannelHandlerContext) {
-        liveness.readingResumed(now: Self.now())
+        liveness.readingResumed(now: self.now())
         context.read()
     }
 
@@ -312,13 +315,15 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
             writeFrame(frame, context: context)
         case .established(let link, let frame):
             if let frame { writeFrame(frame, context: context) }
-            handshakeFinished()
+            releaseBudget()
             switch link.role {
             case .initiator:
+                // The deadline keeps running until the key confirmation arrives (§4.5, §4.6).
                 state = .confirming(link)
                 context.fireChannelRead(wrapInboundOut(.connecting(link.peer)))
                 context.fireChannelReadComplete()
             case .responder:
+                handshakeFinished()
                 state = .established(link)
                 // Key confirmation for the initiator (§4.6): our first transport message.
                 writeControl(.ping(nonce: 0), context: context, flush: true)
@@ -334,7 +339,7 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         logger.debug("link established", metadata: [
             "mesh.peer": "\(link.peer.nodeID)", "link.role": "\(link.role)",
         ])
-        liveness = Liveness(now: Self.now(), pingInterval: timing.pingInterval, deadAfter: timing.deadAfter)
+        liveness = Liveness(now: self.now(), pingInterval: timing.pingInterval, deadAfter: timing.deadAfter)
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         ticker = context.eventLoop.scheduleRepeatedTask(
             initialDelay: .nanoseconds(timing.checkInterval), delay: .nanoseconds(timing.checkInterval)
@@ -349,7 +354,7 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func tick() {
         guard let context, case .established = state else { return }
-        switch liveness.tick(now: Self.now()) {
+        switch liveness.tick(now: self.now()) {
         case .none:
             break
         case .sendPing(let nonce):
@@ -363,7 +368,13 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func handshakeTimedOut() {
-        guard let context, case .handshaking(var machine) = state else { return }
+        guard let context else { return }
+        if case .confirming = state {
+            close(context: context, reason: LinkCloseReason(.handshakeTimeout,
+                "the peer did not confirm the keys within \(Int(HandshakeStateMachine.timeoutSeconds)) s"), tellPeer: false)
+            return
+        }
+        guard case .handshaking(var machine) = state else { return }
         let action = machine.timedOut()
         state = .handshaking(machine)
         perform(action, context: context)
@@ -385,7 +396,7 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         state = .established(link)
-        liveness.frameSent(now: Self.now())
+        liveness.frameSent(now: self.now())
         if flush {
             context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
         } else {
