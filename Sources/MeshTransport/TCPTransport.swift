@@ -11,8 +11,9 @@ public typealias LinkChannel = NIOAsyncChannel<LinkEvent, Envelope>
 ///
 /// Each channel's pipeline is `ByteToMessageHandler(FrameDecoder)` → ``LinkHandler`` →
 /// `NIOAsyncChannel`. The async channel's inbound buffer is bounded, so a slow application stops
-/// the socket being read and TCP flow control pushes back on the sender; its outbound writer
-/// suspends while more than the high water mark of bytes is queued (PROTOCOL.md §10).
+/// the socket being read and TCP flow control pushes back on the sender. Outbound, write through a
+/// ``LinkWriter``, which suspends while more than the high water mark of bytes is in flight
+/// (PROTOCOL.md §10); the async channel's own outbound writer is not used.
 ///
 /// This type is thread-safe.
 public struct TCPTransport: Sendable {
