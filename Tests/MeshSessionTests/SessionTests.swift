@@ -84,25 +84,42 @@ struct EventReader {
 
 struct TimeoutError: Error, CustomStringConvertible { let description: String }
 
+/// Two nodes, `b` dialled into `a`, both reporting connected.
+struct ConnectedPair {
+    let a: Node
+    let b: Node
+    var aEvents: EventReader
+    var bEvents: EventReader
+    /// `b` as `a` saw it connect.
+    let bSeenByA: PeerID
+    /// `a` as `b` saw it connect.
+    let aSeenByB: PeerID
+
+    init(configureA: (inout Session.Configuration) -> Void = { _ in }) async throws {
+        a = try await Node("a", configure: configureA)
+        b = try await Node("b")
+        aEvents = EventReader(a)
+        bEvents = EventReader(b)
+        b.session.connect(host: "127.0.0.1", port: a.port)
+        bSeenByA = try await aEvents.connected()
+        aSeenByB = try await bEvents.connected()
+    }
+}
+
 @Suite("Session over loopback sockets", .serialized)
 struct SessionTests {
     @Test("reliable data and chat lines arrive with their sender; connectedPeers lists the peer")
     func reliable() async throws {
-        let a = try await Node("a")
-        let b = try await Node("b")
-        var aEvents = EventReader(a)
-        var bEvents = EventReader(b)
-        b.session.connect(host: "127.0.0.1", port: a.port)
-        let bSeenByA = try await aEvents.connected()
-        let aSeenByB = try await bEvents.connected()
+        var pair = try await ConnectedPair()
+        let (a, b, bSeenByA, aSeenByB) = (pair.a, pair.b, pair.bSeenByA, pair.aSeenByB)
         #expect(bSeenByA == b.id && bSeenByA.displayName == "b")
         #expect(aSeenByB == a.id)
         #expect(a.session.connectedPeers == [b.id])
         try await b.session.send(Data([1, 2, 3]), to: [aSeenByB], mode: .reliable)
         let id = try await b.session.send(text: "hi", to: [aSeenByB])
-        let first = try await aEvents.data()
+        let first = try await pair.aEvents.data()
         #expect(first.content == .data(Data([1, 2, 3])) && first.sender == b.id && first.mode == .reliable)
-        let second = try await aEvents.data()
+        let second = try await pair.aEvents.data()
         guard case .text(let text) = second.content else { Issue.record("expected text"); return }
         #expect(text.text == "hi" && text.id == id)
         await b.stop()
@@ -137,13 +154,9 @@ struct SessionTests {
 
     @Test("unreliable datagrams arrive; an oversized one is a clear error; 1,198 bytes is the limit")
     func unreliable() async throws {
-        let a = try await Node("a")
-        let b = try await Node("b")
-        var aEvents = EventReader(a)
-        var bEvents = EventReader(b)
-        b.session.connect(host: "127.0.0.1", port: a.port)
-        _ = try await aEvents.connected()
-        let peerA = try await bEvents.connected()
+        let pair = try await ConnectedPair()
+        let (a, b, peerA) = (pair.a, pair.b, pair.aSeenByB)
+        var aEvents = pair.aEvents
         let payload = Data((0..<Session.maxUnreliablePayload).map { UInt8($0 % 251) })
         for i in 0..<20 {
             try await b.session.send(payload + Data(), to: [peerA], mode: .unreliable)
@@ -196,13 +209,9 @@ struct SessionTests {
 
     @Test("a slow consumer pushes back on the sender: buffered bytes stay bounded, then all arrive in order")
     func backPressure() async throws {
-        let a = try await Node("a") { $0.eventCapacity = 8 }
-        let b = try await Node("b")
-        var aEvents = EventReader(a)
-        var bEvents = EventReader(b)
-        b.session.connect(host: "127.0.0.1", port: a.port)
-        _ = try await aEvents.connected()
-        let peerA = try await bEvents.connected()
+        let pair = try await ConnectedPair { $0.eventCapacity = 8 }
+        let (a, b, peerA) = (pair.a, pair.b, pair.aSeenByB)
+        var aEvents = pair.aEvents
         let count = 2_000
         let chunk = 64 * 1024
         let sent = SentCounter()
