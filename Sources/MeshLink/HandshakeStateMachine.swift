@@ -41,6 +41,8 @@ public struct HandshakeStateMachine: Sendable {
         public var udpPort: UInt16
         /// Capability tokens to announce.
         public var capabilities: [String]
+        /// Initiator only: makes the link an invitation (sent in message 3, §4.8).
+        public var invitation: InvitationRequest?
 
         /// Creates a configuration.
         /// - Parameters:
@@ -95,6 +97,7 @@ public struct HandshakeStateMachine: Sendable {
     private let configuration: Configuration
     private var noise: NoiseHandshake
     private var state: State
+    private var receivedInvitation: Result<InvitationRequest?, LinkCloseReason> = .success(nil)
 
     /// The prologue of §4.2 for a service type.
     /// - Parameter serviceType: the service type.
@@ -228,12 +231,16 @@ public struct HandshakeStateMachine: Sendable {
 
     private mutating func receivedMessage3(_ body: ByteBuffer) -> Action {
         switch readIdentity(body, messageNumber: 3) {
-        case .success(let peer): return finish(peer: peer, send: nil)
+        case .success(let peer):
+            switch receivedInvitation {
+            case .success(let invitation): return finish(peer: peer, send: nil, invitation: invitation)
+            case .failure(let reason): return fail(reason.code, reason.message)
+            }
         case .failure(let reason): return fail(reason.code, reason.message)
         }
     }
 
-    private mutating func finish(peer: RemotePeer, send frame: Frame?) -> Action {
+    private mutating func finish(peer: RemotePeer, send frame: Frame?, invitation: InvitationRequest? = nil) -> Action {
         guard peer.nodeID != configuration.identity.nodeID else {
             state = .failed
             let reason = LinkCloseReason(.selfConnection, "connected to itself (node \(peer.nodeID.shortHex))")
@@ -247,7 +254,8 @@ public struct HandshakeStateMachine: Sendable {
                 peer: peer, role: role,
                 channel: SecureChannel(send: send, receive: receive),
                 datagramKeys: datagramKeys,
-                handshakeHash: noise.handshakeHash)
+                handshakeHash: noise.handshakeHash,
+                invitation: invitation)
             return .established(link, send: frame)
         } catch {
             return fail(.handshakeFailed, "could not derive transport keys: \(error)", tell: false)
@@ -258,6 +266,12 @@ public struct HandshakeStateMachine: Sendable {
 
     private func identityPayload() -> IdentityPayload {
         var payload = IdentityPayload()
+        if role == .initiator, let invitation = configuration.invitation {
+            var request = InvitationPayload()
+            request.context = invitation.context
+            request.timeoutMs = invitation.timeoutMilliseconds
+            payload.invitation = request
+        }
         payload.displayName = configuration.displayName
         payload.protocolVersion = Self.protocolVersion
         payload.capabilities = configuration.capabilities
@@ -300,6 +314,19 @@ public struct HandshakeStateMachine: Sendable {
         guard payload.udpPort <= UInt32(UInt16.max) else {
             return .failure(LinkCloseReason(.protocolViolation, "peer's UDP port \(payload.udpPort) is not a port number"))
         }
+        receivedInvitation = .success(nil)
+        if messageNumber == 3, payload.hasInvitation {
+            let request = payload.invitation
+            if request.context.count > WireLimits.maxInvitationContext {
+                receivedInvitation = .failure(LinkCloseReason(.protocolViolation,
+                    "invitation context of \(request.context.count) bytes exceeds the maximum \(WireLimits.maxInvitationContext)"))
+            } else if !WireLimits.invitationTimeoutMilliseconds.contains(request.timeoutMs) {
+                receivedInvitation = .failure(LinkCloseReason(.protocolViolation,
+                    "invitation timeout \(request.timeoutMs) ms is outside \(WireLimits.invitationTimeoutMilliseconds.lowerBound)–\(WireLimits.invitationTimeoutMilliseconds.upperBound) ms"))
+            } else {
+                receivedInvitation = .success(InvitationRequest(context: request.context, timeoutMilliseconds: request.timeoutMs))
+            }
+        }
         return .success(RemotePeer(
             nodeID: LocalIdentity.nodeID(identityKey: identityKey),
             displayName: payload.displayName,
@@ -330,4 +357,25 @@ public struct EstablishedLink: Sendable {
     public let datagramKeys: DatagramKeys
     /// The final handshake hash `h`.
     public let handshakeHash: Data
+    /// Responder only: the invitation the initiator sent in message 3 (§4.8), if any.
+    public let invitation: InvitationRequest?
+}
+
+/// An invitation as carried in handshake message 3 (PROTOCOL.md §4.8): the link is held by the
+/// responder until its application accepts (an `invitationAccepted` envelope) or declines (a
+/// goodbye with `invitationDeclined`), or the timeout passes.
+public struct InvitationRequest: Sendable, Hashable {
+    /// The inviter's context: untrusted bytes, at most ``WireLimits/maxInvitationContext``.
+    public var context: Data
+    /// How long the inviter waits for the answer, in ms (``WireLimits/invitationTimeoutMilliseconds``).
+    public var timeoutMilliseconds: UInt32
+
+    /// Creates an invitation.
+    /// - Parameters:
+    ///   - context: the context bytes.
+    ///   - timeoutMilliseconds: the timeout.
+    public init(context: Data, timeoutMilliseconds: UInt32) {
+        self.context = context
+        self.timeoutMilliseconds = timeoutMilliseconds
+    }
 }

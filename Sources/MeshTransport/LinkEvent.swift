@@ -9,8 +9,11 @@ public enum LinkEvent: Sendable {
     case connecting(RemotePeer)
     /// The handshake completed and the keys were confirmed; the link carries messages now.
     case established(LinkInfo)
-    /// An application envelope (chat or data) arrived. Keepalives and goodbyes are handled inside.
+    /// An application envelope (chat, data, invitation answer) arrived. Keepalives and goodbyes
+    /// are handled inside.
     case envelope(Envelope)
+    /// A ``LinkHandler/Marker`` the code above put into the stream (never from the peer).
+    case marker(Int)
     /// The link is closing, and why. The last event of a link that had a reason to close.
     case closed(LinkCloseReason)
 }
@@ -25,4 +28,6 @@ public struct LinkInfo: Sendable {
     public let remoteAddress: SocketAddress?
     /// The keys for unreliable datagrams on this link.
     public let datagramKeys: DatagramKeys
+    /// Responder only: the invitation the initiator made (PROTOCOL.md §4.8); `nil` for a plain link.
+    public let invitation: InvitationRequest?
 }

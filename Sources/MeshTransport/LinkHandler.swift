@@ -35,6 +35,30 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case closed
     }
 
+    /// Asks the handler to close its link with a goodbye carrying this code and reason (send with
+    /// `channel.triggerUserOutboundEvent`); the link's last event is ``LinkEvent/closed(_:)`` with them.
+    public struct Close: Sendable {
+        /// The close code for the goodbye.
+        public var code: CloseCode
+        /// The reason for the goodbye.
+        public var reason: String
+        /// Creates a close command.
+        public init(code: CloseCode, reason: String) {
+            self.code = code
+            self.reason = reason
+        }
+    }
+
+    /// Asks the handler to put ``LinkEvent/marker(_:)`` into the link's inbound events, after
+    /// everything already read (send with `channel.triggerUserOutboundEvent`). The code above uses
+    /// it to act on a local decision or timer in order with what the peer sent.
+    public struct Marker: Sendable {
+        /// The value the event carries.
+        public var value: Int
+        /// Creates a marker command.
+        public init(_ value: Int) { self.value = value }
+    }
+
     /// Asks the handler to retire its link (send with `channel.triggerUserOutboundEvent`).
     ///
     /// A retired link sends a goodbye with the code, accepts no more writes, and keeps reading (and
@@ -223,7 +247,7 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         switch envelope.body {
-        case .chat, .data:
+        case .chat, .data, .invitationAccepted:
             context.fireChannelRead(wrapInboundOut(.envelope(envelope)))
         case .ping(let ping):
             logger.trace("answering ping", metadata: ["ping.nonce": "\(ping.nonce)"])
@@ -272,8 +296,20 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(wrapOutboundOut(buffer), promise: written)
     }
 
-    /// Handles ``Retire``; passes other events on.
+    /// Handles ``Retire``, ``Close`` and ``Marker``; passes other events on.
     public func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        if let marker = event as? Marker {
+            promise?.succeed()
+            if case .closed = state { return }
+            context.fireChannelRead(wrapInboundOut(.marker(marker.value)))
+            context.fireChannelReadComplete()
+            return
+        }
+        if let command = event as? Close {
+            promise?.succeed()
+            close(context: context, reason: LinkCloseReason(command.code, command.reason), tellPeer: true)
+            return
+        }
         guard let retire = event as? Retire else {
             context.triggerUserOutboundEvent(event, promise: promise)
             return
@@ -347,7 +383,7 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
             bound.value.tick()
         }
         let info = LinkInfo(peer: link.peer, role: link.role, remoteAddress: context.channel.remoteAddress,
-                            datagramKeys: link.datagramKeys)
+                            datagramKeys: link.datagramKeys, invitation: link.invitation)
         context.fireChannelRead(wrapInboundOut(.established(info)))
         context.fireChannelReadComplete()
     }

@@ -103,11 +103,16 @@ public struct TCPTransport: Sendable {
     /// - Parameters:
     ///   - host: the peer's host name or address.
     ///   - port: the peer's TCP port.
+    ///   - invitation: makes the link an invitation (PROTOCOL.md §4.8); `nil` for a plain link.
     /// - Returns: the link; its first event is ``LinkEvent/established(_:)`` or ``LinkEvent/closed(_:)``.
     /// - Throws: when the TCP connection cannot be made.
-    public func connect(host: String, port: Int) async throws -> LinkChannel {
+    public func connect(host: String, port: Int, invitation: InvitationRequest? = nil) async throws -> LinkChannel {
         let settings = self.settings
-        let handshake = self.handshake
+        let handshake = {
+            var configuration = self.handshake
+            configuration.invitation = invitation
+            return configuration
+        }()
         let logger = self.logger
         return try await ClientBootstrap(group: group)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)

@@ -29,6 +29,10 @@ public enum CloseCode: UInt8, Sendable, Hashable, CaseIterable, CustomStringConv
     case messageTooLarge = 11
     /// The listener already has the maximum number of handshakes in progress (local only).
     case tooManyHandshakes = 12
+    /// The invited side declined the invitation, or accepts none (§4.8).
+    case invitationDeclined = 13
+    /// The invitation was not answered within its timeout (§4.8).
+    case invitationTimeout = 14
 
     /// Decodes a received code; an unknown code reads as ``protocolViolation`` (§9).
     /// - Parameter wireValue: the byte or `Goodbye.code` value received.
@@ -52,6 +56,8 @@ public enum CloseCode: UInt8, Sendable, Hashable, CaseIterable, CustomStringConv
         case .selfConnection: "selfConnection"
         case .messageTooLarge: "messageTooLarge"
         case .tooManyHandshakes: "tooManyHandshakes"
+        case .invitationDeclined: "invitationDeclined"
+        case .invitationTimeout: "invitationTimeout"
         }
     }
 }

@@ -7,6 +7,8 @@ public typealias Envelope = Meshchat_V1_Envelope
 public typealias HelloPayload = Meshchat_V1_Hello
 /// The identity payload of handshake messages 2 and 3 (§4.3).
 public typealias IdentityPayload = Meshchat_V1_HandshakeIdentity
+/// An invitation carried in handshake message 3 (§4.8).
+public typealias InvitationPayload = Meshchat_V1_Invitation
 
 extension Meshchat_V1_Envelope {
     /// A chat line.
@@ -69,6 +71,13 @@ extension Meshchat_V1_Envelope {
         goodbye.reason = reason
         var envelope = Envelope()
         envelope.body = .goodbye(goodbye)
+        return envelope
+    }
+
+    /// The invited side's acceptance of an invitation (§4.8).
+    public static var invitationAccepted: Envelope {
+        var envelope = Envelope()
+        envelope.body = .invitationAccepted(Meshchat_V1_InvitationAccepted())
         return envelope
     }
 

@@ -31,6 +31,10 @@ public enum WireLimits {
     public static let maxUnreliablePayload = maxDatagramSize - datagramHeaderSize - authenticationTagSize - 1
     /// The number of datagram counters the replay window remembers (§8.4).
     public static let replayWindowSize = 1024
+    /// The largest invitation context (§4.8): 4,096 bytes.
+    public static let maxInvitationContext = 4096
+    /// The range of an invitation's timeout in milliseconds (§4.8): 1 s to 5 min.
+    public static let invitationTimeoutMilliseconds: ClosedRange<UInt32> = 1_000...300_000
     /// The length of a display name in UTF-8 bytes (§2.3).
     public static let displayNameBytes = 1...63
 }

@@ -67,6 +67,35 @@ public nonisolated struct Meshchat_V1_HandshakeIdentity: Sendable {
   /// 0 = no UDP
   public var udpPort: UInt32 = 0
 
+  /// message 3 only: this link is an invitation (§4.8)
+  public var invitation: Meshchat_V1_Invitation {
+    get {_invitation ?? Meshchat_V1_Invitation()}
+    set {_invitation = newValue}
+  }
+  /// Returns true if `invitation` has been explicitly set.
+  public var hasInvitation: Bool {self._invitation != nil}
+  /// Clears the value of `invitation`. Subsequent reads from it will return its default value.
+  public mutating func clearInvitation() {self._invitation = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _invitation: Meshchat_V1_Invitation? = nil
+}
+
+/// §4.8 what an inviter asks: held by the responder until its application answers.
+public nonisolated struct Meshchat_V1_Invitation: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// ≤ 4,096 bytes, untrusted
+  public var context: Data = Data()
+
+  /// 1,000 – 300,000
+  public var timeoutMs: UInt32 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -120,6 +149,14 @@ public nonisolated struct Meshchat_V1_Envelope: Sendable {
     set {body = .goodbye(newValue)}
   }
 
+  public var invitationAccepted: Meshchat_V1_InvitationAccepted {
+    get {
+      if case .invitationAccepted(let v)? = body {return v}
+      return Meshchat_V1_InvitationAccepted()
+    }
+    set {body = .invitationAccepted(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -128,6 +165,7 @@ public nonisolated struct Meshchat_V1_Envelope: Sendable {
     case ping(Meshchat_V1_Ping)
     case pong(Meshchat_V1_Pong)
     case goodbye(Meshchat_V1_Goodbye)
+    case invitationAccepted(Meshchat_V1_InvitationAccepted)
 
   }
 
@@ -183,6 +221,17 @@ public nonisolated struct Meshchat_V1_Pong: Sendable {
   // methods supported on all messages.
 
   public var nonce: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// §4.8 the invited side's yes; a no is a Goodbye with code invitationDeclined.
+public nonisolated struct Meshchat_V1_InvitationAccepted: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -245,7 +294,7 @@ nonisolated extension Meshchat_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
 
 nonisolated extension Meshchat_V1_HandshakeIdentity: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".HandshakeIdentity"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}display_name\0\u{3}protocol_version\0\u{1}capabilities\0\u{3}identity_key\0\u{3}static_signature\0\u{3}udp_port\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}display_name\0\u{3}protocol_version\0\u{1}capabilities\0\u{3}identity_key\0\u{3}static_signature\0\u{3}udp_port\0\u{1}invitation\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -259,12 +308,17 @@ nonisolated extension Meshchat_V1_HandshakeIdentity: SwiftProtobuf.Message, Swif
       case 4: try { try decoder.decodeSingularBytesField(value: &self.identityKey) }()
       case 5: try { try decoder.decodeSingularBytesField(value: &self.staticSignature) }()
       case 6: try { try decoder.decodeSingularUInt32Field(value: &self.udpPort) }()
+      case 7: try { try decoder.decodeSingularMessageField(value: &self._invitation) }()
       default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
     if !self.displayName.isEmpty {
       try visitor.visitSingularStringField(value: self.displayName, fieldNumber: 1)
     }
@@ -283,6 +337,9 @@ nonisolated extension Meshchat_V1_HandshakeIdentity: SwiftProtobuf.Message, Swif
     if self.udpPort != 0 {
       try visitor.visitSingularUInt32Field(value: self.udpPort, fieldNumber: 6)
     }
+    try { if let v = self._invitation {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -293,6 +350,42 @@ nonisolated extension Meshchat_V1_HandshakeIdentity: SwiftProtobuf.Message, Swif
     if lhs.identityKey != rhs.identityKey {return false}
     if lhs.staticSignature != rhs.staticSignature {return false}
     if lhs.udpPort != rhs.udpPort {return false}
+    if lhs._invitation != rhs._invitation {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Meshchat_V1_Invitation: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Invitation"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}context\0\u{3}timeout_ms\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBytesField(value: &self.context) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.timeoutMs) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.context.isEmpty {
+      try visitor.visitSingularBytesField(value: self.context, fieldNumber: 1)
+    }
+    if self.timeoutMs != 0 {
+      try visitor.visitSingularUInt32Field(value: self.timeoutMs, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Meshchat_V1_Invitation, rhs: Meshchat_V1_Invitation) -> Bool {
+    if lhs.context != rhs.context {return false}
+    if lhs.timeoutMs != rhs.timeoutMs {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -300,7 +393,7 @@ nonisolated extension Meshchat_V1_HandshakeIdentity: SwiftProtobuf.Message, Swif
 
 nonisolated extension Meshchat_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Envelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}chat\0\u{1}data\0\u{1}ping\0\u{1}pong\0\u{1}goodbye\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}chat\0\u{1}data\0\u{1}ping\0\u{1}pong\0\u{1}goodbye\0\u{3}invitation_accepted\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -373,6 +466,19 @@ nonisolated extension Meshchat_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf
           self.body = .goodbye(v)
         }
       }()
+      case 6: try {
+        var v: Meshchat_V1_InvitationAccepted?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .invitationAccepted(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .invitationAccepted(v)
+        }
+      }()
       default: break
       }
     }
@@ -403,6 +509,10 @@ nonisolated extension Meshchat_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf
     case .goodbye?: try {
       guard case .goodbye(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+    }()
+    case .invitationAccepted?: try {
+      guard case .invitationAccepted(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
     }()
     case nil: break
     }
@@ -541,6 +651,25 @@ nonisolated extension Meshchat_V1_Pong: SwiftProtobuf.Message, SwiftProtobuf._Me
 
   public static func ==(lhs: Meshchat_V1_Pong, rhs: Meshchat_V1_Pong) -> Bool {
     if lhs.nonce != rhs.nonce {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Meshchat_V1_InvitationAccepted: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".InvitationAccepted"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Meshchat_V1_InvitationAccepted, rhs: Meshchat_V1_InvitationAccepted) -> Bool {
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
