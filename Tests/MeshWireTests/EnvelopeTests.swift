@@ -30,6 +30,8 @@ struct EnvelopeTests {
             "pong": .pong(nonce: 0x0123_4567_89ab_cdef),
             "goodbye": .goodbye(.duplicateConnection, reason: "another link to this node won the tie-break"),
             "goodbye_normal": .goodbye(.normal, reason: "user quit"),
+            "invitation_accepted": .invitationAccepted,
+            "goodbye_invitation_declined": .goodbye(.invitationDeclined, reason: "no thank"),
         ]
         #expect(Set(built.keys) == Set(vectors.keys))
         for (name, envelope) in built {
