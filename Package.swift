@@ -6,6 +6,7 @@
 //   MeshWire, MeshNoise        pure codecs and cryptography (no sockets)
 //   MeshLink                   pure per-connection state machines (handshake, secure channel, keepalive)
 //   MeshTransport              the only target that touches NIOPosix sockets
+//   CAvahi, MeshDiscovery      DNS-SD through avahi-daemon (libavahi-client), and the pure discovery model
 //   MeshSession                the public Multipeer-style API
 //   MeshChatKit, meshchat      the line-mode chat front
 import PackageDescription
@@ -17,6 +18,7 @@ let package = Package(
         .library(name: "MeshSession", targets: ["MeshSession"]),
         .library(name: "MeshNoise", targets: ["MeshNoise"]),
         .library(name: "MeshWire", targets: ["MeshWire"]),
+        .library(name: "MeshDiscovery", targets: ["MeshDiscovery"]),
         .executable(name: "meshchat", targets: ["meshchat"]),
         .executable(name: "meshbench", targets: ["meshbench"]),
     ],
@@ -60,11 +62,25 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // The public Multipeer-style API: PeerID, Session, events.
+        // libavahi-client (C), the system's mDNS/DNS-SD daemon client.
+        .systemLibrary(
+            name: "CAvahi",
+            pkgConfig: "avahi-client",
+            providers: [.apt(["libavahi-client-dev"])]
+        ),
+        // DNS-SD discovery: TXT codec and peer directory (pure), Avahi and in-memory backends.
+        .target(
+            name: "MeshDiscovery",
+            dependencies: [
+                "CAvahi", "MeshWire",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The public Multipeer-style API: PeerID, Session, advertiser, browser, invitations, events.
         .target(
             name: "MeshSession",
             dependencies: [
-                "MeshTransport", "MeshLink", "MeshWire",
+                "MeshTransport", "MeshLink", "MeshWire", "MeshDiscovery",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -74,14 +90,14 @@ let package = Package(
         .target(
             name: "MeshChatKit",
             dependencies: [
-                "MeshSession",
+                "MeshSession", "MeshDiscovery",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "meshchat",
             dependencies: [
-                "MeshChatKit", "MeshSession", "MeshTransport",
+                "MeshChatKit", "MeshSession", "MeshTransport", "MeshDiscovery",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -122,6 +138,10 @@ let package = Package(
                 "MeshSession", "MeshTransport", "MeshLink", "MeshWire", "MeshTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
+        ),
+        .testTarget(
+            name: "MeshDiscoveryTests",
+            dependencies: ["MeshDiscovery", "MeshWire", "MeshTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "MeshChatKitTests", dependencies: ["MeshChatKit", "MeshTestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["MeshTestSupport"]),
