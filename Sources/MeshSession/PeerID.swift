@@ -1,4 +1,5 @@
 @_exported import struct MeshWire.NodeID
+@_exported import MeshDiscovery
 import MeshLink
 
 /// A peer as the application sees it: a stable node id and a display name

@@ -3,6 +3,7 @@ import struct Foundation.Date
 import Logging
 import MeshLink
 import MeshTransport
+import MeshDiscovery
 import MeshWire
 import NIOConcurrencyHelpers
 import NIOCore
@@ -65,20 +66,27 @@ public final class Session: Sendable {
     /// Everything the session reports. One consumer; ends after ``disconnect()``.
     public let events: EventQueue<SessionEvent>
 
-    private let logger: Logger
+    let logger: Logger
     private let group: any EventLoopGroup
-    private let registry = NIOLockedValueBox(LinkRegistry())
+    let registry = NIOLockedValueBox(LinkRegistry())
+    /// Who hears about received invitations (the advertiser); `nil` declines them all.
+    let invitationObserver = NIOLockedValueBox<(@Sendable (InvitationNotice) -> Void)?>(nil)
+    /// Received invitations not yet answered.
+    let pendingInvitations = NIOLockedValueBox(0)
+    /// The most received invitations held unanswered at once; more are declined at once.
+    public static let maxPendingInvitations = 32
     private let commands: AsyncStream<Command>
     private let commandSink: AsyncStream<Command>.Continuation
-    private let sockets = NIOLockedValueBox<Sockets?>(nil)
+    let sockets = NIOLockedValueBox<Sockets?>(nil)
 
     private enum Command: Sendable {
         case accepted(LinkChannel)
         case dial(host: String, port: Int)
+        case invite(PeerID, endpoints: [Endpoint], InvitationRequest)
         case stop
     }
 
-    private struct Sockets: Sendable {
+    struct Sockets: Sendable {
         var server: NIOAsyncChannel<LinkChannel, Never>
         var udp: DatagramEndpoint?
         var port: Int
@@ -174,7 +182,10 @@ public final class Session: Sendable {
                 do {
                     try await sockets.server.executeThenClose { inbound in
                         for try await link in inbound {
-                            sink.yield(.accepted(link))
+                            if case .terminated = sink.yield(.accepted(link)) {
+                                // Stopping: close it here (an NIOAsyncChannel must not be dropped unused).
+                                try? await link.executeThenClose { _, _ in }
+                            }
                         }
                     }
                 } catch {
@@ -184,12 +195,19 @@ public final class Session: Sendable {
             for await command in commands {
                 switch command {
                 case .accepted(let link):
-                    group.addTask { await self.serve(link, dialedAddress: nil) }
+                    group.addTask { await self.serve(link, purpose: .accepted) }
                 case .dial(let host, let port):
                     group.addTask { await self.dial(host: host, port: port, transport: transport) }
+                case .invite(let peer, let endpoints, let request):
+                    group.addTask { await self.invite(peer, endpoints: endpoints, request: request, transport: transport) }
                 case .stop:
                     group.cancelAll()
                     await closeEverything(sockets)
+                    // Links accepted but not served yet must still be closed: an NIOAsyncChannel
+                    // that is dropped unused traps.
+                    for await case .accepted(let link) in commands {
+                        try? await link.executeThenClose { _, _ in }
+                    }
                     return
                 }
             }
@@ -241,139 +259,35 @@ public final class Session: Sendable {
             await events.push(.connectFailed(address: address, reason: Self.describe(error)))
             return
         }
-        await serve(link, dialedAddress: address)
+        await serve(link, purpose: .dialed(address: address))
     }
 
-    // MARK: Serving a link
-
-    private func serve(_ link: LinkChannel, dialedAddress: String?) async {
-        var registeredPeer: PeerID?
-        var drainingPeer: PeerID?
-        var connectingPeer: PeerID?
-        var closeReason: LinkCloseReason?
-        do {
-            try await link.executeThenClose { inbound, outbound in
-                for try await event in inbound {
-                    switch event {
-                    case .connecting(let remote):
-                        let peer = PeerID(remote: remote)
-                        if registry.withLockedValue({ $0.entries[peer.id] == nil }) {
-                            connectingPeer = peer
-                            await events.push(.peerChanged(peer, .connecting))
-                        }
-                    case .established(let info):
-                        let peer = PeerID(remote: info.peer)
-                        let writer = LinkWriter(channel: link.channel,
-                                                highWaterMark: configuration.transport.writeHighWaterMark,
-                                                lowWaterMark: configuration.transport.writeLowWaterMark)
-                        switch registerLink(info, peer: peer, channel: link.channel, writer: writer) {
-                        case .first:
-                            registeredPeer = peer
-                            await events.push(.peerChanged(peer, .connected))
-                        case .replaced:
-                            registeredPeer = peer
-                        case .lost:
-                            // Keep reading: the peer may have written to this link before it
-                            // learned that it lost; everything up to its goodbye is delivered.
-                            logger.debug("retiring duplicate link", metadata: ["mesh.peer": "\(peer.id)"])
-                            closeReason = LinkCloseReason(.duplicateConnection, "another link to this peer won the tie-break")
-                            drainingPeer = peer
-                            Self.retire(link.channel)
-                        }
-                    case .envelope(let envelope):
-                        guard let sender = registeredPeer ?? drainingPeer else { continue }
-                        if let message = Self.message(from: envelope, sender: sender) {
-                            await events.push(.received(message))
-                        }
-                    case .closed(let reason):
-                        closeReason = reason
-                    }
-                }
-            }
-        } catch is CancellationError {
-            if closeReason == nil { closeReason = LinkCloseReason(.normal, "this node disconnected") }
-        } catch {
-            if closeReason == nil { closeReason = LinkCloseReason(.normal, Self.describe(error), isRemote: true) }
-        }
-        if let peer = registeredPeer {
-            let wasCurrent = registry.withLockedValue { $0.remove(peer.id, channel: link.channel) }
-            if wasCurrent {
-                sockets.withLockedValue { $0?.udp }?.unregister(node: peer.id)
-                let reason = closeReason.map {
-                    DisconnectReason(code: "\($0.code)", message: $0.message, isRemote: $0.isRemote)
-                }
-                await events.push(.peerChanged(peer, .notConnected(reason)))
-            }
-        } else if let dialedAddress, let reason = closeReason, reason.code != .duplicateConnection {
-            if let peer = connectingPeer, registry.withLockedValue({ $0.entries[peer.id] == nil }) {
-                let why = DisconnectReason(code: "\(reason.code)", message: reason.message, isRemote: reason.isRemote)
-                await events.push(.peerChanged(peer, .notConnected(why)))
-            }
-            await events.push(.connectFailed(address: dialedAddress, reason: reason.description))
-        } else if let reason = closeReason {
-            logger.debug("incoming link ended before it was established", metadata: ["link.reason": "\(reason)"])
-        }
+    /// Opens an invitation link to a discovered peer (PROTOCOL.md §4.8); the outcome is an event.
+    func invite(_ peer: PeerID, endpoints: [Endpoint], context: Data, timeout: Duration) {
+        let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+        let clamped = min(max(milliseconds, Int64(WireLimits.invitationTimeoutMilliseconds.lowerBound)),
+                          Int64(WireLimits.invitationTimeoutMilliseconds.upperBound))
+        commandSink.yield(.invite(peer, endpoints: endpoints, InvitationRequest(context: context, timeoutMilliseconds: UInt32(clamped))))
     }
 
-    private enum Registration { case first, replaced, lost }
-
-    private func registerLink(_ info: LinkInfo, peer: PeerID, channel: any Channel, writer: LinkWriter) -> Registration {
-        let me = self.peer.peerID.id
-        let initiator = info.role == .initiator ? me : peer.id
-        let entry = LinkRegistry.Entry(peer: peer, channel: channel, writer: writer, initiator: initiator)
-        let (result, loser): (Registration, (any Channel)?) = registry.withLockedValue { registry in
-            guard let existing = registry.entries[peer.id] else {
-                registry.entries[peer.id] = entry
-                return (.first, nil)
+    private func invite(_ peer: PeerID, endpoints: [Endpoint], request: InvitationRequest, transport: TCPTransport) async {
+        let deadline = NIODeadline.now() + .milliseconds(Int64(request.timeoutMilliseconds))
+        var failures: [String] = []
+        for endpoint in endpoints {
+            if NIODeadline.now() >= deadline { break }
+            let link: LinkChannel
+            do {
+                link = try await transport.connect(host: endpoint.address, port: endpoint.port, invitation: request)
+            } catch {
+                failures.append("\(endpoint): \(Self.describe(error))")
+                logger.debug("invitation connect failed", metadata: ["mesh.peer": "\(peer.id)", "link.remote": "\(endpoint)", "error": "\(error)"])
+                continue
             }
-            // §4.7: keep the link initiated by the lower node id; between two links with the
-            // same initiator keep the newer (the older one is a leftover from before a restart).
-            let lower = min(me, peer.id)
-            let keepNew = existing.initiator == initiator || initiator == lower
-            if keepNew {
-                registry.entries[peer.id] = entry
-                return (.replaced, existing.channel)
-            }
-            return (.lost, nil)
+            await serve(link, purpose: .invitation(peer, deadline: deadline, timeoutMilliseconds: request.timeoutMilliseconds))
+            return
         }
-        if let loser {
-            logger.debug("retiring the link this one replaces", metadata: ["mesh.peer": "\(peer.id)"])
-            Self.retire(loser)
-        }
-        if result != .lost, let udp = sockets.withLockedValue({ $0?.udp }), info.peer.udpPort != 0,
-           let address = info.remoteAddress.flatMap({ Self.address($0, port: Int(info.peer.udpPort)) }) {
-            udp.register(node: peer.id, keys: info.datagramKeys, address: address)
-        }
-        return result
-    }
-
-    /// Retires a duplicate link (§4.7): goodbye, no more writes, read until the peer's goodbye.
-    private static func retire(_ channel: any Channel) {
-        channel.triggerUserOutboundEvent(
-            LinkHandler.Retire(code: .duplicateConnection, reason: "another link to this peer won the tie-break"),
-            promise: nil)
-    }
-
-    /// The same IP address with another port (scope id kept for link-local IPv6).
-    static func address(_ address: SocketAddress, port: Int) -> SocketAddress? {
-        var copy = address
-        guard copy.port != nil else { return nil }
-        copy.port = port
-        return copy
-    }
-
-    private static func message(from envelope: Envelope, sender: PeerID) -> ReceivedMessage? {
-        switch envelope.body {
-        case .data(let data):
-            return ReceivedMessage(sender: sender, mode: .reliable, content: .data(data.payload))
-        case .chat(let chat):
-            let id = (try? NodeID(bytes: chat.messageID))?.hex ?? chat.messageID.map { String(format: "%02x", $0) }.joined()
-            let text = TextMessage(id: id, text: chat.text,
-                                   sentAt: Date(timeIntervalSince1970: Double(chat.sentAtMs) / 1000))
-            return ReceivedMessage(sender: sender, mode: .reliable, content: .text(text))
-        default:
-            return nil
-        }
+        let why = failures.isEmpty ? "no address to connect to" : failures.joined(separator: "; ")
+        await events.push(.invitationFailed(peer, InvitationFailure(.unreachable, why)))
     }
 
     private func receivedDatagram(_ datagram: DatagramEndpoint.Received) {
@@ -442,7 +356,7 @@ public final class Session: Sendable {
         return try! NodeID(bytes: id).hex
     }
 
-    private func sendReliable(_ envelope: Envelope, size: Int, to peers: [PeerID]) async throws(SessionError) {
+    func sendReliable(_ envelope: Envelope, size: Int, to peers: [PeerID]) async throws(SessionError) {
         var firstError: SessionError?
         for peer in peers {
             guard let writer = registry.withLockedValue({ $0.entries[peer.id]?.writer }) else {

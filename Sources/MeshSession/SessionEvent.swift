@@ -95,4 +95,37 @@ public enum SessionEvent: Sendable {
     case received(ReceivedMessage)
     /// An outgoing connection (``Session/connect(host:port:)``) failed before a peer was known.
     case connectFailed(address: String, reason: String)
+    /// An invitation this node made (``NearbyServiceBrowser/invitePeer(_:to:withContext:timeout:)``)
+    /// ended without a connection: declined, timed out, or the peer could not be reached.
+    case invitationFailed(PeerID, InvitationFailure)
+}
+
+/// Why an invitation this node made did not connect.
+public struct InvitationFailure: Sendable, Hashable, CustomStringConvertible {
+    /// The kind of failure.
+    public enum Kind: String, Sendable, Hashable {
+        /// The invited peer declined (or accepts no invitations).
+        case declined
+        /// No answer came within the timeout.
+        case timedOut
+        /// No link could be made, or it failed before the answer.
+        case unreachable
+    }
+
+    /// The kind of failure.
+    public let kind: Kind
+    /// What happened, for people (for a decline, the peer's reason: untrusted text).
+    public let message: String
+
+    /// Creates a failure.
+    /// - Parameters:
+    ///   - kind: the kind.
+    ///   - message: what happened.
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    /// "kind: message".
+    public var description: String { "\(kind.rawValue): \(message)" }
 }

@@ -1,0 +1,322 @@
+import struct Foundation.Data
+import struct Foundation.Date
+import Logging
+import MeshLink
+import MeshTransport
+import MeshWire
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// What the advertiser hears about invitations this session received.
+enum InvitationNotice: Sendable {
+    /// A new invitation waits for an answer.
+    case received(Invitation)
+    /// An invitation ended without this node's answer taking effect: expired or withdrawn.
+    case ended(Invitation, reason: String)
+}
+
+extension Session {
+    /// Why a link exists, which decides what its establishment means.
+    enum LinkPurpose: Sendable {
+        /// Accepted by the listener: a plain link, or an invitation if the initiator says so.
+        case accepted
+        /// Opened by ``Session/connect(host:port:)``.
+        case dialed(address: String)
+        /// Opened to invite a discovered peer (PROTOCOL.md §4.8).
+        case invitation(PeerID, deadline: NIODeadline, timeoutMilliseconds: UInt32)
+    }
+
+    /// Where a link is in its life, as its serving task sees it.
+    private enum Phase {
+        /// Handshaking.
+        case opening
+        /// This node invited the peer and waits for `invitationAccepted` (§4.8).
+        case awaitingAnswer(LinkInfo, LinkWriter)
+        /// The peer invited this node; the application has not answered yet.
+        case invited(LinkInfo, LinkWriter, Invitation)
+        /// Registered as the peer's link: messages are delivered.
+        case admitted(PeerID)
+        /// Lost the duplicate tie-break: delivering until the peer's goodbye (§4.7).
+        case draining(PeerID)
+        /// Closing on this node's decision.
+        case closing
+    }
+
+    // MARK: Serving a link
+
+    /// Runs one link from its handshake to its end, reporting what happens as events.
+    func serve(_ link: LinkChannel, purpose: LinkPurpose) async {
+        var phase = Phase.opening
+        var connectingPeer: PeerID?
+        var closeReason: LinkCloseReason?
+        var answerTimedOut = false
+        let channel = link.channel
+        do {
+            try await link.executeThenClose { inbound, _ in
+                for try await event in inbound {
+                    switch event {
+                    case .connecting(let remote):
+                        let peer = PeerID(remote: remote)
+                        if case .invitation(let expected, _, _) = purpose, expected.id != peer.id {
+                            Self.close(channel, .invalidIdentity, "expected node \(expected.id.shortHex), this is node \(peer.id.shortHex)")
+                            phase = .closing
+                            continue
+                        }
+                        if registry.withLockedValue({ $0.entries[peer.id] == nil }) {
+                            connectingPeer = peer
+                            await events.push(.peerChanged(peer, .connecting))
+                        }
+                    case .established(let info):
+                        guard case .opening = phase else { continue }
+                        let peer = PeerID(remote: info.peer)
+                        let writer = LinkWriter(channel: channel,
+                                                highWaterMark: configuration.transport.writeHighWaterMark,
+                                                lowWaterMark: configuration.transport.writeLowWaterMark)
+                        if case .invitation(_, let deadline, _) = purpose {
+                            phase = .awaitingAnswer(info, writer)
+                            channel.eventLoop.scheduleTask(deadline: deadline) {
+                                channel.triggerUserOutboundEvent(LinkHandler.Marker(LinkMarker.answerTimedOut.rawValue), promise: nil)
+                            }
+                        } else if let request = info.invitation {
+                            phase = await received(request, from: peer, info: info, writer: writer, channel: channel)
+                            if case .invited = phase, registry.withLockedValue({ $0.entries[peer.id] == nil }) {
+                                connectingPeer = peer
+                                await events.push(.peerChanged(peer, .connecting))
+                            }
+                        } else {
+                            phase = await admit(info, peer: peer, channel: channel, writer: writer)
+                        }
+                    case .envelope(let envelope):
+                        switch phase {
+                        case .admitted(let sender), .draining(let sender):
+                            if let message = Self.message(from: envelope, sender: sender) {
+                                await events.push(.received(message))
+                            }
+                        case .awaitingAnswer(let info, let writer):
+                            if case .invitationAccepted = envelope.body {
+                                phase = await admit(info, peer: PeerID(remote: info.peer), channel: channel, writer: writer)
+                            } else {
+                                Self.close(channel, .protocolViolation, "a message arrived before the invitation was answered")
+                                phase = .closing
+                            }
+                        case .invited:
+                            Self.close(channel, .protocolViolation, "a message arrived before this node answered the invitation")
+                            phase = .closing
+                        case .opening, .closing:
+                            continue
+                        }
+                    case .marker(let value):
+                        phase = await handle(LinkMarker(rawValue: value), in: phase, channel: channel, answerTimedOut: &answerTimedOut)
+                    case .closed(let reason):
+                        closeReason = reason
+                    }
+                }
+            }
+        } catch is CancellationError {
+            if closeReason == nil { closeReason = LinkCloseReason(.normal, "this node disconnected") }
+        } catch {
+            if closeReason == nil { closeReason = LinkCloseReason(.normal, Self.describe(error), isRemote: true) }
+        }
+        await finished(phase: phase, purpose: purpose, connectingPeer: connectingPeer, closeReason: closeReason,
+                       answerTimedOut: answerTimedOut, channel: channel)
+    }
+
+    /// Acts on a local marker in order with the link's other events.
+    private func handle(_ marker: LinkMarker?, in phase: Phase, channel: any Channel, answerTimedOut: inout Bool) async -> Phase {
+        switch (marker, phase) {
+        case (.answered, .invited(let info, let writer, let invitation)):
+            pendingInvitations.withLockedValue { $0 -= 1 }
+            switch invitation.currentAnswer {
+            case .accepted:
+                do {
+                    try await writer.write(.invitationAccepted, size: SecureChannel.wireSize(ofMessage: 2))
+                } catch {
+                    return .closing
+                }
+                return await admit(info, peer: invitation.peer, channel: channel, writer: writer)
+            case .declined(let reason):
+                Self.close(channel, .invitationDeclined, reason)
+                return .closing
+            case nil:
+                return phase
+            }
+        case (.invitationExpired, .invited(_, _, let invitation)):
+            pendingInvitations.withLockedValue { $0 -= 1 }
+            Self.close(channel, .invitationTimeout, "the invitation was not answered within \(invitation.timeout)")
+            notify(.ended(invitation, reason: "not answered within \(invitation.timeout)"))
+            return .closing
+        case (.answerTimedOut, .awaitingAnswer):
+            answerTimedOut = true
+            Self.close(channel, .invitationTimeout, "no answer to the invitation in time")
+            return .closing
+        default:
+            return phase
+        }
+    }
+
+    /// A peer invited this node: hand the invitation to the advertiser, or decline it at once.
+    private func received(_ request: InvitationRequest, from peer: PeerID, info: LinkInfo, writer: LinkWriter,
+                          channel: any Channel) async -> Phase {
+        let timeout = Duration.milliseconds(Int64(request.timeoutMilliseconds))
+        let invitation = Invitation(peer: peer, context: request.context, timeout: timeout,
+                                    remoteAddress: info.remoteAddress.map(Self.format), channel: channel)
+        guard let observer = invitationObserver.withLockedValue({ $0 }) else {
+            logger.debug("declined an invitation: not advertising", metadata: ["mesh.peer": "\(peer.id)"])
+            Self.close(channel, .invitationDeclined, "this peer accepts no invitations (it is not advertising)")
+            return .closing
+        }
+        let admitted = pendingInvitations.withLockedValue { count -> Bool in
+            guard count < Self.maxPendingInvitations else { return false }
+            count += 1
+            return true
+        }
+        guard admitted else {
+            logger.notice("declined an invitation: too many pending", metadata: ["mesh.peer": "\(peer.id)", "limit": "\(Self.maxPendingInvitations)"])
+            Self.close(channel, .invitationDeclined, "this peer has \(Self.maxPendingInvitations) invitations waiting for an answer")
+            return .closing
+        }
+        logger.debug("received an invitation", metadata: ["mesh.peer": "\(peer.id)", "invitation.context.bytes": "\(request.context.count)"])
+        channel.eventLoop.scheduleTask(in: .milliseconds(Int64(request.timeoutMilliseconds))) {
+            channel.triggerUserOutboundEvent(LinkHandler.Marker(LinkMarker.invitationExpired.rawValue), promise: nil)
+        }
+        observer(.received(invitation))
+        return .invited(info, writer, invitation)
+    }
+
+    private func notify(_ notice: InvitationNotice) {
+        invitationObserver.withLockedValue { $0 }?(notice)
+    }
+
+    /// Registers an established link as the peer's (or retires it when another link wins §4.7).
+    private func admit(_ info: LinkInfo, peer: PeerID, channel: any Channel, writer: LinkWriter) async -> Phase {
+        switch registerLink(info, peer: peer, channel: channel, writer: writer) {
+        case .first:
+            await events.push(.peerChanged(peer, .connected))
+            return .admitted(peer)
+        case .replaced:
+            return .admitted(peer)
+        case .lost:
+            // Keep reading: the peer may have written to this link before it learned that it
+            // lost; everything up to its goodbye is delivered.
+            logger.debug("retiring duplicate link", metadata: ["mesh.peer": "\(peer.id)"])
+            Self.retire(channel)
+            return .draining(peer)
+        }
+    }
+
+    /// Reports how a link ended.
+    private func finished(phase: Phase, purpose: LinkPurpose, connectingPeer: PeerID?, closeReason: LinkCloseReason?,
+                          answerTimedOut: Bool, channel: any Channel) async {
+        if case .admitted(let peer) = phase {
+            let wasCurrent = registry.withLockedValue { $0.remove(peer.id, channel: channel) }
+            if wasCurrent {
+                sockets.withLockedValue { $0?.udp }?.unregister(node: peer.id)
+                let reason = closeReason.map {
+                    DisconnectReason(code: "\($0.code)", message: $0.message, isRemote: $0.isRemote)
+                }
+                await events.push(.peerChanged(peer, .notConnected(reason)))
+            }
+            return
+        }
+        if case .draining = phase { return }
+        if case .invited(_, _, let invitation) = phase {
+            // The inviter went away (or the session stopped) before the answer.
+            pendingInvitations.withLockedValue { $0 -= 1 }
+            notify(.ended(invitation, reason: closeReason?.description ?? "the link closed"))
+        }
+        let reason = closeReason ?? LinkCloseReason(.normal, "the link closed")
+        if let peer = connectingPeer, registry.withLockedValue({ $0.entries[peer.id] == nil }) {
+            let why = DisconnectReason(code: "\(reason.code)", message: reason.message, isRemote: reason.isRemote)
+            await events.push(.peerChanged(peer, .notConnected(why)))
+        }
+        switch purpose {
+        case .invitation(let peer, _, let milliseconds):
+            let failure: InvitationFailure
+            if answerTimedOut {
+                failure = InvitationFailure(.timedOut, "no answer within \(Duration.milliseconds(Int64(milliseconds)))")
+            } else if reason.code == .invitationDeclined, reason.isRemote {
+                failure = InvitationFailure(.declined, reason.message)
+            } else if reason.code == .invitationTimeout {
+                failure = InvitationFailure(.timedOut, reason.message)
+            } else {
+                failure = InvitationFailure(.unreachable, reason.description)
+            }
+            logger.debug("invitation failed", metadata: ["mesh.peer": "\(peer.id)", "invitation.failure": "\(failure)"])
+            await events.push(.invitationFailed(peer, failure))
+        case .dialed(let address):
+            if reason.code != .duplicateConnection {
+                await events.push(.connectFailed(address: address, reason: reason.description))
+            }
+        case .accepted:
+            logger.debug("incoming link ended before it was established", metadata: ["link.reason": "\(reason)"])
+        }
+    }
+
+    // MARK: Registry
+
+    private enum Registration { case first, replaced, lost }
+
+    private func registerLink(_ info: LinkInfo, peer: PeerID, channel: any Channel, writer: LinkWriter) -> Registration {
+        let me = self.peer.peerID.id
+        let initiator = info.role == .initiator ? me : peer.id
+        let entry = LinkRegistry.Entry(peer: peer, channel: channel, writer: writer, initiator: initiator)
+        let (result, loser): (Registration, (any Channel)?) = registry.withLockedValue { registry in
+            guard let existing = registry.entries[peer.id] else {
+                registry.entries[peer.id] = entry
+                return (.first, nil)
+            }
+            // §4.7: keep the link initiated by the lower node id; between two links with the
+            // same initiator keep the newer (the older one is a leftover from before a restart).
+            let lower = min(me, peer.id)
+            let keepNew = existing.initiator == initiator || initiator == lower
+            if keepNew {
+                registry.entries[peer.id] = entry
+                return (.replaced, existing.channel)
+            }
+            return (.lost, nil)
+        }
+        if let loser {
+            logger.debug("retiring the link this one replaces", metadata: ["mesh.peer": "\(peer.id)"])
+            Self.retire(loser)
+        }
+        if result != .lost, let udp = sockets.withLockedValue({ $0?.udp }), info.peer.udpPort != 0,
+           let address = info.remoteAddress.flatMap({ Self.address($0, port: Int(info.peer.udpPort)) }) {
+            udp.register(node: peer.id, keys: info.datagramKeys, address: address)
+        }
+        return result
+    }
+
+    /// Retires a duplicate link (§4.7): goodbye, no more writes, read until the peer's goodbye.
+    private static func retire(_ channel: any Channel) {
+        channel.triggerUserOutboundEvent(
+            LinkHandler.Retire(code: .duplicateConnection, reason: "another link to this peer won the tie-break"),
+            promise: nil)
+    }
+
+    /// Closes a link with a goodbye that tells the peer why.
+    private static func close(_ channel: any Channel, _ code: CloseCode, _ reason: String) {
+        channel.triggerUserOutboundEvent(LinkHandler.Close(code: code, reason: reason), promise: nil)
+    }
+
+    /// The same IP address with another port (scope id kept for link-local IPv6).
+    static func address(_ address: SocketAddress, port: Int) -> SocketAddress? {
+        var copy = address
+        guard copy.port != nil else { return nil }
+        copy.port = port
+        return copy
+    }
+
+    private static func message(from envelope: Envelope, sender: PeerID) -> ReceivedMessage? {
+        switch envelope.body {
+        case .data(let data):
+            return ReceivedMessage(sender: sender, mode: .reliable, content: .data(data.payload))
+        case .chat(let chat):
+            let id = (try? NodeID(bytes: chat.messageID))?.hex ?? chat.messageID.map { String(format: "%02x", $0) }.joined()
+            let text = TextMessage(id: id, text: chat.text,
+                                   sentAt: Date(timeIntervalSince1970: Double(chat.sentAtMs) / 1000))
+            return ReceivedMessage(sender: sender, mode: .reliable, content: .text(text))
+        default:
+            return nil
+        }
+    }
+}
