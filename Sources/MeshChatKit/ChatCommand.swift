@@ -12,6 +12,12 @@ public enum ChatCommand: Sendable, Hashable {
     case help(String?)
     /// Open a link to an address.
     case connect(host: String, port: Int)
+    /// Invite a discovered peer (by name or id prefix).
+    case invite(String)
+    /// Accept a received invitation (the only pending one when no peer is named).
+    case accept(String?)
+    /// Decline a received invitation (the only pending one when no peer is named).
+    case decline(String?)
     /// Leave.
     case quit
     /// An empty line: nothing to do.
@@ -22,8 +28,11 @@ public enum ChatCommand: Sendable, Hashable {
 
     /// The commands with their one-line usage, in the order `/help` lists them.
     public static let usages: [(name: String, usage: String, summary: String)] = [
-        ("peers", "/peers", "list connected peers with their id, address and state"),
+        ("peers", "/peers", "list discovered and connected peers with their id, address and state"),
         ("connect", "/connect HOST:PORT", "open an encrypted link to a peer at an address"),
+        ("invite", "/invite PEER", "invite a discovered peer (name or id prefix) into the chat"),
+        ("accept", "/accept [PEER]", "accept an invitation (the only pending one if no peer is named)"),
+        ("decline", "/decline [PEER]", "decline an invitation (the only pending one if no peer is named)"),
         ("help", "/help [COMMAND]", "list commands, or explain one"),
         ("quit", "/quit", "disconnect from every peer and exit"),
     ]
@@ -56,6 +65,13 @@ public enum ChatCommand: Sendable, Hashable {
             } catch {
                 throw .badArgument(command: "connect", error.message)
             }
+        case "invite":
+            guard !argument.isEmpty else { throw .badArgument(command: "invite", "a peer name or id is required") }
+            return .invite(argument)
+        case "accept":
+            return .accept(argument.isEmpty ? nil : argument)
+        case "decline":
+            return .decline(argument.isEmpty ? nil : argument)
         default:
             throw .unknownCommand(name)
         }

@@ -20,6 +20,7 @@ public struct ChatFront: Sendable {
 
     private let session: Session
     private let options: Options
+    private let finder: PeerFinder?
     private let write: @Sendable (String) -> Void
     private let logger: Logger
 
@@ -27,10 +28,13 @@ public struct ChatFront: Sendable {
     /// - Parameters:
     ///   - session: a started session.
     ///   - options: output options.
+    ///   - finder: discovery, or `nil` without it (`--no-discovery`).
     ///   - logger: for diagnostics (stderr in the executable).
     ///   - write: writes one line of output (stdout in the executable).
-    public init(session: Session, options: Options, logger: Logger, write: @escaping @Sendable (String) -> Void) {
+    public init(session: Session, options: Options, finder: PeerFinder? = nil, logger: Logger,
+                write: @escaping @Sendable (String) -> Void) {
         self.session = session
+        self.finder = finder
         self.options = options
         self.logger = logger
         self.write = write
@@ -50,6 +54,9 @@ public struct ChatFront: Sendable {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await session.run() }
             group.addTask { await self.showEvents() }
+            if let finder {
+                group.addTask { await finder.run() }
+            }
             group.addTask {
                 for try await line in lines {
                     if await self.handle(line) == .quit { break }
@@ -58,6 +65,9 @@ public struct ChatFront: Sendable {
                     await session.disconnect()
                 }
             }
+            // The session's run() ends after disconnect; then discovery stops too.
+            try await group.next()
+            group.cancelAll()
             try await group.waitForAll()
         }
     }
@@ -78,7 +88,8 @@ public struct ChatFront: Sendable {
         case .say(let text):
             let peers = session.connectedPeers
             guard !peers.isEmpty else {
-                emit(.error("no peers connected; nothing was sent (use --connect HOST:PORT or /connect)"))
+                let hint = finder == nil ? "use --connect HOST:PORT or /connect" : "peers on this network connect by themselves; or use /connect HOST:PORT"
+                emit(.error("no peers connected; nothing was sent (\(hint))"))
                 break
             }
             do {
@@ -88,10 +99,24 @@ public struct ChatFront: Sendable {
                 emit(.error(error.message))
             }
         case .peers:
-            let rows = session.connectedPeers.map {
+            let connected = session.connectedPeers
+            var rows = connected.map {
                 ChatOutput.PeerRow(id: $0.id.hex, name: $0.displayName, state: "connected", address: session.remoteAddress(of: $0))
             }
+            let pending = Set(finder?.pendingInvitations ?? [])
+            for (peer, address) in finder?.discovered ?? [] where !connected.contains(peer) {
+                rows.append(ChatOutput.PeerRow(id: peer.id.hex, name: peer.displayName,
+                                               state: pending.contains(peer) ? "invitedYou" : "found", address: address))
+            }
             emit(.peers(rows))
+        case .invite(let name):
+            guard let finder else { emit(.error("discovery is off: use /connect HOST:PORT")); break }
+            if let problem = finder.invite(name) { emit(.error(problem)) }
+        case .accept(let name), .decline(let name):
+            guard let finder else { emit(.error("discovery is off: there are no invitations")); break }
+            var accept = false
+            if case .accept = command { accept = true }
+            if let problem = finder.answer(name, accept: accept) { emit(.error(problem)) }
         case .help(let topic):
             emit(.help(Self.helpText(topic)))
         case .connect(let host, let port):
@@ -106,6 +131,7 @@ public struct ChatFront: Sendable {
 
     private func showEvents() async {
         for await event in session.events {
+            finder?.sessionEvent(event)
             switch event {
             case .peerChanged(let peer, let state):
                 var reason: DisconnectReason?
@@ -120,6 +146,8 @@ public struct ChatFront: Sendable {
                 }
             case .connectFailed(let address, let reason):
                 emit(.connectFailed(address: address, reason: reason))
+            case .invitationFailed(let peer, let failure):
+                emit(.invitationFailed(peer, kind: failure.kind.rawValue, message: failure.message))
             }
         }
     }

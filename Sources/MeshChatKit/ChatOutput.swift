@@ -19,6 +19,18 @@ public enum ChatOutput: Sendable {
     case help(String)
     /// An outgoing connection failed.
     case connectFailed(address: String, reason: String)
+    /// A peer was discovered (or its advertisement changed).
+    case found(PeerID, addresses: [String], info: [String: String])
+    /// A discovered peer went away.
+    case lost(PeerID)
+    /// This node is announced on the network.
+    case advertising(name: String, service: String)
+    /// An invitation was sent to a peer (`sent`), or received from one (`received`).
+    case invitation(PeerID, direction: String, contextBytes: Int)
+    /// An invitation this node made did not connect.
+    case invitationFailed(PeerID, kind: String, message: String)
+    /// A received invitation ended without an answer taking effect (expired, withdrawn).
+    case invitationEnded(PeerID, reason: String)
     /// Something went wrong; nothing was sent.
     case error(String)
     /// A notice for people (text mode only).
@@ -97,6 +109,20 @@ public struct JSONRenderer: Sendable {
             return .object([("event", "help"), ("text", .string(text))])
         case .connectFailed(let address, let reason):
             return .object([("event", "connectFailed"), ("address", .string(address)), ("reason", .string(reason))])
+        case .found(let peer, let addresses, let info):
+            return .object([("event", "found"), ("peer", Self.peer(peer)), ("addresses", .array(addresses.map { .string($0) })),
+                            ("info", .object(info.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }))])
+        case .lost(let peer):
+            return .object([("event", "lost"), ("peer", Self.peer(peer))])
+        case .advertising(let name, let service):
+            return .object([("event", "advertising"), ("name", .string(name)), ("service", .string(service))])
+        case .invitation(let peer, let direction, let contextBytes):
+            return .object([("event", "invitation"), ("peer", Self.peer(peer)), ("direction", .string(direction)),
+                            ("context_bytes", .int(contextBytes))])
+        case .invitationFailed(let peer, let kind, let message):
+            return .object([("event", "invitationFailed"), ("peer", Self.peer(peer)), ("kind", .string(kind)), ("message", .string(message))])
+        case .invitationEnded(let peer, let reason):
+            return .object([("event", "invitationEnded"), ("peer", Self.peer(peer)), ("reason", .string(reason))])
         case .error(let message):
             return .object([("event", "error"), ("message", .string(message))])
         case .notice:
@@ -141,13 +167,27 @@ public struct TextRenderer: Sendable {
         case .sent:
             return nil
         case .peers(let rows):
-            if rows.isEmpty { return "* no peers connected" }
+            if rows.isEmpty { return "* no peers found or connected" }
             return rows.map { "* \($0.name) \($0.id.prefix(8)) \($0.state)\($0.address.map { " \($0)" } ?? "")" }
                 .joined(separator: "\n")
         case .help(let text):
             return text
         case .connectFailed(let address, let reason):
             return "! could not connect to \(address): \(reason)"
+        case .found(let peer, let addresses, _):
+            return "* found \(peer)\(addresses.first.map { " at \($0)" } ?? "")"
+        case .lost(let peer):
+            return "* lost \(peer)"
+        case .advertising(let name, let service):
+            return "* announced as '\(name)' (service \(service))"
+        case .invitation(let peer, let direction, _):
+            return direction == "received"
+                ? "* \(peer) invites you: /accept \(peer.displayName) or /decline \(peer.displayName)"
+                : "* inviting \(peer)"
+        case .invitationFailed(let peer, let kind, let message):
+            return "! invitation to \(peer) failed (\(kind)): \(message)"
+        case .invitationEnded(let peer, let reason):
+            return "* invitation from \(peer) ended: \(reason)"
         case .error(let message):
             return "! \(message)"
         case .notice(let text):

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import MeshChatKit
+import MeshDiscovery
 import MeshSession
 import MeshTransport
 import NIOPosix
@@ -43,6 +44,12 @@ struct MeshChat: AsyncParsableCommand {
     @Flag(name: .long, help: "Do not discover peers on the local network (connect by address only).")
     var noDiscovery = false
 
+    @Flag(name: .long, help: "Do not invite found peers or accept invitations by yourself: use /invite, /accept and /decline.")
+    var manual = false
+
+    @Option(name: .long, help: ArgumentHelp("Announce KEY=VALUE to browsing peers (discoveryInfo); repeatable.", valueName: "KEY=VALUE"))
+    var info: [String] = []
+
     @Flag(name: .long, help: "Print one JSON object per event on stdout.")
     var json = false
 
@@ -66,7 +73,33 @@ struct MeshChat: AsyncParsableCommand {
         if let name, name.utf8.isEmpty || name.utf8.count > 63 {
             throw ValidationError("--name must be 1 to 63 bytes of UTF-8; \"\(name.prefix(70))\" is \(name.utf8.count) bytes.")
         }
-        try ServiceType.validate(service)
+        do {
+            _ = try MeshSession.ServiceType(service)
+        } catch {
+            throw ValidationError("--service: \(error.message).")
+        }
+        if noDiscovery && manual {
+            throw ValidationError("--manual needs discovery; it cannot be combined with --no-discovery.")
+        }
+        do {
+            try Advertisement.validate(try Self.discoveryInfo(info))
+        } catch let error as DiscoveryError {
+            throw ValidationError("--info: \(error.message).")
+        }
+    }
+
+    /// `KEY=VALUE` options as a dictionary.
+    static func discoveryInfo(_ pairs: [String]) throws -> [String: String] {
+        var info: [String: String] = [:]
+        for pair in pairs {
+            guard let equals = pair.firstIndex(of: "=") else {
+                throw ValidationError("--info \"\(pair)\" is not KEY=VALUE.")
+            }
+            let key = String(pair[..<equals])
+            guard info[key] == nil else { throw ValidationError("--info: key \"\(key)\" is given twice.") }
+            info[key] = String(pair[pair.index(after: equals)...])
+        }
+        return info
     }
 
     func run() async throws {
@@ -91,7 +124,26 @@ struct MeshChat: AsyncParsableCommand {
             var options = ChatFront.Options()
             options.json = json
             options.keepRunningAfterInput = keepRunning
-            front = ChatFront(session: session, options: options, logger: logger) { output.writeLine($0) }
+            let render: @Sendable (ChatOutput) -> Void = { [json] in
+                if let line = json ? JSONRenderer().render($0) : TextRenderer().render($0) { output.writeLine(line) }
+            }
+            var finder: PeerFinder?
+            if !noDiscovery {
+                let discoveryLogger = Logger(label: "meshchat.discovery")
+                // One connection to avahi-daemon for both. Without a daemon the chat still runs
+                // (--connect works) and says what to do.
+                do {
+                let backend = try AvahiDiscovery(logger: discoveryLogger)
+                let advertiser = try NearbyServiceAdvertiser(peer: me.peerID, discoveryInfo: try Self.discoveryInfo(info),
+                                                             serviceType: service, backend: backend, logger: discoveryLogger)
+                let browser = try NearbyServiceBrowser(peer: me.peerID, serviceType: service, backend: backend, logger: discoveryLogger)
+                finder = PeerFinder(session: session, advertiser: advertiser, browser: browser,
+                                    mode: manual ? .manual : .automatic, logger: discoveryLogger, emit: render)
+                } catch let error as DiscoveryError where error.code == .daemonNotRunning || error.code == .daemonFailure {
+                    render(.error("discovery is off: \(error.message)"))
+                }
+            }
+            front = ChatFront(session: session, options: options, finder: finder, logger: logger) { output.writeLine($0) }
             front.emit(.ready(id: me.peerID.id.hex, name: me.peerID.displayName, port: boundPort))
             for address in connect {
                 let (host, port) = try HostPort.parse(address)
@@ -123,19 +175,6 @@ struct MeshChat: AsyncParsableCommand {
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
-
-/// Service-type rules (as Multipeer's): 1–15 characters of lowercase ASCII letters, digits and
-/// hyphens, at least one letter, no hyphen at either end, no two hyphens together.
-enum ServiceType {
-    static func validate(_ type: String) throws {
-        let allowed = type.allSatisfy { ($0.isASCII && $0.isLowercase && $0.isLetter) || $0.isASCII && $0.isNumber || $0 == "-" }
-        guard (1...15).contains(type.count), allowed, type.contains(where: { $0.isLetter }),
-              !type.hasPrefix("-"), !type.hasSuffix("-"), !type.contains("--")
-        else {
-            throw ValidationError("--service \"\(type)\" is not a service type: use 1 to 15 lowercase letters, digits and hyphens, with at least one letter, no hyphen at either end and no two hyphens together.")
-        }
-    }
-}
 
 /// Lines of standard input, read on NIO's thread pool (reading a terminal or pipe blocks).
 struct StandardInputLines: AsyncSequence, Sendable {

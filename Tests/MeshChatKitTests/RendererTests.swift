@@ -32,6 +32,12 @@ struct RendererTests {
         case .peers: "peers"
         case .help: "help"
         case .connectFailed: "connectFailed"
+        case .found: "found"
+        case .lost: "lost"
+        case .advertising: "advertising"
+        case .invitation: "invitation"
+        case .invitationFailed: "invitationFailed"
+        case .invitationEnded: "invitationEnded"
         case .error: "error"
         case .notice: nil
         }
@@ -61,6 +67,16 @@ struct RendererTests {
         Case(label: "connectFailed", output: .connectFailed(address: "127.0.0.1:9", reason: "connection refused"),
              keys: ["address", "reason"]),
         Case(label: "error", output: .error("unknown command /frobnicate; type /help"), keys: ["message"]),
+        Case(label: "found", output: .found(bob, addresses: ["192.0.2.11:54929"], info: ["room": "blue"]),
+             keys: ["peer", "addresses", "info"], nested: ["peer": peerKeys, "info": ["room"]]),
+        Case(label: "lost", output: .lost(bob), keys: ["peer"], nested: ["peer": peerKeys]),
+        Case(label: "advertising", output: .advertising(name: "alice #2", service: "meshchat"), keys: ["name", "service"]),
+        Case(label: "invitation", output: .invitation(bob, direction: "received", contextBytes: 0),
+             keys: ["peer", "direction", "context_bytes"], nested: ["peer": peerKeys]),
+        Case(label: "invitationFailed", output: .invitationFailed(bob, kind: "declined", message: "no"),
+             keys: ["peer", "kind", "message"], nested: ["peer": peerKeys]),
+        Case(label: "invitationEnded", output: .invitationEnded(bob, reason: "expired"),
+             keys: ["peer", "reason"], nested: ["peer": peerKeys]),
     ]
 
     /// The ordered keys of an object value.
@@ -146,7 +162,7 @@ struct RendererTests {
         let ready = try #require(TextRenderer().render(.ready(id: Self.bob.id.hex, name: "bob", port: 47001)))
         #expect(ready.contains("listening on port 47001"))
         #expect(ready.contains("bob") && ready.contains("4fc54bc2"))
-        #expect(TextRenderer().render(.peers([])) == "* no peers connected")
+        #expect(TextRenderer().render(.peers([])) == "* no peers found or connected")
         let rows = try #require(TextRenderer().render(.peers([
             .init(id: Self.bob.id.hex, name: "bob", state: "connected", address: "127.0.0.1:1"),
             .init(id: Self.carol.id.hex, name: "carol", state: "connected", address: nil),
