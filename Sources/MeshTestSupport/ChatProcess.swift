@@ -62,11 +62,18 @@ public final class ChatProcess: @unchecked Sendable {
     ///   - executable: `meshchat` (the default) or `meshbench`.
     ///   - label: a name for failure messages.
     ///   - environment: extra environment variables.
+    ///   - launcher: runs the executable through this command instead, e.g.
+    ///     `["scripts/netns-hosts", "exec", "A"]` (relative paths are from the package root).
     /// - Throws: when the executable is missing or cannot start.
     public init(_ arguments: [String], executable: String = "meshchat", label: String,
-                environment: [String: String] = [:]) throws {
+                environment: [String: String] = [:], launcher: [String] = []) throws {
         self.label = label
-        let url = Self.binDirectory.appendingPathComponent(executable)
+        var url = Self.binDirectory.appendingPathComponent(executable)
+        var arguments = arguments
+        if let first = launcher.first {
+            arguments = Array(launcher.dropFirst()) + [url.path] + arguments
+            url = first.hasPrefix("/") ? URL(fileURLWithPath: first) : Self.packageRoot.appendingPathComponent(first)
+        }
         guard FileManager.default.isExecutableFile(atPath: url.path) else {
             throw Failure(description: "\(url.path) is not built; run scripts/test (or swift build) first")
         }
@@ -182,6 +189,20 @@ public final class ChatProcess: @unchecked Sendable {
             }
             defer { group.cancelAll() }
             return try await group.next()!
+        }
+    }
+
+    /// Waits until standard error contains `fragment` (bounded polling every 20 ms: stderr has
+    /// no line waiters).
+    /// - Parameters:
+    ///   - fragment: the text to find.
+    ///   - timeout: the deadline.
+    /// - Throws: ``Failure`` on timeout.
+    public func waitForStderr(_ fragment: String, timeout: Duration = .seconds(20)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !errors.contains(fragment) {
+            if ContinuousClock.now >= deadline { throw failure("no \"\(fragment)\" on stderr within \(timeout)") }
+            try await Task.sleep(for: .milliseconds(20))
         }
     }
 
