@@ -18,7 +18,7 @@ struct MeshBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "meshbench",
         abstract: "Benchmarks of meshchat sessions beside a raw-TCP baseline measured in the same run.",
-        subcommands: [Suite.self, Sink.self, Source.self, RawSink.self, RawSource.self],
+        subcommands: [Suite.self, Sink.self, Source.self, RawSink.self, RawSource.self, CryptoBench.self],
         defaultSubcommand: Suite.self)
 
     /// Runs tasks on SwiftNIO's loop threads, as meshchat does, then the command.
