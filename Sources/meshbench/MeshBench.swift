@@ -21,8 +21,11 @@ struct MeshBench: AsyncParsableCommand {
         subcommands: [Suite.self, Sink.self, Source.self, RawSink.self, RawSource.self, CryptoBench.self],
         defaultSubcommand: Suite.self)
 
-    /// Runs tasks on SwiftNIO's loop threads, as meshchat does, then the command.
+    /// Runs tasks on SwiftNIO's loop threads and tunes the heap, as meshchat does, then the command.
     static func main() async {
+        if ProcessInfo.processInfo.environment["MESHBENCH_DEFAULT_HEAP"] == nil {
+            HeapTuning.keepFreedMemoryForReuse()
+        }
         if ProcessInfo.processInfo.environment["MESHBENCH_NO_EXECUTOR"] == nil {
             EventLoops.installAsConcurrencyExecutor(loops: ProcessInfo.processInfo.environment["MESHBENCH_LOOPS"].flatMap(Int.init))
         }
