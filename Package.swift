@@ -107,7 +107,8 @@ let package = Package(
         .executableTarget(
             name: "meshbench",
             dependencies: [
-                "MeshSession", "MeshTransport",
+                "MeshSession", "MeshTransport", "MeshLink", "MeshNoise", "MeshWire",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -41,33 +41,60 @@ public struct SecureChannel: Sendable {
     ///   - buffer: the output buffer.
     /// - Throws: ``LinkCloseReason`` when the message is too large or a nonce would run out.
     public mutating func seal(_ message: Data, into buffer: inout ByteBuffer) throws(LinkCloseReason) {
-        guard message.count <= WireLimits.maxMessageSize else {
-            throw LinkCloseReason(.messageTooLarge,
-                "message of \(message.count) bytes exceeds the maximum \(WireLimits.maxMessageSize)")
-        }
-        buffer.reserveCapacity(minimumWritableBytes: Self.wireSize(ofMessage: message.count))
-        for record in MessageFragmenter.records(for: message) {
-            guard sender.nonce < Self.nonceLimit else {
-                throw LinkCloseReason(.normal, "the sending nonce is exhausted; the link must be re-established")
-            }
-            let ciphertext: Data
-            do {
-                ciphertext = try sender.encrypt(record.encoded)
-            } catch {
-                throw LinkCloseReason(.protocolViolation, "could not encrypt a record: \(error)")
-            }
-            Frame.writeHeader(type: .transport, bodyLength: ciphertext.count, into: &buffer)
-            buffer.writeBytes(ciphertext)
-        }
+        try seal(header: [], body: message, into: &buffer)
     }
 
     /// Encrypts an envelope; see ``seal(_:into:)``.
+    ///
+    /// A plain data envelope is not serialized first: its records are cut straight from the
+    /// payload behind the envelope header (the bytes on the wire are the same).
     /// - Parameters:
     ///   - envelope: the envelope.
     ///   - buffer: the output buffer.
     /// - Throws: ``LinkCloseReason`` as ``seal(_:into:)``.
     public mutating func seal(_ envelope: Envelope, into buffer: inout ByteBuffer) throws(LinkCloseReason) {
-        try seal(envelope.encoded, into: &buffer)
+        if let payload = envelope.plainDataPayload {
+            try seal(header: Envelope.dataHeader(payloadCount: payload.count), body: payload, into: &buffer)
+        } else {
+            try seal(header: [], body: envelope.encoded, into: &buffer)
+        }
+    }
+
+    /// Encrypts the message `header ‖ body`: each record's plaintext (flags, fragment) is built in
+    /// one scratch buffer reused for all the message's records, then sealed and framed.
+    private mutating func seal(header: [UInt8], body: Data, into buffer: inout ByteBuffer) throws(LinkCloseReason) {
+        let total = header.count + body.count
+        guard total <= WireLimits.maxMessageSize else {
+            throw LinkCloseReason(.messageTooLarge,
+                "message of \(total) bytes exceeds the maximum \(WireLimits.maxMessageSize)")
+        }
+        buffer.reserveCapacity(minimumWritableBytes: Self.wireSize(ofMessage: total))
+        var record = Data(capacity: 1 + min(total, WireLimits.maxRecordData))
+        var offset = 0  // into header ‖ body
+        repeat {
+            guard sender.nonce < Self.nonceLimit else {
+                throw LinkCloseReason(.normal, "the sending nonce is exhausted; the link must be re-established")
+            }
+            let end = min(total, offset + WireLimits.maxRecordData)
+            record.removeAll(keepingCapacity: true)
+            record.append(end == total ? Record.finFlag : 0)
+            if offset < header.count {
+                record.append(contentsOf: header[offset..<min(end, header.count)])
+            }
+            if end > header.count {
+                let from = body.startIndex + max(offset - header.count, 0)
+                record.append(body[from..<(body.startIndex + end - header.count)])
+            }
+            let ciphertext: Data
+            do {
+                ciphertext = try sender.encrypt(record)
+            } catch {
+                throw LinkCloseReason(.protocolViolation, "could not encrypt a record: \(error)")
+            }
+            Frame.writeHeader(type: .transport, bodyLength: ciphertext.count, into: &buffer)
+            buffer.writeBytes(ciphertext)
+            offset = end
+        } while offset < total
     }
 
     /// Decrypts one TRANSPORT frame.
@@ -84,7 +111,10 @@ public struct SecureChannel: Sendable {
         }
         let plaintext: Data
         do {
-            plaintext = try receiver.decrypt(Data(frame.body.readableBytesView))
+            // Straight from the frame's bytes: no intermediate copy of the ciphertext.
+            plaintext = try frame.body.withUnsafeReadableBytes { bytes in
+                Result { () throws(NoiseError) -> Data in try receiver.decrypt(bytes) }
+            }.get()
         } catch {
             throw LinkCloseReason(.protocolViolation, "transport message failed to authenticate")
         }

@@ -7,8 +7,15 @@ import NIOCore
 /// Every write is counted as in flight until the socket has taken it (its write promise
 /// completes). A writer that finds more than ``highWaterMark`` bytes in flight waits until
 /// completions bring it under ``lowWaterMark``. Completions happen only when the link's event loop
-/// runs its socket, so a sender can neither buffer without bound nor keep that loop from reading
-/// (a sender that never suspended would starve the loop when tasks run on it).
+/// runs its socket, so a sender can neither buffer without bound nor keep that loop from reading.
+///
+/// Writes made on the link's own event loop (the usual case when tasks run on SwiftNIO's loops)
+/// are coalesced: they are queued without a flush, and one flush runs when the writing task next
+/// suspends, so a burst of small messages can leave in one `writev`. Every ``burstMessages`` messages
+/// or ``burstBytes`` bytes written on the loop, the writer pauses until the loop has polled its
+/// sockets: SwiftNIO runs every ready task before it polls, and a task's `await`s re-enqueue it on
+/// the loop, so a task that never waited for I/O would keep the loop from reading the link (and its
+/// keepalives, §7) for as long as it had data to send. Writes from other threads are written and flushed one by one.
 ///
 /// This type is thread-safe.
 public final class LinkWriter: Sendable {
@@ -16,12 +23,25 @@ public final class LinkWriter: Sendable {
     public let highWaterMark: Int
     /// Bytes in flight at which waiting writers resume.
     public let lowWaterMark: Int
+    /// Messages one task may write on the loop before it lets the loop poll its sockets.
+    public static let burstMessages = 64
+    /// Bytes one task may write on the loop before it lets the loop poll its sockets.
+    public static let burstBytes = 4 * 1024 * 1024
+    /// How long a paused writer gives the loop: long enough that the loop polls before the pause
+    /// ends (it runs ready tasks first), short enough not to idle a loop with nothing to read.
+    static let pollPause = TimeAmount.microseconds(50)
+
     private let channel: any Channel
 
     private struct State {
         var inFlight = 0
         var waiters: [CheckedContinuation<Void, any Error>] = []
         var closed = false
+        /// A flush is queued on the loop for writes made there.
+        var flushQueued = false
+        /// Messages and bytes written on the loop since the last pause.
+        var burstMessages = 0
+        var burstBytes = 0
     }
 
     private let state = NIOLockedValueBox(State())
@@ -61,13 +81,23 @@ public final class LinkWriter: Sendable {
     /// - Throws: ``Closed`` when the link is closed.
     public func write(_ envelope: Envelope, size: Int) async throws {
         try await waitForRoom()
-        let admitted = state.withLockedValue { state -> Bool in
-            guard !state.closed else { return false }
+        let onLoop = channel.eventLoop.inEventLoop
+        let admitted = state.withLockedValue { state -> Admission in
+            guard !state.closed else { return .closed }
             state.inFlight += size
-            return true
+            guard onLoop else { return .writeAndFlush }
+            state.burstMessages += 1
+            state.burstBytes += size
+            let pause = state.burstMessages >= Self.burstMessages || state.burstBytes >= Self.burstBytes
+            if pause {
+                state.burstMessages = 0
+                state.burstBytes = 0
+            }
+            if state.flushQueued { return pause ? .writeThenPause : .write }
+            state.flushQueued = true
+            return pause ? .writeQueueFlushThenPause : .writeQueueFlush
         }
-        guard admitted else { throw Closed() }
-        channel.writeAndFlush(envelope).whenComplete { [state, lowWaterMark] _ in
+        let completion: @Sendable (Result<Void, any Error>) -> Void = { [state, lowWaterMark] _ in
             let ready = state.withLockedValue { state -> [CheckedContinuation<Void, any Error>] in
                 state.inFlight -= size
                 guard state.inFlight <= lowWaterMark else { return [] }
@@ -76,6 +106,34 @@ public final class LinkWriter: Sendable {
             }
             ready.forEach { $0.resume() }
         }
+        switch admitted {
+        case .closed:
+            throw Closed()
+        case .writeAndFlush:
+            channel.writeAndFlush(envelope).whenComplete(completion)
+            return
+        case .write, .writeThenPause:
+            channel.write(envelope).whenComplete(completion)
+        case .writeQueueFlush, .writeQueueFlushThenPause:
+            channel.write(envelope).whenComplete(completion)
+            channel.eventLoop.execute { [state, channel] in
+                state.withLockedValue { $0.flushQueued = false }
+                channel.flush()
+            }
+        }
+        if admitted == .writeThenPause || admitted == .writeQueueFlushThenPause {
+            // The queued flush runs first, then the loop polls (the pause is still running), then we go on.
+            try? await channel.eventLoop.scheduleTask(in: Self.pollPause) {}.futureResult.get()
+        }
+    }
+
+    private enum Admission: Equatable {
+        case closed
+        case writeAndFlush
+        case write
+        case writeThenPause
+        case writeQueueFlush
+        case writeQueueFlushThenPause
     }
 
     private func waitForRoom() async throws {

@@ -97,6 +97,51 @@ extension Meshchat_V1_Envelope {
         // Serializing a message built from valid Swift values cannot fail.
         try! serializedData()
     }
+
+    /// For a plain ``data(_:)`` envelope (no unknown fields), the payload; `nil` for anything else.
+    ///
+    /// Such an envelope serializes as ``dataHeader(payloadCount:)`` followed by the payload, so a
+    /// sender can frame the payload without serializing a copy of it first.
+    public var plainDataPayload: Data? {
+        guard case .data(let data)? = body, unknownFields.data.isEmpty, data.unknownFields.data.isEmpty else { return nil }
+        return data.payload
+    }
+
+    /// The bytes that precede the payload in a serialized ``data(_:)`` envelope: the `data` field's
+    /// tag and length, and the `payload` field's tag and length (PROTOCOL.md §6.1, proto3 binary
+    /// encoding; an empty payload is omitted, as SwiftProtobuf omits it).
+    /// - Parameter payloadCount: the payload's size in bytes.
+    /// - Returns: the header; `header + payload` equals `Envelope.data(payload).encoded`.
+    public static func dataHeader(payloadCount: Int) -> [UInt8] {
+        var header: [UInt8] = [0x12]
+        guard payloadCount > 0 else {
+            header.append(0)
+            return header
+        }
+        let innerLength = 1 + varintSize(payloadCount) + payloadCount
+        appendVarint(innerLength, to: &header)
+        header.append(0x0A)
+        appendVarint(payloadCount, to: &header)
+        return header
+    }
+
+    private static func varintSize(_ value: Int) -> Int {
+        var value = UInt64(value), size = 1
+        while value >= 0x80 {
+            value >>= 7
+            size += 1
+        }
+        return size
+    }
+
+    private static func appendVarint(_ value: Int, to bytes: inout [UInt8]) {
+        var value = UInt64(value)
+        while value >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        bytes.append(UInt8(value))
+    }
 }
 
 extension Meshchat_V1_Hello {

@@ -18,11 +18,14 @@ struct MeshBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "meshbench",
         abstract: "Benchmarks of meshchat sessions beside a raw-TCP baseline measured in the same run.",
-        subcommands: [Suite.self, Sink.self, Source.self, RawSink.self, RawSource.self, DiscoveryBench.self],
+        subcommands: [Suite.self, Sink.self, Source.self, RawSink.self, RawSource.self, CryptoBench.self, DiscoveryBench.self],
         defaultSubcommand: Suite.self)
 
-    /// Runs tasks on SwiftNIO's loop threads, as meshchat does, then the command.
+    /// Runs tasks on SwiftNIO's loop threads and tunes the heap, as meshchat does, then the command.
     static func main() async {
+        if ProcessInfo.processInfo.environment["MESHBENCH_DEFAULT_HEAP"] == nil {
+            HeapTuning.keepFreedMemoryForReuse()
+        }
         if ProcessInfo.processInfo.environment["MESHBENCH_NO_EXECUTOR"] == nil {
             EventLoops.installAsConcurrencyExecutor(loops: ProcessInfo.processInfo.environment["MESHBENCH_LOOPS"].flatMap(Int.init))
         }

@@ -20,9 +20,11 @@ struct MeshChat: AsyncParsableCommand {
             an unreadable key file), 64 for a bad command line.
             """)
 
-    /// Runs tasks on SwiftNIO's loop threads (no hops between sockets and tasks), then the command.
+    /// Runs tasks on SwiftNIO's loop threads (no hops between sockets and tasks), keeps freed heap
+    /// memory for reuse (large messages), then the command.
     static func main() async {
         EventLoops.installAsConcurrencyExecutor()
+        HeapTuning.keepFreedMemoryForReuse()
         await main(nil)
     }
 

@@ -56,6 +56,22 @@ struct SecureChannelTests {
         }
     }
 
+    @Test("an envelope seals to the same frames as its serialized bytes", arguments: [
+        0, 1, 65_512, 65_513, 65_514, 65_518, 131_030, 1 << 20,
+    ])
+    func envelopeSealsLikeItsBytes(payloadCount: Int) throws {
+        let envelopes = [Envelope.data(Self.message(payloadCount)), Envelope.chat(id: Data(count: 16), text: "hi", sentAtMilliseconds: 5)]
+        for envelope in envelopes {
+            var (a, _) = Self.pair()
+            var (c, _) = Self.pair()
+            var viaEnvelope = ByteBuffer()
+            var viaBytes = ByteBuffer()
+            try a.seal(envelope, into: &viaEnvelope)
+            try c.seal(envelope.encoded, into: &viaBytes)
+            #expect(viaEnvelope == viaBytes)
+        }
+    }
+
     @Test("wireSize counts a 5-byte header, a flags byte and a 16-byte tag per record")
     func wireSize() {
         #expect(SecureChannel.wireSize(ofMessage: 0) == 22)

@@ -18,6 +18,26 @@ struct EnvelopeTests {
         #expect(envelope.unknownFields.data.isEmpty)
     }
 
+    @Test("a data envelope serializes as dataHeader followed by the payload", arguments: [
+        0, 1, 2, 125, 126, 127, 128, 16_380, 16_381, 16_383, 16_384, 65_518, 1 << 20, 2_097_149, 2_097_152,
+    ])
+    func dataHeader(payloadCount: Int) {
+        let payload = Data((0..<payloadCount).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let envelope = Envelope.data(payload)
+        #expect(envelope.plainDataPayload == payload)
+        #expect(Data(Envelope.dataHeader(payloadCount: payloadCount)) + payload == envelope.encoded)
+    }
+
+    @Test("only plain data envelopes have a plainDataPayload")
+    func plainDataPayload() throws {
+        #expect(Envelope.ping(nonce: 7).plainDataPayload == nil)
+        #expect(Envelope.chat(id: Data(count: 16), text: "hi", sentAtMilliseconds: 1).plainDataPayload == nil)
+        var withUnknown = try Envelope(decoding: Envelope.data(Data([1, 2])).encoded + Data([0x78, 0x01]))  // field 15
+        #expect(withUnknown.plainDataPayload == nil)
+        withUnknown.unknownFields = UnknownStorage()
+        #expect(withUnknown.plainDataPayload == Data([1, 2]))
+    }
+
     @Test("the Envelope constructors produce the vector bytes")
     func constructors() throws {
         let vectors = Dictionary(uniqueKeysWithValues: try EnvelopeVectors.load().valid.map { ($0.name, $0.bytes) })
