@@ -75,10 +75,8 @@ struct MeshChat: AsyncParsableCommand {
         if let name, name.utf8.isEmpty || name.utf8.count > 63 {
             throw ValidationError("--name must be 1 to 63 bytes of UTF-8; \"\(name.prefix(70))\" is \(name.utf8.count) bytes.")
         }
-        do {
-            _ = try MeshSession.ServiceType(service)
-        } catch {
-            throw ValidationError("--service: \(error.message).")
+        if let problem = MeshSession.ServiceType.problem(service) {
+            throw ValidationError("--service \"\(service)\" is not a service type: \(problem) (use 1 to 15 lowercase letters, digits and hyphens).")
         }
         if noDiscovery && manual {
             throw ValidationError("--manual needs discovery; it cannot be combined with --no-discovery.")

@@ -72,6 +72,10 @@ struct CommandLineTests {
         (["--service", "a--b"], "--service \"a--b\""),
         (["--service", "1234"], "--service \"1234\""),
         (["--service", "abcdefghijklmnop"], "--service \"abcdefghijklmnop\""),
+        (["--info", "novalue"], "--info \"novalue\" is not KEY=VALUE"),
+        (["--info", "_id=x"], "reserved"),
+        (["--info", "a=1", "--info", "a=2"], "given twice"),
+        (["--no-discovery", "--manual"], "--manual needs discovery"),
         (["--log-level", "loud"], "'loud' is invalid for '--log-level"),
         (["--frobnicate"], "Unknown option '--frobnicate'"),
     ])
@@ -103,7 +107,7 @@ struct CommandLineTests {
         let directory = TemporaryDirectory()
         let chat = try Self.launch(["--help"], label: "help", in: directory)
         #expect(try await chat.waitForExit() == 0)
-        for option in ["--name", "--port", "--connect", "--data-dir", "--service", "--no-discovery", "--json",
+        for option in ["--name", "--port", "--connect", "--data-dir", "--service", "--no-discovery", "--manual", "--info", "--json",
                        "--keep-running", "--log-level", "--help"] {
             // Each option's own help line starts with it (after "-h, " for --help).
             let line = try await chat.waitForLine { $0.trimmingCharacters(in: .whitespaces).hasPrefix(option)
