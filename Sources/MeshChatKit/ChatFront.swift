@@ -51,11 +51,20 @@ public struct ChatFront: Sendable {
     /// - Parameter lines: the user's lines.
     public func run<Lines: AsyncSequence & Sendable>(lines: Lines) async throws where Lines.Element == String {
         let session = self.session
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await session.run() }
-            group.addTask { await self.showEvents() }
+        try await withThrowingTaskGroup(of: RunChild.self) { group in
+            group.addTask {
+                try await session.run()
+                return .session
+            }
+            group.addTask {
+                await self.showEvents()
+                return .other
+            }
             if let finder {
-                group.addTask { await finder.run() }
+                group.addTask {
+                    await finder.run()
+                    return .other
+                }
             }
             group.addTask {
                 for try await line in lines {
@@ -64,13 +73,18 @@ public struct ChatFront: Sendable {
                 if !self.options.keepRunningAfterInput {
                     await session.disconnect()
                 }
+                return .other
             }
-            // The session's run() ends after disconnect; then discovery stops too.
-            try await group.next()
-            group.cancelAll()
-            try await group.waitForAll()
+            // The session's run() ends after disconnect; then discovery (which runs until
+            // cancelled) stops too.
+            while let child = try await group.next() {
+                if child == .session { group.cancelAll() }
+            }
         }
     }
+
+    /// Which child task of ``run(lines:)`` ended.
+    private enum RunChild: Sendable { case session, other }
 
     private enum Outcome { case carryOn, quit }
 

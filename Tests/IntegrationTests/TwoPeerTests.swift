@@ -50,6 +50,23 @@ struct TwoPeerTests {
         #expect(try await bob.waitForExit() == 0)
     }
 
+    @Test("--keep-running serves peers after standard input ends")
+    func keepRunning() async throws {
+        let directory = TemporaryDirectory()
+        let server = try ChatProcess(["--name", "server", "--json", "--no-discovery", "--keep-running",
+                                      "--data-dir", directory.appending("server")], label: "server")
+        let port = try #require(JSONLine(try await server.waitForEvent("\"event\":\"ready\""))?.int("port"))
+        server.closeInput()
+        let client = try ChatProcess(["--name", "client", "--json", "--no-discovery", "--data-dir", directory.appending("client"),
+                                      "--connect", "127.0.0.1:\(port)"], label: "client")
+        try await server.waitForEvent("\"event\":\"peer\"", "\"name\":\"client\"", "\"state\":\"connected\"")
+        client.send("still there?")
+        #expect(JSONLine(try await server.waitForEvent("\"event\":\"message\""))?.string("text") == "still there?")
+        client.closeInput()
+        #expect(try await client.waitForExit() == 0)
+        server.signal(SIGKILL)
+    }
+
     @Test("the node id survives a restart and a rename; the key file is private")
     func identityPersists() async throws {
         let directory = TemporaryDirectory()
