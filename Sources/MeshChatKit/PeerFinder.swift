@@ -197,6 +197,8 @@ public final class PeerFinder: Sendable {
             switch event {
             case .foundPeer(let peer, let info):
                 let addresses = browser.endpoints(of: peer).map(\.description)
+                // Read after the event: a peer whose last address went meanwhile is about to be lost.
+                guard !addresses.isEmpty else { continue }
                 state.withLock { $0.found[peer] = addresses }
                 emit(.found(peer, addresses: addresses, info: info))
                 if mode == .automatic { perform(state.withLock { $0.policy.found(peer) }) }
