@@ -43,8 +43,16 @@ public struct ChatFront: Sendable {
     /// Shows one output.
     /// - Parameter output: what to show.
     public func emit(_ output: ChatOutput) {
-        let line = options.json ? JSONRenderer().render(output) : TextRenderer().render(output)
-        if let line { write(line) }
+        if let line = Self.render(output, json: options.json) { write(line) }
+    }
+
+    /// The line for an output: JSON (`--json`) or text; `nil` when the output has no line in that form.
+    /// - Parameters:
+    ///   - output: what to show.
+    ///   - json: JSON or text.
+    /// - Returns: the line without its newline.
+    public static func render(_ output: ChatOutput, json: Bool) -> String? {
+        json ? JSONRenderer().render(output) : TextRenderer().render(output)
     }
 
     /// Runs until `/quit`, the end of input, or the session ends.

@@ -50,7 +50,7 @@ public final class NearbyServiceAdvertiser: Sendable {
     public let events: AsyncStream<Event>
 
     private let sink: AsyncStream<Event>.Continuation
-    private let backend: NIOLockedValueBox<(any DiscoveryBackend)?>
+    private let backend: LazyDiscoveryBackend
     private let running = NIOLockedValueBox<(handle: any DiscoveryHandle, session: Session)?>(nil)
     private let logger: Logger
 
@@ -71,7 +71,7 @@ public final class NearbyServiceAdvertiser: Sendable {
         try Advertisement.validate(info)
         self.peer = peer
         self.discoveryInfo = info
-        self.backend = NIOLockedValueBox(backend)
+        self.backend = LazyDiscoveryBackend(backend, logger: logger)
         self.logger = logger
         (events, sink) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .unbounded)
     }
@@ -92,7 +92,7 @@ public final class NearbyServiceAdvertiser: Sendable {
             return
         }
         do {
-            let backend = try self.resolvedBackend()
+            let backend = try self.backend.get()
             let advertisement = try Advertisement(nodeID: peer.id, displayName: peer.displayName,
                                                   protocolVersion: HandshakeStateMachine.protocolVersion,
                                                   discoveryInfo: discoveryInfo)
@@ -141,12 +141,5 @@ public final class NearbyServiceAdvertiser: Sendable {
     public func close() {
         stop()
         sink.finish()
-    }
-
-    private func resolvedBackend() throws(DiscoveryError) -> any DiscoveryBackend {
-        if let backend = backend.withLockedValue({ $0 }) { return backend }
-        let created = try AvahiDiscovery(logger: logger)
-        backend.withLockedValue { $0 = created }
-        return created
     }
 }

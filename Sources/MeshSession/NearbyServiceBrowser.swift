@@ -38,7 +38,7 @@ public final class NearbyServiceBrowser: Sendable {
     public let events: AsyncStream<Event>
 
     private let sink: AsyncStream<Event>.Continuation
-    private let backend: NIOLockedValueBox<(any DiscoveryBackend)?>
+    private let backend: LazyDiscoveryBackend
     private let directory: NIOLockedValueBox<PeerDirectory>
     private let handle = NIOLockedValueBox<(any DiscoveryHandle)?>(nil)
     private let logger: Logger
@@ -57,7 +57,7 @@ public final class NearbyServiceBrowser: Sendable {
                 logger: Logger = Logger(label: "meshchat.discovery", factory: { _ in SwiftLogNoOpLogHandler() })) throws(DiscoveryError) {
         self.serviceType = try ServiceType(serviceType)
         self.peer = peer
-        self.backend = NIOLockedValueBox(backend)
+        self.backend = LazyDiscoveryBackend(backend, logger: logger)
         self.directory = NIOLockedValueBox(PeerDirectory(localNode: peer.id, protocolVersion: HandshakeStateMachine.protocolVersion))
         self.logger = logger
         (events, sink) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .unbounded)
@@ -68,7 +68,7 @@ public final class NearbyServiceBrowser: Sendable {
     public func start() {
         if handle.withLockedValue({ $0 != nil }) { return }
         do {
-            let backend = try resolvedBackend()
+            let backend = try backend.get()
             let started = try backend.browse(type: serviceType.dnsType) { [weak self] event in
                 self?.handle(event)
             }
@@ -184,12 +184,5 @@ public final class NearbyServiceBrowser: Sendable {
 
     private static func peerID(_ advertisement: Advertisement) -> PeerID? {
         try? PeerID(id: advertisement.nodeID, displayName: advertisement.displayName)
-    }
-
-    private func resolvedBackend() throws(DiscoveryError) -> any DiscoveryBackend {
-        if let backend = backend.withLockedValue({ $0 }) { return backend }
-        let created = try AvahiDiscovery(logger: logger)
-        backend.withLockedValue { $0 = created }
-        return created
     }
 }

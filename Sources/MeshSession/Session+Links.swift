@@ -62,10 +62,7 @@ extension Session {
                             phase = .closing
                             continue
                         }
-                        if registry.withLockedValue({ $0.entries[peer.id] == nil }) {
-                            connectingPeer = peer
-                            await events.push(.peerChanged(peer, .connecting))
-                        }
+                        connectingPeer = await announceConnecting(peer)
                     case .established(let info):
                         guard case .opening = phase else { continue }
                         let peer = PeerID(remote: info.peer)
@@ -79,10 +76,7 @@ extension Session {
                             }
                         } else if let request = info.invitation {
                             phase = await received(request, from: peer, info: info, writer: writer, channel: channel)
-                            if case .invited = phase, registry.withLockedValue({ $0.entries[peer.id] == nil }) {
-                                connectingPeer = peer
-                                await events.push(.peerChanged(peer, .connecting))
-                            }
+                            if case .invited = phase { connectingPeer = await announceConnecting(peer) }
                         } else {
                             phase = await admit(info, peer: peer, channel: channel, writer: writer)
                         }
@@ -119,6 +113,14 @@ extension Session {
         }
         await finished(phase: phase, purpose: purpose, connectingPeer: connectingPeer, closeReason: closeReason,
                        answerTimedOut: answerTimedOut, channel: channel)
+    }
+
+    /// Reports a peer `connecting` unless it is connected already (through another link).
+    /// - Returns: the peer when it was reported, so that its end can be reported too.
+    private func announceConnecting(_ peer: PeerID) async -> PeerID? {
+        guard registry.withLockedValue({ $0.entries[peer.id] == nil }) else { return nil }
+        await events.push(.peerChanged(peer, .connecting))
+        return peer
     }
 
     /// Acts on a local marker in order with the link's other events.

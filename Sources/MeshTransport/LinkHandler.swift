@@ -247,8 +247,6 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         switch envelope.body {
-        case .chat, .data, .invitationAccepted:
-            context.fireChannelRead(wrapInboundOut(.envelope(envelope)))
         case .ping(let ping):
             logger.trace("answering ping", metadata: ["ping.nonce": "\(ping.nonce)"])
             writeControl(.pong(nonce: ping.nonce), context: context, flush: true)
@@ -264,6 +262,9 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
             close(context: context, reason: LinkCloseReason(code, text, isRemote: true), tellPeer: false)
         case nil:
             logger.debug("ignored an envelope with an unknown body (a newer peer's message type)")
+        case .some:
+            // Keepalives and goodbyes are the link's own; every other body is the layer above's.
+            context.fireChannelRead(wrapInboundOut(.envelope(envelope)))
         }
     }
 

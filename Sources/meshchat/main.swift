@@ -125,7 +125,7 @@ struct MeshChat: AsyncParsableCommand {
             options.json = json
             options.keepRunningAfterInput = keepRunning
             let render: @Sendable (ChatOutput) -> Void = { [json] in
-                if let line = json ? JSONRenderer().render($0) : TextRenderer().render($0) { output.writeLine(line) }
+                if let line = ChatFront.render($0, json: json) { output.writeLine(line) }
             }
             var finder: PeerFinder?
             if !noDiscovery {
