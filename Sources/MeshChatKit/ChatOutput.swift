@@ -19,14 +19,16 @@ public enum ChatOutput: Sendable {
     case help(String)
     /// An outgoing connection failed.
     case connectFailed(address: String, reason: String)
-    /// A peer was discovered (or its advertisement changed).
-    case found(PeerID, addresses: [String], info: [String: String])
+    /// A peer was discovered (`isNew`), or its advertisement or addresses changed (text mode
+    /// shows only the first).
+    case found(PeerID, addresses: [String], info: [String: String], isNew: Bool = true)
     /// A discovered peer went away.
     case lost(PeerID)
     /// This node is announced on the network.
     case advertising(name: String, service: String)
-    /// An invitation was sent to a peer (`sent`), or received from one (`received`).
-    case invitation(PeerID, direction: String, contextBytes: Int)
+    /// An invitation was sent to a peer (`sent`), or received from one (`received`);
+    /// `awaitsAnswer` when the user must `/accept` or `/decline` it (`--manual`).
+    case invitation(PeerID, direction: String, contextBytes: Int, awaitsAnswer: Bool = false)
     /// An invitation this node made did not connect.
     case invitationFailed(PeerID, kind: String, message: String)
     /// A received invitation ended without an answer taking effect (expired, withdrawn).
@@ -109,14 +111,14 @@ public struct JSONRenderer: Sendable {
             return .object([("event", "help"), ("text", .string(text))])
         case .connectFailed(let address, let reason):
             return .object([("event", "connectFailed"), ("address", .string(address)), ("reason", .string(reason))])
-        case .found(let peer, let addresses, let info):
+        case .found(let peer, let addresses, let info, _):
             return .object([("event", "found"), ("peer", Self.peer(peer)), ("addresses", .array(addresses.map { .string($0) })),
                             ("info", .object(info.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }))])
         case .lost(let peer):
             return .object([("event", "lost"), ("peer", Self.peer(peer))])
         case .advertising(let name, let service):
             return .object([("event", "advertising"), ("name", .string(name)), ("service", .string(service))])
-        case .invitation(let peer, let direction, let contextBytes):
+        case .invitation(let peer, let direction, let contextBytes, _):
             return .object([("event", "invitation"), ("peer", Self.peer(peer)), ("direction", .string(direction)),
                             ("context_bytes", .int(contextBytes))])
         case .invitationFailed(let peer, let kind, let message):
@@ -174,16 +176,17 @@ public struct TextRenderer: Sendable {
             return text
         case .connectFailed(let address, let reason):
             return "! could not connect to \(address): \(reason)"
-        case .found(let peer, let addresses, _):
-            return "* found \(peer)\(addresses.first.map { " at \($0)" } ?? "")"
+        case .found(let peer, let addresses, _, let isNew):
+            return isNew ? "* found \(peer)\(addresses.first.map { " at \($0)" } ?? "")" : nil
         case .lost(let peer):
             return "* lost \(peer)"
         case .advertising(let name, let service):
             return "* announced as '\(name)' (service \(service))"
-        case .invitation(let peer, let direction, _):
-            return direction == "received"
+        case .invitation(let peer, let direction, _, let awaitsAnswer):
+            if direction == "sent" { return "* inviting \(peer)" }
+            return awaitsAnswer
                 ? "* \(peer) invites you: /accept \(peer.displayName) or /decline \(peer.displayName)"
-                : "* inviting \(peer)"
+                : "* \(peer) invites you; accepting"
         case .invitationFailed(let peer, let kind, let message):
             return "! invitation to \(peer) failed (\(kind)): \(message)"
         case .invitationEnded(let peer, let reason):

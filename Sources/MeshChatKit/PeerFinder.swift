@@ -107,8 +107,7 @@ public final class PeerFinder: Sendable {
         case .failure(let message): return message
         case .success(let peer):
             do {
-                try browser.invitePeer(peer, to: session, withContext: nil, timeout: Self.invitationTimeout)
-                emit(.invitation(peer, direction: "sent", contextBytes: 0))
+                try sendInvitation(to: peer)
                 return nil
             } catch {
                 return "\(error)"
@@ -177,13 +176,13 @@ public final class PeerFinder: Sendable {
             case .didNotStart(let error):
                 emit(.error("discovery: \(error.message)"))
             case .receivedInvitation(let invitation):
-                emit(.invitation(invitation.peer, direction: "received", contextBytes: invitation.context.count))
-                switch mode {
-                case .automatic:
+                // Pending before it is shown: a user who reacts to the line at once finds it.
+                if mode == .manual { state.withLock { $0.pending.append(invitation) } }
+                emit(.invitation(invitation.peer, direction: "received", contextBytes: invitation.context.count,
+                                 awaitsAnswer: mode == .manual))
+                if mode == .automatic {
                     let accept = state.withLock { $0.policy.shouldAccept(invitation) }
                     if accept { invitation.accept() } else { invitation.decline() }
-                case .manual:
-                    state.withLock { $0.pending.append(invitation) }
                 }
             case .invitationEnded(let invitation, let reason):
                 state.withLock { $0.pending.removeAll { $0 === invitation } }
@@ -199,8 +198,11 @@ public final class PeerFinder: Sendable {
                 let addresses = browser.endpoints(of: peer).map(\.description)
                 // Read after the event: a peer whose last address went meanwhile is about to be lost.
                 guard !addresses.isEmpty else { continue }
-                state.withLock { $0.found[peer] = addresses }
-                emit(.found(peer, addresses: addresses, info: info))
+                let isNew = state.withLock { state in
+                    defer { state.found[peer] = addresses }
+                    return state.found[peer] == nil
+                }
+                emit(.found(peer, addresses: addresses, info: info, isNew: isNew))
                 if mode == .automatic { perform(state.withLock { $0.policy.found(peer) }) }
             case .lostPeer(let peer):
                 state.withLock { state in
@@ -214,15 +216,20 @@ public final class PeerFinder: Sendable {
         }
     }
 
+    /// Invites a found peer into the session and shows that the invitation went out.
+    private func sendInvitation(to peer: PeerID) throws(DiscoveryError) {
+        try browser.invitePeer(peer, to: session, withContext: nil, timeout: Self.invitationTimeout)
+        logger.debug("inviting", metadata: ["mesh.peer": "\(peer.id)"])
+        emit(.invitation(peer, direction: "sent", contextBytes: 0))
+    }
+
     private func perform(_ actions: [AutoInvitePolicy.Action]) {
         guard mode == .automatic else { return }
         for action in actions {
             switch action {
             case .invite(let peer):
                 do {
-                    try browser.invitePeer(peer, to: session, withContext: nil, timeout: Self.invitationTimeout)
-                    logger.debug("auto-inviting", metadata: ["mesh.peer": "\(peer.id)"])
-                    emit(.invitation(peer, direction: "sent", contextBytes: 0))
+                    try sendInvitation(to: peer)
                 } catch {
                     logger.debug("could not invite", metadata: ["mesh.peer": "\(peer.id)", "error": "\(error)"])
                     let failure = InvitationFailure(.unreachable, "\(error)")

@@ -1,3 +1,5 @@
+import MeshWire
+
 /// When to invite discovered peers and which invitations to accept, so that peers that find
 /// each other connect by themselves and exactly once (pure; no I/O, no clocks).
 ///
@@ -8,8 +10,9 @@
 /// (§4.7) keeps one link, so a pair never ends with two connections. Received invitations are
 /// all accepted. A failed invitation is retried with exponential backoff (``retryDelay(after:)``)
 /// while the peer is still found and not connected, except after a decline: a peer that said no
-/// is asked again only when it is found anew. A peer that disconnects while still found is
-/// invited again after ``retryDelay(after:)`` (1 s), unless it is lost meanwhile.
+/// is asked again only when it is found anew, and so is a peer that closed its link with a
+/// `normal` goodbye (it left on purpose). A peer whose link failed (keepalive, error) while it is
+/// still found is invited again after ``retryDelay(after:)`` (1 s), unless it is lost meanwhile.
 ///
 /// Feed it the browser's and session's events; carry out the ``Action``s; report each requested
 /// timer with ``timerFired(for:generation:)``.
@@ -85,11 +88,17 @@ public struct AutoInvitePolicy: Sendable {
             candidates[peer]?.inviting = false
             candidates[peer]?.failures = 0
             return []
-        case .notConnected:
+        case .notConnected(let reason):
             connected.remove(peer)
             guard candidates[peer] != nil else { return [] }
             candidates[peer]?.connected = false
             if candidates[peer]?.inviting == true { return [] }
+            if let reason, reason.isRemote, reason.code == "\(CloseCode.normal)" {
+                // The peer said goodbye on purpose (its user left, or it is shutting down): like
+                // a decline, it is invited again only once it is found anew.
+                candidates[peer]?.declined = true
+                return []
+            }
             // Not at once: a peer that is shutting down disconnects before its advertisement
             // is withdrawn, and the withdrawal (lost) should win.
             let failures = candidates[peer]?.failures ?? 0

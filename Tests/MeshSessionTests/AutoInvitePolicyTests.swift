@@ -63,3 +63,21 @@ struct AutoInvitePolicyTests {
         #expect(policy.timerFired(for: Self.high, generation: generation).isEmpty)
     }
 }
+
+@Suite("AutoInvitePolicy after a goodbye")
+struct AutoInviteGoodbyeTests {
+    @Test("a peer that left with a normal goodbye is not invited again until it is found anew")
+    func leftOnPurpose() {
+        var policy = AutoInvitePolicy(local: AutoInvitePolicyTests.low)
+        let high = AutoInvitePolicyTests.high
+        _ = policy.found(high)
+        _ = policy.peerChanged(high, .connected)
+        let goodbye = DisconnectReason(code: "normal", message: "the peer disconnected", isRemote: true)
+        #expect(policy.peerChanged(high, .notConnected(goodbye)).isEmpty)
+        #expect(policy.found(high) == [.invite(high)])
+        // A failed link (not a goodbye) is retried.
+        _ = policy.peerChanged(high, .connected)
+        let dead = DisconnectReason(code: "keepaliveTimeout", message: "silence", isRemote: false)
+        guard case .startTimer? = policy.peerChanged(high, .notConnected(dead)).first else { Issue.record("no retry"); return }
+    }
+}
