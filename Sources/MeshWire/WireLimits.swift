@@ -19,6 +19,22 @@ public enum WireLimits {
     public static let maxMessageSize = 16 * 1024 * 1024
     /// The longest chat text in UTF-8 bytes (§6.1).
     public static let maxChatTextBytes = 64 * 1024
+    /// The largest sealed packet: one Noise message (§13.6).
+    public static let maxSealedSize = 65_535
+    /// The largest plaintext of a sealed packet: one Noise_X message less its ephemeral key (32),
+    /// encrypted static key (48) and tag (16) (§13.6).
+    public static let maxSealedPlaintext = 65_535 - 96
+    /// The longest private chat text and the largest data payload sent across hops (§13.6): what
+    /// fits a sealed packet beside the sender's keys and the message header.
+    public static let maxRelayedPayload = 64_000
+    /// The longest broadcast chat text or data payload (§13.5).
+    public static let maxBroadcastPayload = 64_000
+    /// The most neighbours one link-state advert lists (§13.2).
+    public static let maxAdvertNeighbors = 256
+    /// The most message ids in one receipt (§13.8).
+    public static let maxReceiptIDs = 64
+    /// The highest hop limit a packet may carry (§13.3).
+    public static let maxHopLimit = 32
     /// The longest `Hello` payload in handshake message 1 (§4.3).
     public static let maxHelloSize = 1024
     /// The longest reason in an ABORT frame (§3.2).

@@ -157,6 +157,14 @@ public nonisolated struct Meshchat_V1_Envelope: Sendable {
     set {body = .invitationAccepted(newValue)}
   }
 
+  public var routed: Meshchat_V1_Routed {
+    get {
+      if case .routed(let v)? = body {return v}
+      return Meshchat_V1_Routed()
+    }
+    set {body = .routed(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -166,6 +174,7 @@ public nonisolated struct Meshchat_V1_Envelope: Sendable {
     case pong(Meshchat_V1_Pong)
     case goodbye(Meshchat_V1_Goodbye)
     case invitationAccepted(Meshchat_V1_InvitationAccepted)
+    case routed(Meshchat_V1_Routed)
 
   }
 
@@ -247,6 +256,275 @@ public nonisolated struct Meshchat_V1_Goodbye: Sendable {
   public var code: UInt32 = 0
 
   public var reason: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// §13 mesh: a packet that travels across hops. Relays read and change only this header; the
+/// payload is signed (link_state, broadcast) or end-to-end encrypted (sealed) by the origin.
+public nonisolated struct Meshchat_V1_Routed: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// 16-byte node id of the node that made the packet
+  public var origin: Data = Data()
+
+  /// 16-byte node id; empty = every node (broadcast, link_state)
+  public var destination: Data = Data()
+
+  /// 16 random bytes, new for every transmission (§13.3)
+  public var packetID: Data = Data()
+
+  /// hops the packet may still travel; each relay decrements it (not signed)
+  public var hopLimit: UInt32 = 0
+
+  /// hops travelled so far; each relay increments it (not signed)
+  public var hops: UInt32 = 0
+
+  public var payload: Meshchat_V1_Routed.OneOf_Payload? = nil
+
+  /// body: LinkState (§13.2)
+  public var linkState: Meshchat_V1_Signed {
+    get {
+      if case .linkState(let v)? = payload {return v}
+      return Meshchat_V1_Signed()
+    }
+    set {payload = .linkState(newValue)}
+  }
+
+  /// body: Broadcast (§13.5)
+  public var broadcast: Meshchat_V1_Signed {
+    get {
+      if case .broadcast(let v)? = payload {return v}
+      return Meshchat_V1_Signed()
+    }
+    set {payload = .broadcast(newValue)}
+  }
+
+  /// one Noise_X message; plaintext: Sealed (§13.6)
+  public var sealed: Data {
+    get {
+      if case .sealed(let v)? = payload {return v}
+      return Data()
+    }
+    set {payload = .sealed(newValue)}
+  }
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public nonisolated enum OneOf_Payload: Equatable, Sendable {
+    /// body: LinkState (§13.2)
+    case linkState(Meshchat_V1_Signed)
+    /// body: Broadcast (§13.5)
+    case broadcast(Meshchat_V1_Signed)
+    /// one Noise_X message; plaintext: Sealed (§13.6)
+    case sealed(Data)
+
+  }
+
+  public init() {}
+}
+
+/// §13.4 a body signed by the origin's identity key.
+public nonisolated struct Meshchat_V1_Signed: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// a serialized LinkState or Broadcast
+  public var body: Data = Data()
+
+  /// Ed25519 over the context string (§13.4) followed by body
+  public var signature: Data = Data()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// §13.2 a link-state advert: who the origin is and which neighbours it has now.
+public nonisolated struct Meshchat_V1_LinkState: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// 32-byte Ed25519 public key; its node id (§2.2) is Routed.origin
+  public var identityKey: Data = Data()
+
+  /// 32-byte X25519 Noise static key, to seal messages to (§13.6)
+  public var staticKey: Data = Data()
+
+  /// §2.4 binding of static_key to identity_key
+  public var staticSignature: Data = Data()
+
+  /// 1–63 bytes of UTF-8
+  public var displayName: String = String()
+
+  /// higher replaces lower (§13.2)
+  public var sequence: UInt64 = 0
+
+  /// ≤ 256
+  public var neighbors: [Meshchat_V1_LinkStateNeighbor] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Meshchat_V1_LinkStateNeighbor: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// 16 bytes
+  public var nodeID: Data = Data()
+
+  /// the link's measured round trip, microseconds
+  public var latencyUs: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// §13.5 a message to every node.
+public nonisolated struct Meshchat_V1_Broadcast: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the origin's Ed25519 public key (its node id is Routed.origin)
+  public var identityKey: Data = Data()
+
+  /// equals Routed.packet_id
+  public var packetID: Data = Data()
+
+  public var displayName: String = String()
+
+  /// Unix ms
+  public var sentAtMs: Int64 = 0
+
+  public var content: Meshchat_V1_Broadcast.OneOf_Content? = nil
+
+  public var chat: Meshchat_V1_Chat {
+    get {
+      if case .chat(let v)? = content {return v}
+      return Meshchat_V1_Chat()
+    }
+    set {content = .chat(newValue)}
+  }
+
+  public var data: Meshchat_V1_Data {
+    get {
+      if case .data(let v)? = content {return v}
+      return Meshchat_V1_Data()
+    }
+    set {content = .data(newValue)}
+  }
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public nonisolated enum OneOf_Content: Equatable, Sendable {
+    case chat(Meshchat_V1_Chat)
+    case data(Meshchat_V1_Data)
+
+  }
+
+  public init() {}
+}
+
+/// §13.6 the plaintext of a sealed (end-to-end encrypted) packet.
+public nonisolated struct Meshchat_V1_Sealed: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the sender's Ed25519 public key (its node id is Routed.origin)
+  public var identityKey: Data = Data()
+
+  /// §2.4 binding of the Noise_X sender static key to identity_key
+  public var staticSignature: Data = Data()
+
+  public var displayName: String = String()
+
+  /// Unix ms when this transmission was sealed (§13.6 freshness)
+  public var sealedAtMs: Int64 = 0
+
+  public var content: Meshchat_V1_Sealed.OneOf_Content? = nil
+
+  public var chat: Meshchat_V1_PrivateChat {
+    get {
+      if case .chat(let v)? = content {return v}
+      return Meshchat_V1_PrivateChat()
+    }
+    set {content = .chat(newValue)}
+  }
+
+  public var receipt: Meshchat_V1_Receipt {
+    get {
+      if case .receipt(let v)? = content {return v}
+      return Meshchat_V1_Receipt()
+    }
+    set {content = .receipt(newValue)}
+  }
+
+  public var data: Meshchat_V1_Data {
+    get {
+      if case .data(let v)? = content {return v}
+      return Meshchat_V1_Data()
+    }
+    set {content = .data(newValue)}
+  }
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public nonisolated enum OneOf_Content: Equatable, Sendable {
+    case chat(Meshchat_V1_PrivateChat)
+    case receipt(Meshchat_V1_Receipt)
+    case data(Meshchat_V1_Data)
+
+  }
+
+  public init() {}
+}
+
+/// §13.7 a private chat line.
+public nonisolated struct Meshchat_V1_PrivateChat: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// 16 random bytes, the same in every retransmission
+  public var messageID: Data = Data()
+
+  /// ≤ 64 KiB UTF-8
+  public var text: String = String()
+
+  /// Unix ms when the author wrote it
+  public var sentAtMs: Int64 = 0
+
+  /// per (sender, destination), from 1
+  public var sequence: UInt64 = 0
+
+  /// the lowest sequence the sender still holds undelivered to this destination
+  public var floor: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// §13.8 end-to-end delivery receipt.
+public nonisolated struct Meshchat_V1_Receipt: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// ≤ 64 ids of PrivateChat messages now stored by the destination
+  public var messageIds: [Data] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -393,7 +671,7 @@ nonisolated extension Meshchat_V1_Invitation: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Meshchat_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Envelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}chat\0\u{1}data\0\u{1}ping\0\u{1}pong\0\u{1}goodbye\0\u{3}invitation_accepted\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}chat\0\u{1}data\0\u{1}ping\0\u{1}pong\0\u{1}goodbye\0\u{3}invitation_accepted\0\u{1}routed\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -479,6 +757,19 @@ nonisolated extension Meshchat_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf
           self.body = .invitationAccepted(v)
         }
       }()
+      case 7: try {
+        var v: Meshchat_V1_Routed?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .routed(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .routed(v)
+        }
+      }()
       default: break
       }
     }
@@ -513,6 +804,10 @@ nonisolated extension Meshchat_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf
     case .invitationAccepted?: try {
       guard case .invitationAccepted(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
+    }()
+    case .routed?: try {
+      guard case .routed(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
     }()
     case nil: break
     }
@@ -705,6 +1000,506 @@ nonisolated extension Meshchat_V1_Goodbye: SwiftProtobuf.Message, SwiftProtobuf.
   public static func ==(lhs: Meshchat_V1_Goodbye, rhs: Meshchat_V1_Goodbye) -> Bool {
     if lhs.code != rhs.code {return false}
     if lhs.reason != rhs.reason {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Meshchat_V1_Routed: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Routed"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}origin\0\u{1}destination\0\u{3}packet_id\0\u{3}hop_limit\0\u{1}hops\0\u{3}link_state\0\u{1}broadcast\0\u{1}sealed\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBytesField(value: &self.origin) }()
+      case 2: try { try decoder.decodeSingularBytesField(value: &self.destination) }()
+      case 3: try { try decoder.decodeSingularBytesField(value: &self.packetID) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.hopLimit) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.hops) }()
+      case 6: try {
+        var v: Meshchat_V1_Signed?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .linkState(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .linkState(v)
+        }
+      }()
+      case 7: try {
+        var v: Meshchat_V1_Signed?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .broadcast(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .broadcast(v)
+        }
+      }()
+      case 8: try {
+        var v: Data?
+        try decoder.decodeSingularBytesField(value: &v)
+        if let v = v {
+          if self.payload != nil {try decoder.handleConflictingOneOf()}
+          self.payload = .sealed(v)
+        }
+      }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.origin.isEmpty {
+      try visitor.visitSingularBytesField(value: self.origin, fieldNumber: 1)
+    }
+    if !self.destination.isEmpty {
+      try visitor.visitSingularBytesField(value: self.destination, fieldNumber: 2)
+    }
+    if !self.packetID.isEmpty {
+      try visitor.visitSingularBytesField(value: self.packetID, fieldNumber: 3)
+    }
+    if self.hopLimit != 0 {
+      try visitor.visitSingularUInt32Field(value: self.hopLimit, fieldNumber: 4)
+    }
+    if self.hops != 0 {
+      try visitor.visitSingularUInt32Field(value: self.hops, fieldNumber: 5)
+    }
+    switch self.payload {
+    case .linkState?: try {
+      guard case .linkState(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
+    }()
+    case .broadcast?: try {
+      guard case .broadcast(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
+    }()
+    case .sealed?: try {
+      guard case .sealed(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularBytesField(value: v, fieldNumber: 8)
+    }()
+    case nil: break
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Meshchat_V1_Routed, rhs: Meshchat_V1_Routed) -> Bool {
+    if lhs.origin != rhs.origin {return false}
+    if lhs.destination != rhs.destination {return false}
+    if lhs.packetID != rhs.packetID {return false}
+    if lhs.hopLimit != rhs.hopLimit {return false}
+    if lhs.hops != rhs.hops {return false}
+    if lhs.payload != rhs.payload {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Meshchat_V1_Signed: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Signed"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}body\0\u{1}signature\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBytesField(value: &self.body) }()
+      case 2: try { try decoder.decodeSingularBytesField(value: &self.signature) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.body.isEmpty {
+      try visitor.visitSingularBytesField(value: self.body, fieldNumber: 1)
+    }
+    if !self.signature.isEmpty {
+      try visitor.visitSingularBytesField(value: self.signature, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Meshchat_V1_Signed, rhs: Meshchat_V1_Signed) -> Bool {
+    if lhs.body != rhs.body {return false}
+    if lhs.signature != rhs.signature {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Meshchat_V1_LinkState: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".LinkState"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}identity_key\0\u{3}static_key\0\u{3}static_signature\0\u{3}display_name\0\u{1}sequence\0\u{1}neighbors\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBytesField(value: &self.identityKey) }()
+      case 2: try { try decoder.decodeSingularBytesField(value: &self.staticKey) }()
+      case 3: try { try decoder.decodeSingularBytesField(value: &self.staticSignature) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.displayName) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.sequence) }()
+      case 6: try { try decoder.decodeRepeatedMessageField(value: &self.neighbors) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.identityKey.isEmpty {
+      try visitor.visitSingularBytesField(value: self.identityKey, fieldNumber: 1)
+    }
+    if !self.staticKey.isEmpty {
+      try visitor.visitSingularBytesField(value: self.staticKey, fieldNumber: 2)
+    }
+    if !self.staticSignature.isEmpty {
+      try visitor.visitSingularBytesField(value: self.staticSignature, fieldNumber: 3)
+    }
+    if !self.displayName.isEmpty {
+      try visitor.visitSingularStringField(value: self.displayName, fieldNumber: 4)
+    }
+    if self.sequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.sequence, fieldNumber: 5)
+    }
+    if !self.neighbors.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.neighbors, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Meshchat_V1_LinkState, rhs: Meshchat_V1_LinkState) -> Bool {
+    if lhs.identityKey != rhs.identityKey {return false}
+    if lhs.staticKey != rhs.staticKey {return false}
+    if lhs.staticSignature != rhs.staticSignature {return false}
+    if lhs.displayName != rhs.displayName {return false}
+    if lhs.sequence != rhs.sequence {return false}
+    if lhs.neighbors != rhs.neighbors {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Meshchat_V1_LinkStateNeighbor: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".LinkStateNeighbor"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}node_id\0\u{3}latency_us\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBytesField(value: &self.nodeID) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.latencyUs) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.nodeID.isEmpty {
+      try visitor.visitSingularBytesField(value: self.nodeID, fieldNumber: 1)
+    }
+    if self.latencyUs != 0 {
+      try visitor.visitSingularUInt32Field(value: self.latencyUs, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Meshchat_V1_LinkStateNeighbor, rhs: Meshchat_V1_LinkStateNeighbor) -> Bool {
+    if lhs.nodeID != rhs.nodeID {return false}
+    if lhs.latencyUs != rhs.latencyUs {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Meshchat_V1_Broadcast: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Broadcast"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}identity_key\0\u{3}packet_id\0\u{3}display_name\0\u{3}sent_at_ms\0\u{1}chat\0\u{1}data\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBytesField(value: &self.identityKey) }()
+      case 2: try { try decoder.decodeSingularBytesField(value: &self.packetID) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.displayName) }()
+      case 4: try { try decoder.decodeSingularInt64Field(value: &self.sentAtMs) }()
+      case 5: try {
+        var v: Meshchat_V1_Chat?
+        var hadOneofValue = false
+        if let current = self.content {
+          hadOneofValue = true
+          if case .chat(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.content = .chat(v)
+        }
+      }()
+      case 6: try {
+        var v: Meshchat_V1_Data?
+        var hadOneofValue = false
+        if let current = self.content {
+          hadOneofValue = true
+          if case .data(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.content = .data(v)
+        }
+      }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.identityKey.isEmpty {
+      try visitor.visitSingularBytesField(value: self.identityKey, fieldNumber: 1)
+    }
+    if !self.packetID.isEmpty {
+      try visitor.visitSingularBytesField(value: self.packetID, fieldNumber: 2)
+    }
+    if !self.displayName.isEmpty {
+      try visitor.visitSingularStringField(value: self.displayName, fieldNumber: 3)
+    }
+    if self.sentAtMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.sentAtMs, fieldNumber: 4)
+    }
+    switch self.content {
+    case .chat?: try {
+      guard case .chat(let v)? = self.content else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+    }()
+    case .data?: try {
+      guard case .data(let v)? = self.content else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
+    }()
+    case nil: break
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Meshchat_V1_Broadcast, rhs: Meshchat_V1_Broadcast) -> Bool {
+    if lhs.identityKey != rhs.identityKey {return false}
+    if lhs.packetID != rhs.packetID {return false}
+    if lhs.displayName != rhs.displayName {return false}
+    if lhs.sentAtMs != rhs.sentAtMs {return false}
+    if lhs.content != rhs.content {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Meshchat_V1_Sealed: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Sealed"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}identity_key\0\u{3}static_signature\0\u{3}display_name\0\u{3}sealed_at_ms\0\u{1}chat\0\u{1}receipt\0\u{1}data\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBytesField(value: &self.identityKey) }()
+      case 2: try { try decoder.decodeSingularBytesField(value: &self.staticSignature) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.displayName) }()
+      case 4: try { try decoder.decodeSingularInt64Field(value: &self.sealedAtMs) }()
+      case 5: try {
+        var v: Meshchat_V1_PrivateChat?
+        var hadOneofValue = false
+        if let current = self.content {
+          hadOneofValue = true
+          if case .chat(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.content = .chat(v)
+        }
+      }()
+      case 6: try {
+        var v: Meshchat_V1_Receipt?
+        var hadOneofValue = false
+        if let current = self.content {
+          hadOneofValue = true
+          if case .receipt(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.content = .receipt(v)
+        }
+      }()
+      case 7: try {
+        var v: Meshchat_V1_Data?
+        var hadOneofValue = false
+        if let current = self.content {
+          hadOneofValue = true
+          if case .data(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.content = .data(v)
+        }
+      }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.identityKey.isEmpty {
+      try visitor.visitSingularBytesField(value: self.identityKey, fieldNumber: 1)
+    }
+    if !self.staticSignature.isEmpty {
+      try visitor.visitSingularBytesField(value: self.staticSignature, fieldNumber: 2)
+    }
+    if !self.displayName.isEmpty {
+      try visitor.visitSingularStringField(value: self.displayName, fieldNumber: 3)
+    }
+    if self.sealedAtMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.sealedAtMs, fieldNumber: 4)
+    }
+    switch self.content {
+    case .chat?: try {
+      guard case .chat(let v)? = self.content else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+    }()
+    case .receipt?: try {
+      guard case .receipt(let v)? = self.content else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
+    }()
+    case .data?: try {
+      guard case .data(let v)? = self.content else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
+    }()
+    case nil: break
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Meshchat_V1_Sealed, rhs: Meshchat_V1_Sealed) -> Bool {
+    if lhs.identityKey != rhs.identityKey {return false}
+    if lhs.staticSignature != rhs.staticSignature {return false}
+    if lhs.displayName != rhs.displayName {return false}
+    if lhs.sealedAtMs != rhs.sealedAtMs {return false}
+    if lhs.content != rhs.content {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Meshchat_V1_PrivateChat: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PrivateChat"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}message_id\0\u{1}text\0\u{3}sent_at_ms\0\u{1}sequence\0\u{1}floor\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBytesField(value: &self.messageID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.text) }()
+      case 3: try { try decoder.decodeSingularInt64Field(value: &self.sentAtMs) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.sequence) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.floor) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.messageID.isEmpty {
+      try visitor.visitSingularBytesField(value: self.messageID, fieldNumber: 1)
+    }
+    if !self.text.isEmpty {
+      try visitor.visitSingularStringField(value: self.text, fieldNumber: 2)
+    }
+    if self.sentAtMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.sentAtMs, fieldNumber: 3)
+    }
+    if self.sequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.sequence, fieldNumber: 4)
+    }
+    if self.floor != 0 {
+      try visitor.visitSingularUInt64Field(value: self.floor, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Meshchat_V1_PrivateChat, rhs: Meshchat_V1_PrivateChat) -> Bool {
+    if lhs.messageID != rhs.messageID {return false}
+    if lhs.text != rhs.text {return false}
+    if lhs.sentAtMs != rhs.sentAtMs {return false}
+    if lhs.sequence != rhs.sequence {return false}
+    if lhs.floor != rhs.floor {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Meshchat_V1_Receipt: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Receipt"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}message_ids\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedBytesField(value: &self.messageIds) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.messageIds.isEmpty {
+      try visitor.visitRepeatedBytesField(value: self.messageIds, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Meshchat_V1_Receipt, rhs: Meshchat_V1_Receipt) -> Bool {
+    if lhs.messageIds != rhs.messageIds {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,0 +1,49 @@
+import struct Foundation.Data
+import SwiftProtobuf
+
+/// A packet that travels across hops (PROTOCOL.md §13.1): the generated `meshchat.v1.Routed`.
+public typealias RoutedPayload = Meshchat_V1_Routed
+/// A body signed by its origin (§13.4).
+public typealias SignedPayload = Meshchat_V1_Signed
+/// A link-state advert (§13.2).
+public typealias LinkStatePayload = Meshchat_V1_LinkState
+/// One neighbour in a link-state advert (§13.2).
+public typealias LinkStateNeighborPayload = Meshchat_V1_LinkStateNeighbor
+/// A message to every node (§13.5).
+public typealias BroadcastPayload = Meshchat_V1_Broadcast
+/// The plaintext of a sealed packet (§13.6).
+public typealias SealedPayload = Meshchat_V1_Sealed
+/// A private chat line (§13.7).
+public typealias PrivateChatPayload = Meshchat_V1_PrivateChat
+/// An end-to-end delivery receipt (§13.8).
+public typealias ReceiptPayload = Meshchat_V1_Receipt
+
+/// Serialization helpers shared by the mesh payloads.
+extension SwiftProtobuf.Message {
+    /// The serialized message (serializing values built in Swift cannot fail).
+    public var serialized: Data { try! serializedData() }
+
+    /// Decodes a message, naming it in the error.
+    /// - Parameters:
+    ///   - bytes: the serialized message.
+    ///   - what: the message's name for the error, e.g. "link state".
+    /// - Throws: ``WireError`` `malformedMessage`.
+    public init(decoding bytes: Data, what: String) throws(WireError) {
+        do {
+            self = try Self(serializedBytes: bytes)
+        } catch {
+            throw .malformedMessage(what, error)
+        }
+    }
+}
+
+extension Meshchat_V1_Envelope {
+    /// A routed mesh packet (§13.1).
+    /// - Parameter routed: the packet.
+    /// - Returns: the envelope.
+    public static func routed(_ routed: RoutedPayload) -> Envelope {
+        var envelope = Envelope()
+        envelope.body = .routed(routed)
+        return envelope
+    }
+}
