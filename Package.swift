@@ -4,6 +4,7 @@
 //
 // Layering (see ../shared/STYLE.md §2 and README.md "Architecture"):
 //   MeshWire, MeshNoise        pure codecs and cryptography (no sockets)
+//   MeshRouting                pure link-state routing (adverts, shortest paths, relay decisions)
 //   MeshLink                   pure per-connection state machines (handshake, secure channel, keepalive)
 //   MeshTransport              the only target that touches NIOPosix sockets
 //   CAvahi, MeshDiscovery      DNS-SD through avahi-daemon (libavahi-client), and the pure discovery model
@@ -38,6 +39,8 @@ let package = Package(
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
         ),
+        // Pure link-state routing: advert database, shortest paths, relay and broadcast decisions.
+        .target(name: "MeshRouting", dependencies: ["MeshWire"]),
         // Noise Protocol Framework (25519, ChaChaPoly, SHA256) on swift-crypto.
         .target(
             name: "MeshNoise",
@@ -118,10 +121,12 @@ let package = Package(
         .target(
             name: "MeshTestSupport",
             dependencies: [
+                "MeshRouting", "MeshWire",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "MeshWireTests", dependencies: ["MeshWire", "MeshTestSupport"]),
+        .testTarget(name: "MeshRoutingTests", dependencies: ["MeshRouting", "MeshWire", "MeshTestSupport"]),
         .testTarget(name: "MeshNoiseTests", dependencies: ["MeshNoise", "MeshTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "MeshLinkTests", dependencies: ["MeshLink", "MeshTestSupport"]),
         .testTarget(
