@@ -83,7 +83,7 @@ let package = Package(
         .target(
             name: "MeshSession",
             dependencies: [
-                "MeshTransport", "MeshLink", "MeshWire", "MeshDiscovery",
+                "MeshTransport", "MeshLink", "MeshWire", "MeshDiscovery", "MeshRouting",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

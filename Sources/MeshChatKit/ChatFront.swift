@@ -170,6 +170,8 @@ public struct ChatFront: Sendable {
                 emit(.connectFailed(address: address, reason: reason))
             case .invitationFailed(let peer, let failure):
                 emit(.invitationFailed(peer, kind: failure.kind.rawValue, message: failure.message))
+            case .reachabilityChanged, .receipt:
+                break
             }
         }
     }

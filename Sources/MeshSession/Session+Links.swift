@@ -83,7 +83,16 @@ extension Session {
                     case .envelope(let envelope):
                         switch phase {
                         case .admitted(let sender), .draining(let sender):
-                            if let message = Self.message(from: envelope, sender: sender) {
+                            if case .routed(let routed)? = envelope.body {
+                                let step = mesh.received(routed, from: sender.id)
+                                if let violation = step.violation {
+                                    logger.notice("closing a link: malformed routed packet", metadata: ["mesh.peer": "\(sender.id)", "error": "\(violation)"])
+                                    Self.close(channel, .protocolViolation, violation)
+                                    phase = .closing
+                                } else {
+                                    await perform(step)
+                                }
+                            } else if let message = Self.message(from: envelope, sender: sender) {
                                 await events.push(.received(message))
                             }
                         case .awaitingAnswer(let info, let writer):
@@ -98,6 +107,10 @@ extension Session {
                             phase = .closing
                         case .opening, .closing:
                             continue
+                        }
+                    case .roundTrip(let nanoseconds):
+                        if case .admitted(let peer) = phase {
+                            await perform(mesh.neighborLatency(peer.id, .nanoseconds(Int64(clamping: nanoseconds))))
                         }
                     case .marker(let value):
                         phase = await handle(LinkMarker(rawValue: value), in: phase, channel: channel, answerTimedOut: &answerTimedOut)
@@ -194,6 +207,7 @@ extension Session {
         switch registerLink(info, peer: peer, channel: channel, writer: writer) {
         case .first:
             await events.push(.peerChanged(peer, .connected))
+            await perform(mesh.neighborUp(peer, latency: nil))
             return .admitted(peer)
         case .replaced:
             return .admitted(peer)
@@ -217,6 +231,7 @@ extension Session {
                     DisconnectReason(code: "\($0.code)", message: $0.message, isRemote: $0.isRemote)
                 }
                 await events.push(.peerChanged(peer, .notConnected(reason)))
+                await perform(mesh.neighborDown(peer.id))
             }
             return
         }
@@ -311,12 +326,12 @@ extension Session {
     private static func message(from envelope: Envelope, sender: PeerID) -> ReceivedMessage? {
         switch envelope.body {
         case .data(let data):
-            return ReceivedMessage(sender: sender, mode: .reliable, content: .data(data.payload))
+            return ReceivedMessage(sender: sender, mode: .reliable, content: .data(data.payload), isPrivate: true)
         case .chat(let chat):
             let id = (try? NodeID(bytes: chat.messageID))?.hex ?? chat.messageID.map { String(format: "%02x", $0) }.joined()
             let text = TextMessage(id: id, text: chat.text,
                                    sentAt: Date(timeIntervalSince1970: Double(chat.sentAtMs) / 1000))
-            return ReceivedMessage(sender: sender, mode: .reliable, content: .text(text))
+            return ReceivedMessage(sender: sender, mode: .reliable, content: .text(text), isPrivate: true)
         default:
             return nil
         }

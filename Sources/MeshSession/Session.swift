@@ -2,6 +2,7 @@ import struct Foundation.Data
 import struct Foundation.Date
 import Logging
 import MeshLink
+import MeshRouting
 import MeshTransport
 import MeshDiscovery
 import MeshWire
@@ -47,6 +48,8 @@ public final class Session: Sendable {
         public var eventCapacity = 1024
         /// Socket, buffering and timer settings.
         public var transport = TCPTransport.Settings()
+        /// Mesh routing settings: hop limit, advert timers, cache bounds (PROTOCOL.md §13).
+        public var routing = RoutingConfiguration()
         /// The event loops to run the sockets on; `nil` uses the process-wide group
         /// (SwiftNIO's singleton). The session never shuts a group down.
         public var eventLoopGroup: (any EventLoopGroup)?
@@ -76,13 +79,20 @@ public final class Session: Sendable {
     /// The most received invitations held unanswered at once; more are declined at once.
     public static let maxPendingInvitations = 32
     private let commands: AsyncStream<Command>
-    private let commandSink: AsyncStream<Command>.Continuation
+    let commandSink: AsyncStream<Command>.Continuation
     let sockets = NIOLockedValueBox<Sockets?>(nil)
+    /// The mesh shell around the router (PROTOCOL.md §13).
+    let mesh: MeshNode
+    /// The router's pending timer, if armed.
+    let meshTimer = NIOLockedValueBox<(due: Duration, task: Scheduled<Void>)?>(nil)
+    /// The event loop that runs the router's timer.
+    let timerLoop: any EventLoop
 
-    private enum Command: Sendable {
+    enum Command: Sendable {
         case accepted(LinkChannel)
         case dial(host: String, port: Int)
         case invite(PeerID, endpoints: [Endpoint], InvitationRequest)
+        case meshTimer
         case stop
     }
 
@@ -107,6 +117,8 @@ public final class Session: Sendable {
         logger[metadataKey: "mesh.node"] = "\(peer.peerID.id.shortHex)"
         self.logger = logger
         self.group = configuration.eventLoopGroup ?? EventLoops.shared
+        self.timerLoop = group.next()
+        self.mesh = MeshNode(peer: peer, configuration: configuration.routing, logger: logger)
         (self.commands, self.commandSink) = AsyncStream.makeStream(of: Command.self, bufferingPolicy: .bufferingOldest(4096))
     }
 
@@ -200,7 +212,10 @@ public final class Session: Sendable {
                     group.addTask { await self.dial(host: host, port: port, transport: transport) }
                 case .invite(let peer, let endpoints, let request):
                     group.addTask { await self.invite(peer, endpoints: endpoints, request: request, transport: transport) }
+                case .meshTimer:
+                    group.addTask { await self.perform(self.mesh.timerFired()) }
                 case .stop:
+                    meshTimer.withLockedValue { $0?.task.cancel(); $0 = nil }
                     group.cancelAll()
                     await closeEverything(sockets)
                     // Links accepted but not served yet must still be closed: an NIOAsyncChannel
@@ -302,30 +317,48 @@ public final class Session: Sendable {
         registry.withLockedValue { $0.entries.values.map(\.peer) }.sorted { $0.id < $1.id }
     }
 
-    /// Sends bytes to peers (Multipeer's `send(_:toPeers:with:)`).
+    /// Sends bytes to peers (Multipeer's `send(_:toPeers:with:)`), connected or reachable across
+    /// the mesh.
     ///
-    /// ``SendMode/reliable`` sends wait while a link's outbound buffer is full and return once the
-    /// data is queued on every link, in order; ``SendMode/unreliable`` sends never wait.
+    /// To a connected peer: ``SendMode/reliable`` sends wait while the link's outbound buffer is
+    /// full and return once the data is queued, in order; ``SendMode/unreliable`` sends go as UDP
+    /// datagrams and never wait. To a peer reachable only through relays (``reachablePeers``), the
+    /// data is sealed end to end (PROTOCOL.md §13.6) and routed hop by hop in either mode, at most
+    /// ``WireLimits/maxRelayedPayload`` bytes; relays never wait, so such sends may be lost when a
+    /// link on the path is congested or breaks (acknowledge at the application level when it matters).
     /// - Parameters:
     ///   - data: the payload.
-    ///   - peers: connected peers.
+    ///   - peers: connected or reachable peers.
     ///   - mode: reliable (TCP) or unreliable (UDP).
-    /// - Throws: ``SessionError``: `payloadTooLarge`, `notConnected` (a peer is not connected; the
-    ///   others still get the data), `noUnreliableLink`.
+    /// - Throws: ``SessionError``: `payloadTooLarge`, `notConnected` (a peer is neither connected
+    ///   nor reachable; the others still get the data), `noUnreliableLink`.
     public func send(_ data: Data, to peers: [PeerID], mode: SendMode) async throws(SessionError) {
+        let connected = registry.withLockedValue { registry in Set(peers.map(\.id).filter { registry.entries[$0] != nil }) }
+        let direct = peers.filter { connected.contains($0.id) }
+        var firstError: SessionError?
+        for peer in peers where !connected.contains(peer.id) {
+            do {
+                try await sendRelayed(data, to: peer)
+            } catch {
+                firstError = firstError ?? (error.code == .notReachable ? .notConnected(peer) : error)
+            }
+        }
         switch mode {
         case .reliable:
             guard data.count <= Self.maxReliablePayload else {
                 throw .payloadTooLarge(data.count, limit: Self.maxReliablePayload, mode: mode)
             }
-            try await sendReliable(.data(data), size: data.count + 8, to: peers)
+            do {
+                try await sendReliable(.data(data), size: data.count + 8, to: direct)
+            } catch {
+                firstError = firstError ?? error
+            }
         case .unreliable:
             guard data.count <= Self.maxUnreliablePayload else {
                 throw .payloadTooLarge(data.count, limit: Self.maxUnreliablePayload, mode: mode)
             }
             guard let udp = sockets.withLockedValue({ $0?.udp }) else { throw .notRunning() }
-            var firstError: SessionError?
-            for peer in peers {
+            for peer in direct {
                 do {
                     try udp.send(data, to: peer.id)
                 } catch {
@@ -333,8 +366,8 @@ public final class Session: Sendable {
                     firstError = firstError ?? (connected ? .noUnreliableLink(peer) : .notConnected(peer))
                 }
             }
-            if let firstError { throw firstError }
         }
+        if let firstError { throw firstError }
     }
 
     /// Sends a chat line to peers over their reliable links.

@@ -21,6 +21,10 @@ public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
         case bindFailed
         /// A malformed `HOST:PORT` address.
         case invalidAddress
+        /// The node is neither connected nor reachable across the mesh (PROTOCOL.md §13.3).
+        case notReachable
+        /// A message id is not 32 hex digits.
+        case invalidMessageID
     }
 
     /// What kind of error this is.
@@ -55,6 +59,12 @@ public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
     @inline(never) static func notRunning() -> SessionError { .init(.notRunning, "the session is not running (call start() and run() first)") }
     @inline(never) static func bindFailed(_ what: String, _ error: any Error) -> SessionError {
         .init(.bindFailed, "could not bind \(what): \(error)")
+    }
+    @inline(never) static func notReachable(_ peer: PeerID) -> SessionError {
+        .init(.notReachable, "\(peer) is not reachable: no route to it across the mesh")
+    }
+    @inline(never) static func invalidMessageID(_ id: String) -> SessionError {
+        .init(.invalidMessageID, "message id \"\(id.prefix(40))\" is not 32 hex digits")
     }
     @inline(never) static func invalidAddress(_ text: String, _ why: String) -> SessionError {
         .init(.invalidAddress, "invalid address \"\(text)\": \(why)")

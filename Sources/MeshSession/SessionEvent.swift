@@ -67,6 +67,40 @@ public struct TextMessage: Sendable, Hashable {
     public let text: String
     /// When the sender says it sent the line.
     public let sentAt: Date
+    /// For a private line across the mesh: its place in the sender's sequence to this node
+    /// (PROTOCOL.md §13.7); `nil` otherwise.
+    public let order: MessageOrder?
+
+    /// Creates a text message.
+    /// - Parameters:
+    ///   - id: 32 hex digits.
+    ///   - text: the text.
+    ///   - sentAt: the sender's time.
+    ///   - order: the sequence of a private line, if any.
+    public init(id: String, text: String, sentAt: Date, order: MessageOrder? = nil) {
+        self.id = id
+        self.text = text
+        self.sentAt = sentAt
+        self.order = order
+    }
+}
+
+/// Where a private line stands in its sender's sequence to this node (PROTOCOL.md §13.7).
+public struct MessageOrder: Sendable, Hashable {
+    /// The line's sequence number, from 1, per sender and destination.
+    public let sequence: UInt64
+    /// The lowest sequence the sender still holds undelivered: everything below was delivered or
+    /// given up.
+    public let floor: UInt64
+
+    /// Creates an order.
+    /// - Parameters:
+    ///   - sequence: the sequence number.
+    ///   - floor: the sender's floor.
+    public init(sequence: UInt64, floor: UInt64) {
+        self.sequence = sequence
+        self.floor = floor
+    }
 }
 
 /// Something a peer sent.
@@ -79,12 +113,62 @@ public struct ReceivedMessage: Sendable {
         case text(TextMessage)
     }
 
-    /// Who sent it.
+    /// Who sent it (its origin, for a message relayed across the mesh).
     public let sender: PeerID
     /// How it travelled.
     public let mode: SendMode
     /// The content.
     public let content: Content
+    /// How many links it travelled: 1 from a neighbour, more across relays.
+    public let hops: Int
+    /// Whether it was addressed to this node only (sealed end to end across the mesh, or sent to
+    /// this node over its direct link) rather than to every node.
+    public let isPrivate: Bool
+
+    /// Creates a received message.
+    /// - Parameters:
+    ///   - sender: who sent it.
+    ///   - mode: how it travelled.
+    ///   - content: what it is.
+    ///   - hops: links travelled.
+    ///   - isPrivate: whether it was addressed to this node only.
+    public init(sender: PeerID, mode: SendMode, content: Content, hops: Int = 1, isPrivate: Bool = false) {
+        self.sender = sender
+        self.mode = mode
+        self.content = content
+        self.hops = hops
+        self.isPrivate = isPrivate
+    }
+}
+
+/// How this node reaches another across the mesh (PROTOCOL.md §13.3).
+public struct MeshRoute: Sendable, Hashable {
+    /// The node reached.
+    public let peer: PeerID
+    /// The number of links on the path (1 for a neighbour).
+    public let hops: Int
+    /// The neighbour packets to ``peer`` go to first.
+    public let nextHop: PeerID
+    /// The nodes on the path after this one, ending with ``peer``.
+    public let path: [PeerID]
+    /// The advertised round trip of each link on the path, in order.
+    public let hopLatencies: [Duration]
+}
+
+/// One node's advertised links, as this node's link-state database has them (PROTOCOL.md §13.2).
+public struct MeshTopologyEntry: Sendable, Hashable {
+    /// One advertised link.
+    public struct Link: Sendable, Hashable {
+        /// The neighbour at the other end.
+        public let node: NodeID
+        /// Its measured round trip.
+        public let latency: Duration
+    }
+
+    /// The node that advertised.
+    public let node: PeerID
+    /// Its neighbours.
+    public let neighbors: [Link]
 }
 
 /// Everything a session reports, in order (Multipeer's session delegate callbacks, as values).
@@ -98,6 +182,11 @@ public enum SessionEvent: Sendable {
     /// An invitation this node made (``NearbyServiceBrowser/invitePeer(_:to:withContext:timeout:)``)
     /// ended without a connection: declined, timed out, or the peer could not be reached.
     case invitationFailed(PeerID, InvitationFailure)
+    /// A node became reachable across the mesh, its route changed, or (with `nil`) it is no
+    /// longer reachable (PROTOCOL.md §13.3).
+    case reachabilityChanged(PeerID, MeshRoute?)
+    /// A node acknowledged private lines end to end (PROTOCOL.md §13.8): they are stored on it.
+    case receipt(from: PeerID, messageIDs: [String])
 }
 
 /// Why an invitation this node made did not connect.

@@ -12,6 +12,9 @@ public enum LinkEvent: Sendable {
     /// An application envelope (chat, data, invitation answer) arrived. Keepalives and goodbyes
     /// are handled inside.
     case envelope(Envelope)
+    /// A keepalive pong arrived: the link's measured round trip (PROTOCOL.md §7), which the mesh
+    /// advertises as the link's latency (§13.2).
+    case roundTrip(nanoseconds: UInt64)
     /// A ``LinkHandler/Marker`` the code above put into the stream (never from the peer).
     case marker(Int)
     /// The link is closing, and why. The last event of a link that had a reason to close.

@@ -251,7 +251,9 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
             logger.trace("answering ping", metadata: ["ping.nonce": "\(ping.nonce)"])
             writeControl(.pong(nonce: ping.nonce), context: context, flush: true)
         case .pong(let pong):
-            liveness.pongReceived(nonce: pong.nonce, now: self.now())
+            if let roundTrip = liveness.pongReceived(nonce: pong.nonce, now: self.now()) {
+                context.fireChannelRead(wrapInboundOut(.roundTrip(nanoseconds: roundTrip)))
+            }
         case .goodbye(let goodbye):
             if retired {
                 close(context: context, reason: LinkCloseReason(.duplicateConnection, "retired link drained"), tellPeer: false)

@@ -127,6 +127,34 @@ public final class LinkWriter: Sendable {
         }
     }
 
+    /// Writes without waiting, for packets this node relays or originates on the mesh (PROTOCOL.md
+    /// §13.3): a relay must never block on one slow link.
+    /// - Parameters:
+    ///   - envelope: the envelope.
+    ///   - size: its approximate size on the wire, counted against the high-water mark.
+    ///   - force: write even above the high-water mark (small control packets such as adverts).
+    /// - Returns: `false`, with nothing written, when the link is closed or its buffer is above the
+    ///   high-water mark and `force` is not set.
+    @discardableResult
+    public func offer(_ envelope: Envelope, size: Int, force: Bool = false) -> Bool {
+        let admitted = state.withLockedValue { state -> Bool in
+            guard !state.closed, force || state.inFlight <= highWaterMark else { return false }
+            state.inFlight += size
+            return true
+        }
+        guard admitted else { return false }
+        channel.writeAndFlush(envelope).whenComplete { [state, lowWaterMark] _ in
+            let ready = state.withLockedValue { state -> [CheckedContinuation<Void, any Error>] in
+                state.inFlight -= size
+                guard state.inFlight <= lowWaterMark else { return [] }
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            ready.forEach { $0.resume() }
+        }
+        return true
+    }
+
     private enum Admission: Equatable {
         case closed
         case writeAndFlush

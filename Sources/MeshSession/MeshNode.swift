@@ -1,0 +1,395 @@
+import Crypto
+import struct Foundation.Data
+import struct Foundation.Date
+import Logging
+import MeshLink
+import MeshRouting
+import MeshWire
+import NIOConcurrencyHelpers
+
+/// The session's shell around the pure ``Router`` (PROTOCOL.md §13): it verifies, signs, seals and
+/// opens mesh packets and turns the router's actions into link writes and session events.
+///
+/// Every input returns a ``Step``: the writes to make now (they never wait, §13.3) and the events
+/// to report, which the caller pushes to the session's queue in order (with back-pressure).
+/// This type is thread-safe: one lock guards the router and what adverts taught us.
+final class MeshNode: Sendable {
+    /// What a verified advert taught us about a node.
+    struct Known: Sendable {
+        var peer: PeerID
+        var staticKey: Curve25519.KeyAgreement.PublicKey
+    }
+
+    /// What to do after an input.
+    struct Step: Sendable {
+        /// Packets for neighbours.
+        var sends: [(NodeID, RoutedPayload)] = []
+        /// Events for the application, in order.
+        var events: [SessionEvent] = []
+        /// A reason to close the link the input came from (a malformed packet, §13.1).
+        var violation: String?
+    }
+
+    private struct State: Sendable {
+        var router: Router
+        var known: [NodeID: Known] = [:]
+    }
+
+    /// How far a sealed packet's clock may be from ours before it is refused as a replay (§13.6).
+    static let freshness: Duration = .seconds(600)
+
+    let identity: LocalIdentity
+    let me: PeerID
+    private let state: NIOLockedValueBox<State>
+    private let clockStart = ContinuousClock.now
+    private let logger: Logger
+
+    init(peer: LocalPeer, configuration: RoutingConfiguration, logger: Logger) {
+        self.identity = peer.identity
+        self.me = peer.peerID
+        self.logger = logger
+        let identity = peer.identity
+        let displayName = peer.peerID.displayName
+        // Sequences start at the wall clock so that a restarted node's adverts replace its old ones (§13.2).
+        let initialSequence = UInt64(max(0, Date().timeIntervalSince1970 * 1000))
+        let router = Router(localNode: identity.nodeID, configuration: configuration, initialSequence: initialSequence,
+                            now: RouterInstant(offset: .zero)) { advert in
+            var payload = LinkStatePayload()
+            payload.displayName = displayName
+            payload.sequence = advert.sequence
+            payload.neighbors = advert.neighbors.map {
+                var neighbor = LinkStateNeighborPayload()
+                neighbor.nodeID = Data($0.id.bytes)
+                neighbor.latencyUs = $0.latencyMicros
+                return neighbor
+            }
+            return MeshSigning.signLinkState(payload, identity: identity).serialized
+        }
+        self.state = NIOLockedValueBox(State(router: router))
+    }
+
+    var now: RouterInstant { RouterInstant(offset: ContinuousClock.now - clockStart) }
+
+    // MARK: Queries
+
+    /// The nodes this node can reach now, nearest first.
+    var reachable: [MeshRoute] {
+        state.withLockedValue { state in
+            state.router.reachable.map { Self.meshRoute($0, known: state.known) }
+        }.sorted { ($0.hops, $0.peer.displayName, $0.peer.id) < ($1.hops, $1.peer.displayName, $1.peer.id) }
+    }
+
+    /// The route to one node, if it is reachable.
+    func route(to node: NodeID) -> MeshRoute? {
+        state.withLockedValue { state in state.router.route(to: node).map { Self.meshRoute($0, known: state.known) } }
+    }
+
+    /// The peer handle of a node known from its advert.
+    func peer(_ node: NodeID) -> PeerID? { state.withLockedValue { $0.known[node]?.peer } }
+
+    /// When the router next needs ``timerFired()``.
+    var nextDeadline: Duration? { state.withLockedValue { $0.router.nextDeadline?.offset } }
+
+    /// Every node's latest verified advert (the topology as this node sees it).
+    var topology: [MeshTopologyEntry] {
+        state.withLockedValue { state in
+            state.router.database.map { advert in
+                MeshTopologyEntry(
+                    node: advert.origin == identity.nodeID ? me : (state.known[advert.origin]?.peer ?? Self.unnamed(advert.origin)),
+                    neighbors: advert.neighbors.map { ($0.id, Duration.microseconds(Int64($0.latencyMicros))) }
+                        .map { MeshTopologyEntry.Link(node: $0.0, latency: $0.1) })
+            }
+        }
+    }
+
+    private static func unnamed(_ node: NodeID) -> PeerID {
+        try! PeerID(id: node, displayName: node.shortHex)
+    }
+
+    private static func meshRoute(_ route: Route, known: [NodeID: Known]) -> MeshRoute {
+        func peer(_ node: NodeID) -> PeerID { known[node]?.peer ?? unnamed(node) }
+        return MeshRoute(peer: peer(route.destination), hops: route.hops, nextHop: peer(route.nextHop),
+                         path: route.path.map(peer),
+                         hopLatencies: route.hopLatenciesMicros.map { .microseconds(Int64($0)) })
+    }
+
+    // MARK: Inputs
+
+    /// A link to a neighbour was admitted.
+    func neighborUp(_ peer: PeerID, latency: Duration?) -> Step {
+        let micros = latency.map(Self.micros) ?? 1_000
+        return run { state, now in state.router.neighborUp(peer.id, latencyMicros: micros, now: now) }
+    }
+
+    /// A neighbour's link ended.
+    func neighborDown(_ node: NodeID) -> Step {
+        run { state, now in state.router.neighborDown(node, now: now) }
+    }
+
+    /// A neighbour's link measured a round trip.
+    func neighborLatency(_ node: NodeID, _ latency: Duration) -> Step {
+        run { state, now in state.router.neighborLatency(node, micros: Self.micros(latency), now: now) }
+    }
+
+    /// The router's timer is due.
+    func timerFired() -> Step {
+        run { state, now in state.router.timerFired(now: now) }
+    }
+
+    private static func micros(_ duration: Duration) -> UInt32 {
+        let value = duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
+        return UInt32(clamping: max(1, value))
+    }
+
+    /// A neighbour sent a routed packet.
+    func received(_ routed: RoutedPayload, from neighbor: NodeID) -> Step {
+        let packet: RoutedPacket
+        var opened: SessionEvent?
+        switch Self.decodeHeader(routed) {
+        case .failure(let why):
+            var step = Step()
+            step.violation = why.description
+            return step
+        case .success(let header):
+            switch routed.payload {
+            case .linkState(let signed):
+                let advert: LinkStatePayload
+                do {
+                    advert = try MeshSigning.verifiedLinkState(signed, origin: header.origin)
+                } catch {
+                    logger.notice("dropped a link-state advert", metadata: ["mesh.origin": "\(header.origin.shortHex)", "mesh.from": "\(neighbor.shortHex)", "error": "\(error)"])
+                    return Step()
+                }
+                learn(advert, origin: header.origin)
+                let neighbors = advert.neighbors.compactMap { neighbor in
+                    (try? NodeID(bytes: neighbor.nodeID)).map { AdvertNeighbor(id: $0, latencyMicros: neighbor.latencyUs) }
+                }
+                let linkState = LinkStateAdvert(origin: header.origin, sequence: advert.sequence, neighbors: neighbors,
+                                                attachment: signed.serialized)
+                packet = header.packet(kind: .advert(linkState), payload: Data())
+            case .broadcast(let signed):
+                let broadcast: BroadcastPayload
+                do {
+                    broadcast = try MeshSigning.verifiedBroadcast(signed, origin: header.origin, packetID: routed.packetID)
+                } catch {
+                    logger.notice("dropped a broadcast", metadata: ["mesh.origin": "\(header.origin.shortHex)", "mesh.from": "\(neighbor.shortHex)", "error": "\(error)"])
+                    return Step()
+                }
+                packet = header.packet(kind: .broadcast, payload: signed.serialized)
+                opened = Self.event(for: broadcast, origin: header.origin, hops: Int(header.hops) + 1)
+            case .sealed(let sealed):
+                guard let destination = header.destination else {
+                    var step = Step()
+                    step.violation = "a sealed packet without a destination"
+                    return step
+                }
+                guard sealed.count <= WireLimits.maxSealedSize else {
+                    var step = Step()
+                    step.violation = "a sealed packet of \(sealed.count) bytes (maximum \(WireLimits.maxSealedSize))"
+                    return step
+                }
+                packet = header.packet(kind: .unicast(destination: destination), payload: sealed)
+                if destination == identity.nodeID {
+                    opened = open(sealed, header: header, destination: destination)
+                }
+            case nil:
+                logger.debug("ignored a routed packet with an unknown payload (a newer peer's)", metadata: ["mesh.origin": "\(header.origin.shortHex)"])
+                return Step()
+            }
+        }
+        return run(opened: opened) { state, now in state.router.received(packet, from: neighbor, now: now) }
+    }
+
+    /// Sends a signed broadcast to every node within the hop limit.
+    /// - Returns: the step (no sends when there is no neighbour).
+    func broadcast(_ content: BroadcastPayload.OneOf_Content, sentAt: Int64) -> Step {
+        let packetID = Self.randomPacketID()
+        var body = BroadcastPayload()
+        body.packetID = Data(packetID.bytes)
+        body.displayName = me.displayName
+        body.sentAtMs = sentAt
+        body.content = content
+        let signed = MeshSigning.signBroadcast(body, identity: identity)
+        return run { state, now in state.router.broadcast(payload: signed.serialized, packetID: packetID, now: now) }
+    }
+
+    /// Seals content for a node and routes it.
+    /// - Returns: the step, or `nil` when the node is not reachable (or its keys are unknown).
+    func sendSealed(_ content: SealedPayload.OneOf_Content, to node: NodeID) throws(EndToEndError) -> Step? {
+        guard let known = state.withLockedValue({ $0.known[node] }) else { return nil }
+        let packetID = Self.randomPacketID()
+        let header = SealHeader(origin: identity.nodeID, destination: node, packetID: Data(packetID.bytes))
+        let sealed = try Sealing.seal(content, displayName: me.displayName, sealedAtMilliseconds: Self.nowMilliseconds,
+                                      header: header, recipientStaticKey: known.staticKey, identity: identity)
+        var outcome = UnicastOutcome.noRoute
+        var step = Step()
+        state.withLockedValue { state in
+            outcome = state.router.unicast(payload: sealed, to: node, packetID: packetID, now: now)
+            if case .sent(let actions) = outcome { execute(actions, state: state, into: &step) }
+        }
+        guard case .sent = outcome else { return nil }
+        return step
+    }
+
+    // MARK: Internals
+
+    private func run(opened: SessionEvent? = nil, _ body: (inout State, RouterInstant) -> [RouterAction]) -> Step {
+        var step = Step()
+        state.withLockedValue { state in
+            let actions = body(&state, now)
+            execute(actions, state: state, into: &step, opened: opened)
+        }
+        return step
+    }
+
+    private func execute(_ actions: [RouterAction], state: State, into step: inout Step, opened: SessionEvent? = nil) {
+        for action in actions {
+            switch action {
+            case .send(let packet, let neighbor):
+                step.sends.append((neighbor, Self.encode(packet)))
+            case .deliver(let packet):
+                if case .advert = packet.kind { continue }
+                if let opened { step.events.append(opened) }
+            case .reachabilityChanged(let changes):
+                for change in changes {
+                    switch change {
+                    case .reachable(let route), .changed(let route):
+                        step.events.append(.reachabilityChanged(Self.meshRoute(route, known: state.known).peer,
+                                                                Self.meshRoute(route, known: state.known)))
+                    case .unreachable(let node):
+                        step.events.append(.reachabilityChanged(state.known[node]?.peer ?? Self.unnamed(node), nil))
+                    }
+                }
+            case .dropped(let packet, let reason):
+                if reason != .duplicate {
+                    logger.debug("dropped a routed packet", metadata: ["mesh.origin": "\(packet.origin.shortHex)", "route.drop": "\(reason)", "frame.ttl": "\(packet.hopLimit)"])
+                }
+            }
+        }
+    }
+
+    private func learn(_ advert: LinkStatePayload, origin: NodeID) {
+        guard origin != identity.nodeID,
+              let staticKey = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: advert.staticKey),
+              let peer = try? PeerID(id: origin, displayName: advert.displayName) else { return }
+        state.withLockedValue { $0.known[origin] = Known(peer: peer, staticKey: staticKey) }
+    }
+
+    /// Opens a packet sealed for this node; `nil` (logged) when it does not open or is stale.
+    private func open(_ sealed: Data, header: Header, destination: NodeID) -> SessionEvent? {
+        let plaintext: SealedPayload
+        do {
+            plaintext = try Sealing.open(sealed, header: SealHeader(origin: header.origin, destination: destination, packetID: header.packetIDBytes),
+                                         identity: identity)
+        } catch {
+            logger.notice("dropped a sealed packet", metadata: ["mesh.origin": "\(header.origin.shortHex)", "error": "\(error)"])
+            return nil
+        }
+        let skew = Duration.milliseconds(abs(Self.nowMilliseconds - plaintext.sealedAtMs))
+        guard skew <= Self.freshness else {
+            logger.notice("dropped a sealed packet: its clock differs from ours by more than \(Self.freshness) (a replay, or a clock far off)",
+                          metadata: ["mesh.origin": "\(header.origin.shortHex)"])
+            return nil
+        }
+        guard let sender = try? PeerID(id: header.origin, displayName: plaintext.displayName) else { return nil }
+        let hops = Int(header.hops) + 1
+        switch plaintext.content {
+        case .chat(let chat):
+            guard chat.text.utf8.count <= WireLimits.maxRelayedPayload, let id = try? NodeID(bytes: chat.messageID) else {
+                logger.notice("dropped a private chat: bad id or text over \(WireLimits.maxRelayedPayload) bytes", metadata: ["mesh.origin": "\(header.origin.shortHex)"])
+                return nil
+            }
+            let text = TextMessage(id: id.hex, text: chat.text, sentAt: Date(timeIntervalSince1970: Double(chat.sentAtMs) / 1000),
+                                   order: MessageOrder(sequence: chat.sequence, floor: chat.floor))
+            return .received(ReceivedMessage(sender: sender, mode: .reliable, content: .text(text), hops: hops, isPrivate: true))
+        case .receipt(let receipt):
+            let ids = receipt.messageIds.prefix(WireLimits.maxReceiptIDs).compactMap { try? NodeID(bytes: $0).hex }
+            return .receipt(from: sender, messageIDs: ids)
+        case .data(let data):
+            return .received(ReceivedMessage(sender: sender, mode: .reliable, content: .data(data.payload), hops: hops, isPrivate: true))
+        case nil:
+            logger.debug("ignored a sealed packet with unknown content (a newer peer's)", metadata: ["mesh.origin": "\(header.origin.shortHex)"])
+            return nil
+        }
+    }
+
+    private static func event(for broadcast: BroadcastPayload, origin: NodeID, hops: Int) -> SessionEvent? {
+        guard let sender = try? PeerID(id: origin, displayName: broadcast.displayName) else { return nil }
+        switch broadcast.content {
+        case .chat(let chat):
+            guard let id = try? NodeID(bytes: chat.messageID), chat.text.utf8.count <= WireLimits.maxBroadcastPayload else { return nil }
+            let text = TextMessage(id: id.hex, text: chat.text, sentAt: Date(timeIntervalSince1970: Double(chat.sentAtMs) / 1000))
+            return .received(ReceivedMessage(sender: sender, mode: .reliable, content: .text(text), hops: hops, isPrivate: false))
+        case .data(let data):
+            return .received(ReceivedMessage(sender: sender, mode: .reliable, content: .data(data.payload), hops: hops, isPrivate: false))
+        case nil:
+            return nil
+        }
+    }
+
+    static var nowMilliseconds: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
+    static func randomPacketID() -> PacketID {
+        var generator = SystemRandomNumberGenerator()
+        return PacketID(high: generator.next(), low: generator.next())
+    }
+
+    // MARK: Header codec (§13.1)
+
+    private struct Header {
+        var origin: NodeID
+        var destination: NodeID?
+        var packetID: PacketID
+        var packetIDBytes: Data
+        var hopLimit: UInt8
+        var hops: UInt8
+
+        func packet(kind: RoutedPacket.Kind, payload: Data) -> RoutedPacket {
+            RoutedPacket(origin: origin, packetID: packetID, hopLimit: hopLimit, hops: hops, kind: kind, payload: payload)
+        }
+    }
+
+    private static func decodeHeader(_ routed: RoutedPayload) -> Result<Header, HeaderError> {
+        guard let origin = try? NodeID(bytes: routed.origin) else {
+            return .failure(HeaderError("routed packet origin has \(routed.origin.count) bytes, expected \(NodeID.byteCount)"))
+        }
+        var destination: NodeID?
+        if !routed.destination.isEmpty {
+            guard let node = try? NodeID(bytes: routed.destination) else {
+                return .failure(HeaderError("routed packet destination has \(routed.destination.count) bytes, expected 0 or \(NodeID.byteCount)"))
+            }
+            destination = node
+        }
+        guard let packetID = PacketID(bytes: routed.packetID) else {
+            return .failure(HeaderError("routed packet id has \(routed.packetID.count) bytes, expected \(PacketID.byteCount)"))
+        }
+        guard routed.hopLimit <= WireLimits.maxHopLimit, routed.hops <= WireLimits.maxHopLimit else {
+            return .failure(HeaderError("routed packet hop limit \(routed.hopLimit) / hops \(routed.hops) above \(WireLimits.maxHopLimit)"))
+        }
+        return .success(Header(origin: origin, destination: destination, packetID: packetID, packetIDBytes: routed.packetID,
+                               hopLimit: UInt8(routed.hopLimit), hops: UInt8(routed.hops)))
+    }
+
+    private struct HeaderError: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    static func encode(_ packet: RoutedPacket) -> RoutedPayload {
+        var routed = RoutedPayload()
+        routed.origin = Data(packet.origin.bytes)
+        routed.packetID = Data(packet.packetID.bytes)
+        routed.hopLimit = UInt32(packet.hopLimit)
+        routed.hops = UInt32(packet.hops)
+        switch packet.kind {
+        case .advert(let advert):
+            routed.linkState = (try? SignedPayload(decoding: advert.attachment, what: "advert")) ?? SignedPayload()
+        case .broadcast:
+            routed.broadcast = (try? SignedPayload(decoding: packet.payload, what: "broadcast")) ?? SignedPayload()
+        case .unicast(let destination):
+            routed.destination = Data(destination.bytes)
+            routed.sealed = packet.payload
+        }
+        return routed
+    }
+}

@@ -1,0 +1,171 @@
+import struct Foundation.Data
+import struct Foundation.Date
+import MeshLink
+import MeshRouting
+import MeshWire
+import Logging
+import MeshTransport
+import NIOConcurrencyHelpers
+import NIOCore
+
+extension Session {
+    // MARK: The mesh (PROTOCOL.md §13)
+
+    /// Every node this session can reach across the mesh, nearest first, with hop count and next hop.
+    /// Neighbours (connected peers) are reachable with 1 hop once their advert has arrived.
+    public var reachablePeers: [MeshRoute] { mesh.reachable }
+
+    /// The route to a node, or `nil` when it is not reachable.
+    /// - Parameter peer: the node.
+    /// - Returns: its route, with the path and each link's advertised latency.
+    public func route(to peer: PeerID) -> MeshRoute? { mesh.route(to: peer.id) }
+
+    /// The mesh as this node's link-state database has it: every node's advertised links.
+    public var topology: [MeshTopologyEntry] { mesh.topology }
+
+    /// Sends a chat line to every node in the mesh, signed by this node (PROTOCOL.md §13.5).
+    ///
+    /// It floods along the shortest-path tree to every node within the hop limit; there is no
+    /// receipt. Nothing is sent, and `sentToNobody` is `true`, when no peer is connected.
+    /// - Parameters:
+    ///   - text: at most ``WireLimits/maxBroadcastPayload`` bytes of UTF-8.
+    ///   - id: the message id (32 hex digits); a random one when `nil`.
+    ///   - sentAt: the author's time; now when `nil`.
+    /// - Returns: the message id, and whether no neighbour was there to take it.
+    /// - Throws: ``SessionError`` `payloadTooLarge`.
+    @discardableResult
+    public func broadcast(text: String, id: String? = nil, sentAt: Date? = nil) async throws(SessionError) -> (id: String, sentToNobody: Bool) {
+        guard text.utf8.count <= WireLimits.maxBroadcastPayload else {
+            throw .payloadTooLarge(text.utf8.count, limit: WireLimits.maxBroadcastPayload, mode: .reliable)
+        }
+        let messageID = try Self.messageID(id)
+        var chat = Meshchat_V1_Chat()
+        chat.messageID = Data(messageID.bytes)
+        chat.text = text
+        let millis = sentAt.map { Int64($0.timeIntervalSince1970 * 1000) } ?? MeshNode.nowMilliseconds
+        chat.sentAtMs = millis
+        let step = mesh.broadcast(.chat(chat), sentAt: millis)
+        await perform(step)
+        return (messageID.hex, step.sends.isEmpty)
+    }
+
+    /// Sends a private chat line to one node across the mesh, end-to-end encrypted (PROTOCOL.md
+    /// §13.6, §13.7): relays see only the routing header.
+    ///
+    /// Delivery is acknowledged with a ``SessionEvent/receipt(from:messageIDs:)`` event when the
+    /// destination's application sends one (``sendReceipt(for:to:)``); retransmitting until then is
+    /// the caller's job (the messaging layer's outbox does it).
+    /// - Parameters:
+    ///   - text: at most ``WireLimits/maxRelayedPayload`` bytes of UTF-8.
+    ///   - id: the message id, 32 hex digits (the same in every retransmission).
+    ///   - sentAt: when the author wrote it.
+    ///   - order: its sequence and the sender's floor to this destination.
+    ///   - peer: a reachable node.
+    /// - Throws: ``SessionError`` `payloadTooLarge`, `notReachable`.
+    public func sendPrivate(text: String, id: String, sentAt: Date, order: MessageOrder, to peer: PeerID) async throws(SessionError) {
+        guard text.utf8.count <= WireLimits.maxRelayedPayload else {
+            throw .payloadTooLarge(text.utf8.count, limit: WireLimits.maxRelayedPayload, mode: .reliable)
+        }
+        var chat = PrivateChatPayload()
+        chat.messageID = Data(try Self.messageID(id).bytes)
+        chat.text = text
+        chat.sentAtMs = Int64(sentAt.timeIntervalSince1970 * 1000)
+        chat.sequence = order.sequence
+        chat.floor = order.floor
+        try await sendSealed(.chat(chat), to: peer)
+    }
+
+    /// Acknowledges private lines end to end (PROTOCOL.md §13.8).
+    /// - Parameters:
+    ///   - messageIDs: ids of lines from `peer`, at most ``WireLimits/maxReceiptIDs`` per call
+    ///     (more are sent in several receipts).
+    ///   - peer: their sender.
+    /// - Throws: ``SessionError`` `notReachable`.
+    public func sendReceipt(for messageIDs: [String], to peer: PeerID) async throws(SessionError) {
+        var start = 0
+        while start < messageIDs.count {
+            let chunk = messageIDs[start..<min(messageIDs.count, start + WireLimits.maxReceiptIDs)]
+            var receipt = ReceiptPayload()
+            receipt.messageIds = try chunk.map { id throws(SessionError) in Data(try Self.messageID(id).bytes) }
+            try await sendSealed(.receipt(receipt), to: peer)
+            start += WireLimits.maxReceiptIDs
+        }
+    }
+
+    /// Sends data to a node that is reachable but not connected, sealed end to end.
+    func sendRelayed(_ data: Data, to peer: PeerID) async throws(SessionError) {
+        guard data.count <= WireLimits.maxRelayedPayload else {
+            throw .payloadTooLarge(data.count, limit: WireLimits.maxRelayedPayload, mode: .reliable)
+        }
+        var payload = Meshchat_V1_Data()
+        payload.payload = data
+        try await sendSealed(.data(payload), to: peer)
+    }
+
+    private func sendSealed(_ content: SealedPayload.OneOf_Content, to peer: PeerID) async throws(SessionError) {
+        let step: MeshNode.Step?
+        do {
+            step = try mesh.sendSealed(content, to: peer.id)
+        } catch {
+            throw .payloadTooLarge(WireLimits.maxSealedPlaintext + 1, limit: WireLimits.maxRelayedPayload, mode: .reliable)
+        }
+        guard let step else { throw .notReachable(peer) }
+        await perform(step)
+    }
+
+    private static func messageID(_ id: String?) throws(SessionError) -> NodeID {
+        guard let id else {
+            var generator = SystemRandomNumberGenerator()
+            return try! NodeID(bytes: (0..<NodeID.byteCount).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        }
+        do {
+            return try NodeID(hex: id)
+        } catch {
+            throw .invalidMessageID(id)
+        }
+    }
+
+    // MARK: Executing steps
+
+    /// Writes a step's packets (never waiting, §13.3) and reports its events in order.
+    func perform(_ step: MeshNode.Step) async {
+        for (neighbor, routed) in step.sends {
+            guard let writer = registry.withLockedValue({ $0.entries[neighbor]?.writer }) else { continue }
+            let isAdvert: Bool
+            if case .linkState = routed.payload { isAdvert = true } else { isAdvert = false }
+            let size = SecureChannel.wireSize(ofMessage: Self.estimatedSize(routed))
+            if !writer.offer(.routed(routed), size: size, force: isAdvert) {
+                logger.debug("dropped a routed packet: the link to the next hop is congested", metadata: ["mesh.peer": "\(neighbor.shortHex)"])
+            }
+        }
+        for event in step.events { await events.push(event) }
+        armMeshTimer()
+    }
+
+    /// Makes sure the router's timer fires at its next deadline.
+    func armMeshTimer() {
+        guard let due = mesh.nextDeadline else { return }
+        let delay = max(.zero, due - mesh.now.offset)
+        let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
+        let loop = timerLoop
+        meshTimer.withLockedValue { current in
+            if let current, current.due <= due { return }
+            current?.task.cancel()
+            let task = loop.scheduleTask(in: .nanoseconds(nanoseconds)) { [weak self] in
+                guard let self else { return }
+                self.meshTimer.withLockedValue { $0 = nil }
+                self.commandSink.yield(.meshTimer)
+            }
+            current = (due, task)
+        }
+    }
+
+    /// About the size of a routed envelope once serialized (for back-pressure accounting only).
+    private static func estimatedSize(_ routed: RoutedPayload) -> Int {
+        switch routed.payload {
+        case .linkState(let signed), .broadcast(let signed): signed.body.count + signed.signature.count + 64
+        case .sealed(let sealed): sealed.count + 64
+        case nil: 64
+        }
+    }
+}
