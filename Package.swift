@@ -9,6 +9,7 @@
 //   MeshTransport              the only target that touches NIOPosix sockets
 //   CAvahi, MeshDiscovery      DNS-SD through avahi-daemon (libavahi-client), and the pure discovery model
 //   MeshSession                the public Multipeer-style API
+//   MeshStore                  persistent outbox, inbound ordering and chat history (SQLite via GRDB)
 //   MeshChatKit, meshchat      the line-mode chat front
 import PackageDescription
 
@@ -20,6 +21,7 @@ let package = Package(
         .library(name: "MeshNoise", targets: ["MeshNoise"]),
         .library(name: "MeshWire", targets: ["MeshWire"]),
         .library(name: "MeshDiscovery", targets: ["MeshDiscovery"]),
+        .library(name: "MeshStore", targets: ["MeshStore"]),
         .executable(name: "meshchat", targets: ["meshchat"]),
         .executable(name: "meshbench", targets: ["meshbench"]),
     ],
@@ -29,6 +31,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
         // Frames, records, datagrams and the protobuf envelope: pure codecs over ByteBuffer.
@@ -87,6 +90,14 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Persistent outbox, inbound ordering and chat history in SQLite (GRDB); no networking.
+        .target(
+            name: "MeshStore",
+            dependencies: [
+                "MeshWire",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         // The chat front's logic: line commands, rendering, JSON events, the REPL loop.
@@ -149,6 +160,7 @@ let package = Package(
             name: "MeshDiscoveryTests",
             dependencies: ["MeshDiscovery", "MeshWire", "MeshTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
+        .testTarget(name: "MeshStoreTests", dependencies: ["MeshStore", "MeshWire", "MeshTestSupport"]),
         .testTarget(name: "MeshChatKitTests", dependencies: ["MeshChatKit", "MeshTestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["MeshTestSupport"]),
     ]

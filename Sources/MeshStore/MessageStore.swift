@@ -1,0 +1,374 @@
+import Foundation
+import GRDB
+import MeshWire
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The persistent outbox, inbound ordering and chat history of a node, in one SQLite file.
+///
+/// **Outgoing.** ``enqueue(text:to:author:authorName:now:)`` writes the history row and the
+/// outbox row in one transaction that is durable when it returns (WAL with `synchronous=FULL`),
+/// so a message reported as accepted survives a crash or power loss. Private messages stay in
+/// the outbox until the destination's receipt (``delivered(ids:from:now:)``) or until they are
+/// older than ``StoreLimits/maxMessageAge`` (``expire(now:)``); broadcasts until
+/// ``broadcastSent(id:now:)``. Each destination has its own sequence, 1, 2, …, persistent across
+/// restarts; ``floor(for:)`` is the lowest one still undelivered.
+///
+/// **Incoming.** ``receive(_:now:)`` recognises duplicates by id (also after a restart), refuses
+/// stale messages, and orders the rest with an ``InboundSequencer`` per sender whose state is kept
+/// in the database; ``releaseHeld(now:)`` gives up on gaps after ``StoreLimits/holdTimeout``.
+///
+/// **History.** ``history(limit:conversation:)`` and ``message(id:)`` read what the application
+/// has seen; ``prune(now:)`` bounds the seen ids and the history.
+///
+/// This type is thread-safe: every call runs on one serialized connection, and each call that
+/// changes something is one transaction. Calls block the calling thread for the disk write; call
+/// them from a thread that may block (not a NIO event loop).
+public final class MessageStore: Sendable {
+    /// The database file, or `in-memory`.
+    public let path: String
+    /// The bounds in force.
+    public let limits: StoreLimits
+    let queue: DatabaseQueue
+
+    /// Opens (creating if needed) the store at `path`.
+    ///
+    /// The parent directory is created with mode 0700 and the file with mode 0600 (an existing
+    /// file readable by others is restricted to 0600: it holds private messages). The database
+    /// uses write-ahead logging with `synchronous=FULL`, so a committed write survives power loss.
+    /// - Parameters:
+    ///   - path: the database file.
+    ///   - limits: the bounds.
+    /// - Throws: ``StoreError`` `cannotOpen` when the file or directory cannot be created or
+    ///   opened, `corrupt` when the file is not a valid database, `incompatibleSchema` when a newer
+    ///   version wrote it; each naming the path.
+    public init(path: String, limits: StoreLimits = .init()) throws(StoreError) {
+        self.path = path
+        self.limits = limits
+        try Self.prepareFile(path)
+        var configuration = Configuration()
+        configuration.label = "MeshStore"
+        configuration.prepareDatabase { db in
+            let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+            guard mode?.lowercased() == "wal" else {
+                throw Schema.BadRow(description: "journal mode is \(mode ?? "unknown") after asking for WAL")
+            }
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        do {
+            queue = try DatabaseQueue(path: path, configuration: configuration)
+        } catch {
+            throw Self.openError(error, path: path)
+        }
+        try migrate()
+    }
+
+    /// An empty store in memory, for tests.
+    /// - Parameter limits: the bounds.
+    /// - Returns: the store.
+    /// - Throws: ``StoreError`` when SQLite cannot create it.
+    public static func inMemory(limits: StoreLimits = .init()) throws(StoreError) -> MessageStore {
+        try MessageStore(inMemory: limits)
+    }
+
+    private init(inMemory limits: StoreLimits) throws(StoreError) {
+        path = "in-memory"
+        self.limits = limits
+        do {
+            queue = try DatabaseQueue()
+        } catch {
+            throw Self.openError(error, path: path)
+        }
+        try migrate()
+    }
+
+    /// Closes the database; every later call throws ``StoreError`` `io`.
+    /// - Throws: ``StoreError`` `io` when SQLite cannot close it.
+    public func close() throws(StoreError) {
+        do {
+            try queue.close()
+        } catch {
+            throw map(error, "closing")
+        }
+    }
+
+    // MARK: - Outgoing
+
+    /// Accepts an outgoing message: assigns its id and the next sequence for its destination,
+    /// and writes the history row and the outbox row in one transaction, durable on return.
+    /// - Parameters:
+    ///   - text: the text.
+    ///   - destination: the destination node, or `nil` for a mesh broadcast.
+    ///   - author: this node.
+    ///   - authorName: this node's display name.
+    ///   - now: the current time (`sentAt`, `recordedAt`; expiry runs from it).
+    /// - Returns: the outbox entry, status ``DeliveryStatus/queued``.
+    /// - Throws: ``StoreError`` `outboxFull` naming the limit (per destination or total) when
+    ///   the outbox is full, `io` when the write fails.
+    public func enqueue(text: String, to destination: NodeID?, author: NodeID, authorName: String,
+                        now: Date) throws(StoreError) -> OutboxEntry {
+        let id = Schema.newID()
+        let limits = limits
+        return try write("enqueuing a message") { db in
+            let queued = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox WHERE destination IS ?",
+                                          arguments: [destination?.hex]) ?? 0
+            if queued >= limits.maxQueuedPerDestination {
+                throw StoreError.outboxFull(destination: destination?.hex ?? "the mesh", count: queued,
+                                            limit: limits.maxQueuedPerDestination)
+            }
+            let total = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox") ?? 0
+            if total >= limits.maxQueuedTotal {
+                throw StoreError.outboxFull(total: total, limit: limits.maxQueuedTotal)
+            }
+            let key = Schema.counterKey(destination)
+            let stored = try Int64.fetchOne(db, sql: "SELECT next_sequence FROM outbound_counter WHERE destination = ?",
+                                            arguments: [key])
+            let sequence = try Schema.sequence(stored ?? 1, "next sequence for \(key)")
+            try db.execute(sql: "INSERT OR REPLACE INTO outbound_counter (destination, next_sequence) VALUES (?, ?)",
+                           arguments: [key, Int64(sequence) + 1])
+            let message = StoredMessage(
+                id: id, conversation: destination.map { .direct($0) } ?? .mesh, isOutgoing: true,
+                author: author, authorName: authorName, text: text, sentAt: now, recordedAt: now, hops: nil,
+                status: .queued, sequence: destination == nil ? nil : sequence)
+            let expiresAt = now.addingTimeInterval(limits.maxMessageAge.timeInterval)
+            try Schema.insert(message, db)
+            try db.execute(
+                sql: "INSERT INTO outbox (id, destination, sequence, attempts, expires_at) VALUES (?, ?, ?, 0, ?)",
+                arguments: [id, destination?.hex, Int64(sequence), Schema.column(expiresAt)])
+            // An echo of our own message (a relayed broadcast) is then a duplicate.
+            try db.execute(sql: "INSERT OR REPLACE INTO seen (id, keep_from) VALUES (?, ?)",
+                           arguments: [id, Schema.column(now)])
+            return OutboxEntry(message: message, destination: destination, sequence: sequence, attempts: 0,
+                               lastAttemptAt: nil, expiresAt: expiresAt)
+        }
+    }
+
+    /// The outbox entries for one destination: private ones in sequence order, broadcasts in
+    /// enqueue order.
+    /// - Parameter destination: the destination, or `nil` for broadcasts.
+    /// - Returns: the entries.
+    /// - Throws: ``StoreError`` when the read fails.
+    public func pending(to destination: NodeID?) throws(StoreError) -> [OutboxEntry] {
+        try read("reading the outbox") { db in
+            try Row.fetchAll(db, sql: Schema.outboxSelect + " WHERE o.destination IS ? ORDER BY o.sequence",
+                             arguments: [destination?.hex]).map(Schema.outboxEntry)
+        }
+    }
+
+    /// Every destination with outbox entries (`nil` for broadcasts), the one waiting longest first.
+    /// - Returns: the destinations.
+    /// - Throws: ``StoreError`` when the read fails.
+    public func pendingDestinations() throws(StoreError) -> [NodeID?] {
+        try read("reading the outbox") { db in
+            let keys = try Row.fetchAll(db, sql: """
+                SELECT o.destination FROM outbox o JOIN message m ON m.id = o.id
+                GROUP BY o.destination ORDER BY MIN(m.position)
+                """)
+            return try keys.map { row -> NodeID? in
+                let hex: String? = row["destination"]
+                return try hex.map { try Schema.nodeID($0, "outbox destination") }
+            }
+        }
+    }
+
+    /// The floor for a destination: the lowest sequence still in its outbox, or the next
+    /// sequence it will be given when none is.
+    /// - Parameter destination: the destination.
+    /// - Returns: the floor (at least 1).
+    /// - Throws: ``StoreError`` when the read fails.
+    public func floor(for destination: NodeID) throws(StoreError) -> UInt64 {
+        try read("reading the outbox floor") { db in
+            if let lowest = try Int64.fetchOne(db, sql: "SELECT MIN(sequence) FROM outbox WHERE destination = ?",
+                                               arguments: [destination.hex]) {
+                return try Schema.sequence(lowest, "outbox sequence")
+            }
+            let next = try Int64.fetchOne(db, sql: "SELECT next_sequence FROM outbound_counter WHERE destination = ?",
+                                          arguments: [destination.hex])
+            return try Schema.sequence(next ?? 1, "next sequence")
+        }
+    }
+
+    /// Records a transmission: attempts + 1, the attempt time, and status queued → sent.
+    /// Ids not in the outbox are ignored.
+    /// - Parameters:
+    ///   - ids: the transmitted messages.
+    ///   - now: the current time.
+    /// - Throws: ``StoreError`` when the write fails.
+    public func recordAttempt(ids: [String], now: Date) throws(StoreError) {
+        try write("recording a transmission") { db in
+            for id in ids {
+                try db.execute(sql: "UPDATE outbox SET attempts = attempts + 1, last_attempt_at = ? WHERE id = ?",
+                               arguments: [Schema.column(now), id])
+                if db.changesCount > 0 {
+                    try db.execute(sql: "UPDATE message SET status = 'sent' WHERE id = ? AND status = 'queued'",
+                                   arguments: [id])
+                }
+            }
+        }
+    }
+
+    /// A broadcast went out (once; broadcasts have no receipts): removes it from the outbox,
+    /// status sent. Unknown ids and private messages are ignored.
+    /// - Parameters:
+    ///   - id: the broadcast.
+    ///   - now: the current time.
+    /// - Throws: ``StoreError`` when the write fails.
+    public func broadcastSent(id: String, now: Date) throws(StoreError) {
+        try write("recording a broadcast") { db in
+            try db.execute(sql: "DELETE FROM outbox WHERE id = ? AND destination IS NULL", arguments: [id])
+            if db.changesCount > 0 {
+                try Schema.setStatus(.sent, id: id, db)
+            }
+        }
+    }
+
+    /// An end-to-end receipt arrived from `peer`: its messages leave the outbox, status delivered.
+    ///
+    /// Only outgoing messages addressed to `peer` are marked (a receipt from another node
+    /// changes nothing). A late receipt for an expired message still marks it delivered.
+    /// - Parameters:
+    ///   - ids: the acknowledged message ids.
+    ///   - peer: the node that sent the receipt.
+    ///   - now: the current time.
+    /// - Returns: the messages whose status changed, in the order of `ids`.
+    /// - Throws: ``StoreError`` when the write fails.
+    public func delivered(ids: [String], from peer: NodeID, now: Date) throws(StoreError) -> [StoredMessage] {
+        try write("recording a receipt") { db in
+            var changed: [StoredMessage] = []
+            for id in ids {
+                guard var message = try Row.fetchOne(
+                    db, sql: "SELECT \(Schema.messageColumns) FROM message m WHERE m.id = ? AND m.outgoing = 1 AND m.peer = ?",
+                    arguments: [id, peer.hex]).map(Schema.message) else { continue }
+                try db.execute(sql: "DELETE FROM outbox WHERE id = ?", arguments: [id])
+                guard message.status != .delivered else { continue }
+                message.status = .delivered
+                try Schema.setStatus(.delivered, id: id, db)
+                changed.append(message)
+            }
+            return changed
+        }
+    }
+
+    /// Gives up on outbox entries past their expiry: removed, status expired.
+    /// - Parameter now: the current time.
+    /// - Returns: the expired messages, oldest expiry first.
+    /// - Throws: ``StoreError`` when the write fails.
+    public func expire(now: Date) throws(StoreError) -> [StoredMessage] {
+        try write("expiring the outbox") { db in
+            let entries = try Row.fetchAll(db, sql: Schema.outboxSelect + " WHERE o.expires_at <= ? ORDER BY o.expires_at, m.position",
+                                           arguments: [Schema.column(now)]).map(Schema.outboxEntry)
+            return try entries.map { entry in
+                try db.execute(sql: "DELETE FROM outbox WHERE id = ?", arguments: [entry.message.id])
+                try Schema.setStatus(.expired, id: entry.message.id, db)
+                var message = entry.message
+                message.status = .expired
+                return message
+            }
+        }
+    }
+
+    /// When the oldest outbox entry expires, for scheduling ``expire(now:)``.
+    /// - Returns: the time, or `nil` when the outbox is empty.
+    /// - Throws: ``StoreError`` when the read fails.
+    public func nextExpiry() throws(StoreError) -> Date? {
+        try read("reading the outbox") { db in
+            try Double.fetchOne(db, sql: "SELECT MIN(expires_at) FROM outbox").map(Schema.date)
+        }
+    }
+
+    // MARK: - Plumbing
+
+    /// Runs `body` in a write transaction, mapping errors to ``StoreError``.
+    func write<T>(_ what: String, _ body: (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            return try queue.write(body)
+        } catch {
+            throw map(error, what)
+        }
+    }
+
+    /// Runs `body` in a read, mapping errors to ``StoreError``.
+    func read<T>(_ what: String, _ body: (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            return try queue.read(body)
+        } catch {
+            throw map(error, what)
+        }
+    }
+
+    /// Maps an error thrown during `what` to a ``StoreError`` naming the path.
+    func map(_ error: any Error, _ what: String) -> StoreError {
+        if let error = error as? StoreError { return error }
+        if let error = error as? Schema.BadRow { return .corrupt(path, error.description) }
+        if let error = error as? DatabaseError {
+            switch error.resultCode {
+            case .SQLITE_CORRUPT, .SQLITE_NOTADB:
+                return .corrupt(path, error.message ?? "\(error.resultCode)")
+            default:
+                return .io(path, what, error.message.map { "\($0) (\(error.resultCode))" } ?? "\(error.resultCode)")
+            }
+        }
+        return .io(path, what, "\(error)")
+    }
+
+    private func migrate() throws(StoreError) {
+        let migrator = Schema.migrator
+        do {
+            let unknown = try queue.read { db in
+                try migrator.appliedIdentifiers(db).subtracting(migrator.migrations)
+            }
+            guard unknown.isEmpty else { throw StoreError.incompatibleSchema(path, unknown: unknown.sorted()) }
+            try migrator.migrate(queue)
+        } catch {
+            throw map(error, "migrating the schema")
+        }
+    }
+
+    private static func openError(_ error: any Error, path: String) -> StoreError {
+        if let error = error as? DatabaseError {
+            switch error.resultCode {
+            case .SQLITE_CORRUPT, .SQLITE_NOTADB:
+                return .corrupt(path, error.message ?? "\(error.resultCode)")
+            default:
+                return .cannotOpen(path, error.message.map { "\($0) (\(error.resultCode))" } ?? "\(error.resultCode)")
+            }
+        }
+        return .cannotOpen(path, "\(error)")
+    }
+
+    /// Creates the parent directory (0700) and the file (0600), or restricts an existing file to 0600.
+    private static func prepareFile(_ path: String) throws(StoreError) {
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
+                guard isDirectory.boolValue else { throw .cannotOpen(path, "\(directory) is not a directory") }
+            } else {
+                do {
+                    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                            attributes: [.posixPermissions: 0o700])
+                } catch {
+                    throw .cannotOpen(path, "could not create directory \(directory): \(error.localizedDescription)")
+                }
+            }
+        }
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .cannotOpen(path, String(cString: strerror(errno))) }
+        defer { closeDescriptor(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .cannotOpen(path, String(cString: strerror(errno))) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw .cannotOpen(path, "not a regular file") }
+        if info.st_mode & 0o077 != 0, fchmod(fd, 0o600) != 0 {
+            throw .cannotOpen(path, "could not restrict its mode to 0600: \(String(cString: strerror(errno)))")
+        }
+    }
+}
+
+/// close(2), out of reach of ``MessageStore/close()``'s name.
+private func closeDescriptor(_ fd: Int32) {
+    _ = close(fd)
+}
