@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "MeshNoise", targets: ["MeshNoise"]),
         .library(name: "MeshWire", targets: ["MeshWire"]),
         .library(name: "MeshDiscovery", targets: ["MeshDiscovery"]),
+        .library(name: "MeshMessaging", targets: ["MeshMessaging"]),
         .library(name: "MeshStore", targets: ["MeshStore"]),
         .executable(name: "meshchat", targets: ["meshchat"]),
         .executable(name: "meshbench", targets: ["meshbench"]),
@@ -100,18 +101,26 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        // Chat over a session with an outbox, receipts and history on disk (PROTOCOL.md §13.7–§13.9).
+        .target(
+            name: "MeshMessaging",
+            dependencies: [
+                "MeshSession", "MeshStore", "MeshTransport", "MeshWire",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The chat front's logic: line commands, rendering, JSON events, the REPL loop.
         .target(
             name: "MeshChatKit",
             dependencies: [
-                "MeshSession", "MeshDiscovery",
+                "MeshSession", "MeshDiscovery", "MeshMessaging", "MeshStore",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "meshchat",
             dependencies: [
-                "MeshChatKit", "MeshSession", "MeshTransport", "MeshDiscovery",
+                "MeshChatKit", "MeshSession", "MeshTransport", "MeshDiscovery", "MeshMessaging", "MeshStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

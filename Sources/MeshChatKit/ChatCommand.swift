@@ -4,8 +4,14 @@
 /// that starts with `/`. Commands are case-insensitive. An unknown command or a bad argument is a
 /// ``ChatCommandError`` whose message includes the right usage; nothing is sent then.
 public enum ChatCommand: Sendable, Hashable {
-    /// Send text to every connected peer.
+    /// Send text to the whole mesh.
     case say(String)
+    /// `/msg @name text`: a private line to one node (a name or an id prefix; `@` optional).
+    case privateMessage(to: String, text: String)
+    /// `/route @name`: the path to a node with each link's latency.
+    case route(String)
+    /// `/history [n]`: the last `n` lines (default 20).
+    case history(Int)
     /// List connected peers.
     case peers
     /// Show help, optionally for one command.
@@ -28,7 +34,10 @@ public enum ChatCommand: Sendable, Hashable {
 
     /// The commands with their one-line usage, in the order `/help` lists them.
     public static let usages: [(name: String, usage: String, summary: String)] = [
-        ("peers", "/peers", "list discovered and connected peers with their id, address and state"),
+        ("peers", "/peers", "list connected, reachable and discovered peers: id, state, hops, next hop, address"),
+        ("msg", "/msg @NAME TEXT", "send a private line, end-to-end encrypted, to one peer (name or id prefix); it waits for a route"),
+        ("route", "/route @NAME", "show the path to a peer across the mesh with each link's latency"),
+        ("history", "/history [N]", "show the last N lines (default 20, at most 1000), kept across restarts"),
         ("connect", "/connect HOST:PORT", "open an encrypted link to a peer at an address"),
         ("invite", "/invite PEER", "invite a discovered peer (name or id prefix) into the chat"),
         ("accept", "/accept [PEER]", "accept an invitation (the only pending one if no peer is named)"),
@@ -65,6 +74,25 @@ public enum ChatCommand: Sendable, Hashable {
             } catch {
                 throw .badArgument(command: "connect", error.message)
             }
+        case "msg":
+            let pieces = argument.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+            guard let target = pieces.first.map({ String($0).trimmingPrefix("@") }), !target.isEmpty else {
+                throw .badArgument(command: "msg", "a peer is required")
+            }
+            guard pieces.count == 2, !String(pieces[1]).trimmingWhitespace().isEmpty else {
+                throw .badArgument(command: "msg", "the text is missing")
+            }
+            return .privateMessage(to: target, text: String(pieces[1]))
+        case "route":
+            let target = argument.trimmingPrefix("@")
+            guard !target.isEmpty, !target.contains(" ") else { throw .badArgument(command: "route", "one peer is required") }
+            return .route(target)
+        case "history":
+            guard !argument.isEmpty else { return .history(20) }
+            guard argument.allSatisfy(\.isASCII), argument.allSatisfy(\.isNumber), let count = Int(argument), (1...1000).contains(count) else {
+                throw .badArgument(command: "history", "\"\(argument)\" is not a number from 1 to 1000")
+            }
+            return .history(count)
         case "invite":
             guard !argument.isEmpty else { throw .badArgument(command: "invite", "a peer name or id is required") }
             return .invite(argument)

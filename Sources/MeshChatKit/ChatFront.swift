@@ -1,6 +1,8 @@
 import Foundation
 import Logging
+import MeshMessaging
 import MeshSession
+import MeshStore
 
 /// The line-mode chat loop: reads user lines, runs commands, and shows session events.
 ///
@@ -19,6 +21,8 @@ public struct ChatFront: Sendable {
     }
 
     private let session: Session
+    private let messenger: Messenger
+    private let book = PeerBook()
     private let options: Options
     private let finder: PeerFinder?
     private let write: @Sendable (String) -> Void
@@ -27,13 +31,15 @@ public struct ChatFront: Sendable {
     /// Creates a front.
     /// - Parameters:
     ///   - session: a started session.
+    ///   - messenger: the outbox, receipts and history over that session (it owns the session's events).
     ///   - options: output options.
     ///   - finder: discovery, or `nil` without it (`--no-discovery`).
     ///   - logger: for diagnostics (stderr in the executable).
     ///   - write: writes one line of output (stdout in the executable).
-    public init(session: Session, options: Options, finder: PeerFinder? = nil, logger: Logger,
+    public init(session: Session, messenger: Messenger, options: Options, finder: PeerFinder? = nil, logger: Logger,
                 write: @escaping @Sendable (String) -> Void) {
         self.session = session
+        self.messenger = messenger
         self.finder = finder
         self.options = options
         self.logger = logger
@@ -63,6 +69,10 @@ public struct ChatFront: Sendable {
             group.addTask {
                 try await session.run()
                 return .session
+            }
+            group.addTask {
+                await self.messenger.run()
+                return .other
             }
             group.addTask {
                 await self.showEvents()
@@ -108,25 +118,55 @@ public struct ChatFront: Sendable {
         case .empty:
             break
         case .say(let text):
-            let peers = session.connectedPeers
-            guard !peers.isEmpty else {
-                let hint = finder == nil ? "use --connect HOST:PORT or /connect" : "peers on this network connect by themselves; or use /connect HOST:PORT"
-                emit(.error("no peers connected; nothing was sent (\(hint))"))
-                break
-            }
             do {
-                let id = try await session.send(text: text, to: peers)
-                emit(.sent(id: id, text: text, to: peers))
+                let stored = try await messenger.send(text: text, to: nil)
+                emit(.sent(id: stored.id, text: text, to: session.connectedPeers, status: stored.status.rawValue))
             } catch {
-                emit(.error(error.message))
+                emit(.error("nothing was sent: \(error)"))
+            }
+        case .privateMessage(let target, let text):
+            switch PeerLookup.match(target, in: await knownPeers(), noun: "peer") {
+            case .failure(let message):
+                emit(.error("/msg: \(message); nothing was sent"))
+            case .success(let peer):
+                do {
+                    let stored = try await messenger.send(text: text, to: peer)
+                    emit(.sent(id: stored.id, text: text, to: [peer], isPrivate: true, status: stored.status.rawValue))
+                } catch {
+                    emit(.error("nothing was sent: \(error)"))
+                }
+            }
+        case .route(let target):
+            switch PeerLookup.match(target, in: session.reachablePeers.map(\.peer), noun: "reachable peer") {
+            case .failure(let message):
+                emit(.error("/route: \(message)"))
+            case .success(let peer):
+                guard let route = session.route(to: peer) else { emit(.error("/route: \(peer) is no longer reachable")); break }
+                emit(.route(peer, links: zip(route.path, route.hopLatencies).map { ChatOutput.RouteLink(peer: $0, latency: $1) }))
+            }
+        case .history(let count):
+            do {
+                let lines = try await messenger.history(limit: count).map(historyLine)
+                emit(.history(lines))
+            } catch {
+                emit(.error("/history: \(error)"))
             }
         case .peers:
             let connected = session.connectedPeers
-            var rows = connected.map {
-                ChatOutput.PeerRow(id: $0.id.hex, name: $0.displayName, state: "connected", address: session.remoteAddress(of: $0))
+            let routes = Dictionary(session.reachablePeers.map { ($0.peer.id, $0) }, uniquingKeysWith: { first, _ in first })
+            var rows = connected.map { peer in
+                var row = ChatOutput.PeerRow(id: peer.id.hex, name: peer.displayName, state: "connected", address: session.remoteAddress(of: peer))
+                row.hops = 1
+                return row
+            }
+            for route in session.reachablePeers where !connected.contains(route.peer) {
+                var row = ChatOutput.PeerRow(id: route.peer.id.hex, name: route.peer.displayName, state: "reachable", address: nil)
+                row.hops = route.hops
+                row.via = route.nextHop
+                rows.append(row)
             }
             let pending = Set(finder?.pendingInvitations ?? [])
-            for (peer, address) in finder?.discovered ?? [] where !connected.contains(peer) {
+            for (peer, address) in finder?.discovered ?? [] where !connected.contains(peer) && routes[peer.id] == nil {
                 rows.append(ChatOutput.PeerRow(id: peer.id.hex, name: peer.displayName,
                                                state: pending.contains(peer) ? "invitedYou" : "found", address: address))
             }
@@ -151,28 +191,89 @@ public struct ChatFront: Sendable {
         return .carryOn
     }
 
-    private func showEvents() async {
-        for await event in session.events {
-            finder?.sessionEvent(event)
-            switch event {
-            case .peerChanged(let peer, let state):
-                var reason: DisconnectReason?
-                if case .notConnected(let why) = state { reason = why }
-                emit(.peer(peer, state: state.description, address: session.remoteAddress(of: peer), reason: reason))
-            case .received(let message):
-                switch message.content {
-                case .text(let text):
-                    emit(.message(id: text.id, from: message.sender, text: text.text, sentAt: text.sentAt))
-                case .data(let data):
-                    emit(.data(from: message.sender, mode: message.mode, payload: data))
-                }
-            case .connectFailed(let address, let reason):
-                emit(.connectFailed(address: address, reason: reason))
-            case .invitationFailed(let peer, let failure):
-                emit(.invitationFailed(peer, kind: failure.kind.rawValue, message: failure.message))
-            case .reachabilityChanged, .receipt:
-                break
+    /// Peers a line can be addressed to: reachable now, or known from the history (a line to one
+    /// of those waits in the outbox until it is reachable).
+    private func knownPeers() async -> [PeerID] {
+        var peers = session.reachablePeers.map(\.peer)
+        var seen = Set(peers.map(\.id))
+        for peer in book.all where !seen.contains(peer.id) && peer.id != session.peer.peerID.id {
+            peers.append(peer)
+            seen.insert(peer.id)
+        }
+        for line in (try? await messenger.history(limit: 1000)) ?? [] where !line.isOutgoing && !seen.contains(line.author) {
+            if let peer = try? PeerID(id: line.author, displayName: line.authorName) {
+                peers.append(peer)
+                seen.insert(line.author)
             }
+        }
+        return peers
+    }
+
+    private func name(of node: NodeID) -> PeerID {
+        if let route = session.reachablePeers.first(where: { $0.peer.id == node }) { return route.peer }
+        if let known = book.all.first(where: { $0.id == node }) { return known }
+        return (try? PeerID(id: node, displayName: node.shortHex)) ?? session.peer.peerID
+    }
+
+    private func historyLine(_ message: StoredMessage) -> ChatOutput.HistoryLine {
+        let author = (try? PeerID(id: message.author, displayName: message.authorName)) ?? name(of: message.author)
+        var with: PeerID?
+        if case .direct(let node) = message.conversation { with = message.isOutgoing ? name(of: node) : session.peer.peerID }
+        return ChatOutput.HistoryLine(id: message.id, from: author, with: with, text: message.text, sentAt: message.sentAt,
+                                      isOutgoing: message.isOutgoing, status: message.status.rawValue, hops: message.hops)
+    }
+
+    private func showEvents() async {
+        for await event in messenger.events {
+            switch event {
+            case .session(let event):
+                show(event)
+            case .message(let message):
+                var isPrivate = false
+                if case .direct = message.conversation { isPrivate = true }
+                let author = (try? PeerID(id: message.author, displayName: message.authorName)) ?? name(of: message.author)
+                book.note(author)
+                emit(.message(id: message.id, from: author, text: message.text, sentAt: message.sentAt,
+                              hops: message.hops ?? 1, isPrivate: isPrivate))
+            case .status(let message):
+                var to: PeerID?
+                if case .direct(let node) = message.conversation { to = name(of: node) }
+                emit(.receipt(id: message.id, status: message.status.rawValue, to: to))
+            case .failure(let text):
+                emit(.error(text))
+            }
+        }
+    }
+
+    private func show(_ event: SessionEvent) {
+        finder?.sessionEvent(event)
+        switch event {
+        case .peerChanged(let peer, _), .reachabilityChanged(let peer, _), .invitationFailed(let peer, _):
+            book.note(peer)
+        default:
+            break
+        }
+        switch event {
+        case .peerChanged(let peer, let state):
+            var reason: DisconnectReason?
+            if case .notConnected(let why) = state { reason = why }
+            emit(.peer(peer, state: state.description, address: session.remoteAddress(of: peer), reason: reason))
+        case .received(let message):
+            switch message.content {
+            case .text(let text):
+                emit(.message(id: text.id, from: message.sender, text: text.text, sentAt: text.sentAt,
+                              hops: message.hops, isPrivate: message.isPrivate))
+            case .data(let data):
+                emit(.data(from: message.sender, mode: message.mode, payload: data))
+            }
+        case .connectFailed(let address, let reason):
+            emit(.connectFailed(address: address, reason: reason))
+        case .invitationFailed(let peer, let failure):
+            emit(.invitationFailed(peer, kind: failure.kind.rawValue, message: failure.message))
+        case .reachabilityChanged(let peer, let route):
+            emit(.reachability(peer, hops: route?.hops, via: route?.nextHop))
+        case .receipt:
+            break
         }
     }
 
@@ -189,7 +290,7 @@ public struct ChatFront: Sendable {
         }
         let width = ChatCommand.usages.map(\.usage.count).max() ?? 0
         let lines = ChatCommand.usages.map { "  \($0.usage.padding(toLength: width, withPad: " ", startingAt: 0))  \($0.summary)" }
-        return (["Type a line to send it to every connected peer (start it with // to send a leading /). Commands:"] + lines)
+        return (["Type a line to send it to everyone in the mesh (start it with // to send a leading /). Commands:"] + lines)
             .joined(separator: "\n")
     }
 }

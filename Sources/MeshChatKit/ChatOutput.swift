@@ -7,12 +7,21 @@ public enum ChatOutput: Sendable {
     case ready(id: String, name: String, port: Int)
     /// A peer's state changed.
     case peer(PeerID, state: String, address: String?, reason: DisconnectReason?)
-    /// A chat line arrived.
-    case message(id: String, from: PeerID, text: String, sentAt: Date)
+    /// A chat line arrived: to the whole mesh, or private to this node; `hops` links travelled.
+    case message(id: String, from: PeerID, text: String, sentAt: Date, hops: Int = 1, isPrivate: Bool = false)
     /// Opaque data arrived (from a library user's `send`).
     case data(from: PeerID, mode: SendMode, payload: Data)
-    /// A typed line was sent.
-    case sent(id: String, text: String, to: [PeerID])
+    /// A typed line was accepted: stored on disk, then `sent` at once or `queued` until a route
+    /// appears. `to` is the private line's peer, or the connected peers for a line to the mesh.
+    case sent(id: String, text: String, to: [PeerID], isPrivate: Bool = false, status: String = "sent")
+    /// One of my lines changed status: `sent`, `delivered` (receipt from the destination), `expired`.
+    case receipt(id: String, status: String, to: PeerID?)
+    /// A node became reachable across the mesh (`hops`, first link `via`), or not (`hops` nil).
+    case reachability(PeerID, hops: Int?, via: PeerID?)
+    /// The answer to `/route`: each link of the path with its advertised round trip.
+    case route(PeerID, links: [RouteLink])
+    /// The answer to `/history`.
+    case history([HistoryLine])
     /// The answer to `/peers`.
     case peers([PeerRow])
     /// The answer to `/help`.
@@ -38,6 +47,55 @@ public enum ChatOutput: Sendable {
     /// A notice for people (text mode only).
     case notice(String)
 
+    /// One link of a route: the node it reaches and its latency.
+    public struct RouteLink: Sendable, Hashable {
+        /// The node at the end of the link.
+        public let peer: PeerID
+        /// Its advertised round trip.
+        public let latency: Duration
+
+        /// Creates a link.
+        /// - Parameters:
+        ///   - peer: the node reached.
+        ///   - latency: the round trip.
+        public init(peer: PeerID, latency: Duration) {
+            self.peer = peer
+            self.latency = latency
+        }
+    }
+
+    /// One line of `/history`.
+    public struct HistoryLine: Sendable, Hashable {
+        /// Message id.
+        public let id: String
+        /// Its author.
+        public let from: PeerID
+        /// For a private line: the other party (the recipient of mine, me for theirs).
+        public let with: PeerID?
+        /// The text.
+        public let text: String
+        /// When the author wrote it.
+        public let sentAt: Date
+        /// Whether I wrote it.
+        public let isOutgoing: Bool
+        /// queued, sent, delivered, expired (mine) or received.
+        public let status: String
+        /// Links travelled (received lines).
+        public let hops: Int?
+
+        /// Creates a line.
+        public init(id: String, from: PeerID, with: PeerID?, text: String, sentAt: Date, isOutgoing: Bool, status: String, hops: Int?) {
+            self.id = id
+            self.from = from
+            self.with = with
+            self.text = text
+            self.sentAt = sentAt
+            self.isOutgoing = isOutgoing
+            self.status = status
+            self.hops = hops
+        }
+    }
+
     /// One row of `/peers`.
     public struct PeerRow: Sendable {
         /// Node id.
@@ -48,6 +106,10 @@ public enum ChatOutput: Sendable {
         public let state: String
         /// Remote address, when known.
         public let address: String?
+        /// Links to it across the mesh, when reachable.
+        public var hops: Int?
+        /// The neighbour its packets go to first, when reachable.
+        public var via: PeerID?
 
         /// Creates a row.
         /// - Parameters:
@@ -93,18 +155,45 @@ public struct JSONRenderer: Sendable {
                 ])))
             }
             return .object(members)
-        case .message(let id, let from, let text, let sentAt):
+        case .message(let id, let from, let text, let sentAt, let hops, let isPrivate):
             return .object([("event", "message"), ("id", .string(id)), ("from", Self.peer(from)),
-                            ("text", .string(text)), ("sent_at", .string(Self.iso8601(sentAt)))])
+                            ("text", .string(text)), ("sent_at", .string(Self.iso8601(sentAt))),
+                            ("hops", .int(hops)), ("private", .bool(isPrivate))])
         case .data(let from, let mode, let payload):
             return .object([("event", "data"), ("from", Self.peer(from)), ("mode", .string("\(mode)")),
                             ("bytes", .int(payload.count)), ("base64", .string(payload.base64EncodedString()))])
-        case .sent(let id, let text, let to):
-            return .object([("event", "sent"), ("id", .string(id)), ("text", .string(text)), ("to", .array(to.map(Self.peer)))])
+        case .sent(let id, let text, let to, let isPrivate, let status):
+            return .object([("event", "sent"), ("id", .string(id)), ("text", .string(text)), ("to", .array(to.map(Self.peer))),
+                            ("private", .bool(isPrivate)), ("status", .string(status))])
+        case .receipt(let id, let status, let to):
+            var members: [(String, JSONValue)] = [("event", "receipt"), ("id", .string(id)), ("status", .string(status))]
+            if let to { members.append(("to", Self.peer(to))) }
+            return .object(members)
+        case .reachability(let peer, let hops, let via):
+            guard let hops else { return .object([("event", "unreachable"), ("peer", Self.peer(peer))]) }
+            var members: [(String, JSONValue)] = [("event", "reachable"), ("peer", Self.peer(peer)), ("hops", .int(hops))]
+            if let via { members.append(("via", Self.peer(via))) }
+            return .object(members)
+        case .route(let peer, let links):
+            return .object([("event", "route"), ("peer", Self.peer(peer)), ("hops", .array(links.map { link in
+                .object([("id", .string(link.peer.id.hex)), ("name", .string(link.peer.displayName)),
+                         ("latency_ms", .double(Self.milliseconds(link.latency)))])
+            }))])
+        case .history(let lines):
+            return .object([("event", "history"), ("messages", .array(lines.map { line in
+                var members: [(String, JSONValue)] = [("id", .string(line.id)), ("from", Self.peer(line.from))]
+                if let with = line.with { members.append(("with", Self.peer(with))) }
+                members += [("text", .string(line.text)), ("sent_at", .string(Self.iso8601(line.sentAt))),
+                            ("private", .bool(line.with != nil)), ("outgoing", .bool(line.isOutgoing)), ("status", .string(line.status))]
+                if let hops = line.hops { members.append(("hops", .int(hops))) }
+                return .object(members)
+            }))])
         case .peers(let rows):
             return .object([("event", "peers"), ("peers", .array(rows.map { row in
                 var members: [(String, JSONValue)] = [("id", .string(row.id)), ("name", .string(row.name)), ("state", .string(row.state))]
                 if let address = row.address { members.append(("address", .string(address))) }
+                if let hops = row.hops { members.append(("hops", .int(hops))) }
+                if let via = row.via { members.append(("via", Self.peer(via))) }
                 return .object(members)
             }))])
         case .help(let text):
@@ -136,6 +225,11 @@ public struct JSONRenderer: Sendable {
         .object([("id", .string(peer.id.hex)), ("name", .string(peer.displayName))])
     }
 
+    static func milliseconds(_ duration: Duration) -> Double {
+        let value = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+        return (value * 1000).rounded() / 1000
+    }
+
     static func iso8601(_ date: Date) -> String {
         date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
     }
@@ -162,15 +256,45 @@ public struct TextRenderer: Sendable {
                 return "* \(peer) disconnected\(why)"
             default: return "* \(peer) \(state)\(at)"
             }
-        case .message(_, let from, let text, _):
-            return "<\(from.displayName)> \(text)"
+        case .message(_, let from, let text, _, let hops, let isPrivate):
+            let via = hops > 1 ? " (\(hops) hops)" : ""
+            return isPrivate ? "[\(from.displayName) → you]\(via) \(text)" : "<\(from.displayName)>\(via) \(text)"
         case .data(let from, let mode, let payload):
             return "* \(payload.count) bytes of \(mode) data from \(from)"
-        case .sent:
-            return nil
+        case .sent(let id, _, let to, let isPrivate, let status):
+            if status == "queued" {
+                let target = isPrivate ? to.first.map { "\($0.displayName) is reachable" } ?? "a route appears" : "a peer connects"
+                return "* queued \(id.prefix(8)): it goes out when \(target)"
+            }
+            return isPrivate ? "✓ \(id.prefix(8)) sent to \(to.first?.displayName ?? "?")" : nil
+        case .receipt(let id, let status, let to):
+            switch status {
+            case "delivered": return "✓✓ \(id.prefix(8)) delivered\(to.map { " to \($0.displayName)" } ?? "")"
+            case "expired": return "! \(id.prefix(8)) expired undelivered\(to.map { " to \($0.displayName)" } ?? "")"
+            default: return "✓ \(id.prefix(8)) \(status)\(to.map { " to \($0.displayName)" } ?? "")"
+            }
+        case .reachability(let peer, let hops, let via):
+            guard let hops else { return "* \(peer) is out of reach" }
+            guard hops > 1 else { return nil }
+            return "* \(peer) is reachable in \(hops) hops\(via.map { " via \($0.displayName)" } ?? "")"
+        case .route(let peer, let links):
+            let path = links.map { "\($0.peer.displayName) (\(JSONRenderer.milliseconds($0.latency)) ms)" }.joined(separator: " → ")
+            return "* route to \(peer): you → \(path)"
+        case .history(let lines):
+            if lines.isEmpty { return "* no history yet" }
+            return lines.map { line in
+                let time = line.sentAt.formatted(date: .omitted, time: .shortened)
+                let who = line.with.map { line.isOutgoing ? "[you → \($0.displayName)]" : "[\(line.from.displayName) → you]" }
+                    ?? "<\(line.from.displayName)>"
+                let mark = line.isOutgoing ? (line.status == "delivered" ? " ✓✓" : line.status == "sent" ? " ✓" : " (\(line.status))") : ""
+                return "\(time) \(who) \(line.text)\(mark)"
+            }.joined(separator: "\n")
         case .peers(let rows):
             if rows.isEmpty { return "* no peers found or connected" }
-            return rows.map { "* \($0.name) \($0.id.prefix(8)) \($0.state)\($0.address.map { " \($0)" } ?? "")" }
+            return rows.map { row in
+                let route = row.hops.map { hops in " \(hops) hop\(hops == 1 ? "" : "s")\(row.via.map { hops > 1 ? " via \($0.displayName)" : "" } ?? "")" } ?? ""
+                return "* \(row.name) \(row.id.prefix(8)) \(row.state)\(route)\(row.address.map { " \($0)" } ?? "")"
+            }
                 .joined(separator: "\n")
         case .help(let text):
             return text

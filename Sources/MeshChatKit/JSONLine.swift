@@ -1,3 +1,5 @@
+import Foundation
+
 /// A JSON value whose objects keep their keys in the order they were written, so every event
 /// line starts with `"event"` (RFC 8259 output, UTF-8, no insignificant whitespace).
 public indirect enum JSONValue: Sendable, Hashable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
@@ -7,6 +9,8 @@ public indirect enum JSONValue: Sendable, Hashable, ExpressibleByStringLiteral, 
     case string(String)
     /// An integer.
     case int(Int)
+    /// A finite number with a fraction (written with up to 3 decimals).
+    case double(Double)
     /// A boolean.
     case bool(Bool)
     /// `null`.
@@ -39,6 +43,7 @@ public indirect enum JSONValue: Sendable, Hashable, ExpressibleByStringLiteral, 
         switch self {
         case .string(let text): Self.writeString(text, into: &out)
         case .int(let number): out += String(number)
+        case .double(let number): out += number.isFinite ? String(format: "%.3f", number) : "null"
         case .bool(let flag): out += flag ? "true" : "false"
         case .null: out += "null"
         case .array(let items):

@@ -149,14 +149,9 @@ public final class PeerFinder: Sendable {
 
     /// Finds one peer by exact display name, or else by id prefix.
     static func match(_ name: String, in peers: [PeerID]) -> Choice<PeerID> {
-        let byName = peers.filter { $0.displayName == name }
-        let candidates = byName.isEmpty ? peers.filter { $0.id.hex.hasPrefix(name.lowercased()) } : byName
-        switch candidates.count {
-        case 1: return .success(candidates[0])
-        case 0: return .failure("no discovered peer is called \"\(name)\" (see /peers)")
-        default:
-            return .failure("\"\(name)\" matches \(candidates.count) peers; use an id prefix: "
-                            + candidates.map { "\($0.id.shortHex)" }.joined(separator: ", "))
+        switch PeerLookup.match(name, in: peers, noun: "discovered peer") {
+        case .success(let peer): .success(peer)
+        case .failure(let message): .failure(message)
         }
     }
 

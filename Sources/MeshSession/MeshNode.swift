@@ -115,9 +115,13 @@ final class MeshNode: Sendable {
 
     // MARK: Inputs
 
-    /// A link to a neighbour was admitted.
-    func neighborUp(_ peer: PeerID, latency: Duration?) -> Step {
+    /// A link to a neighbour was admitted; its handshake proved the neighbour's static key, so the
+    /// neighbour is known (name and key) before its first advert arrives.
+    func neighborUp(_ peer: PeerID, staticKey: Data, latency: Duration?) -> Step {
         let micros = latency.map(Self.micros) ?? 1_000
+        if let key = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: staticKey) {
+            state.withLockedValue { $0.known[peer.id] = Known(peer: peer, staticKey: key) }
+        }
         return run { state, now in state.router.neighborUp(peer.id, latencyMicros: micros, now: now) }
     }
 

@@ -1,5 +1,7 @@
 @_exported import struct MeshWire.NodeID
 @_exported import MeshDiscovery
+@_exported import struct MeshRouting.RoutingConfiguration
+@_exported import enum MeshRouting.BroadcastStrategy
 import MeshLink
 
 /// A peer as the application sees it: a stable node id and a display name

@@ -207,7 +207,7 @@ extension Session {
         switch registerLink(info, peer: peer, channel: channel, writer: writer) {
         case .first:
             await events.push(.peerChanged(peer, .connected))
-            await perform(mesh.neighborUp(peer, latency: nil))
+            await perform(mesh.neighborUp(peer, staticKey: info.peer.staticKey, latency: nil))
             return .admitted(peer)
         case .replaced:
             return .admitted(peer)

@@ -31,6 +31,16 @@ public enum EventLoops {
         return NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
     }
 
+    /// Runs blocking work (a database write that waits for fsync) on SwiftNIO's blocking-I/O
+    /// thread pool, so that it never stalls an event loop (which may also run Swift concurrency's
+    /// tasks, see ``installAsConcurrencyExecutor(loops:)``).
+    /// - Parameter body: the blocking work.
+    /// - Returns: its result.
+    /// - Throws: what `body` throws, or a cancellation error when the pool has stopped.
+    public static func runBlocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await NIOThreadPool.singleton.runIfActive(body)
+    }
+
     /// A sentence for a connect or socket error, e.g. "connection refused" with the address.
     /// - Parameter error: an error from a bootstrap or a channel.
     /// - Returns: the sentence.

@@ -3,7 +3,9 @@ import Foundation
 import Logging
 import MeshChatKit
 import MeshDiscovery
+import MeshMessaging
 import MeshSession
+import MeshStore
 import MeshTransport
 import NIOPosix
 
@@ -14,7 +16,8 @@ struct MeshChat: AsyncParsableCommand {
         commandName: "meshchat",
         abstract: "Peer-to-peer encrypted chat between Linux machines, no server needed.",
         discussion: """
-            Type a line to send it to every connected peer; /help lists the commands. With --json every \
+            Type a line to send it to everyone in the mesh, /msg @NAME TEXT for one peer (end-to-end \
+            encrypted, relayed by other peers, kept until delivered); /help lists the commands. With --json every \
             event is one JSON object per line on stdout (README.md documents them); logs go to stderr.
             Exit status: 0 after /quit or the end of input, 1 when the chat cannot start (a port in use, \
             an unreadable key file), 64 for a bad command line.
@@ -37,8 +40,11 @@ struct MeshChat: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Connect to a peer at HOST:PORT ([IPV6]:PORT); repeatable.", valueName: "HOST:PORT"))
     var connect: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("Where the key file lives (default: $XDG_DATA_HOME/meshchat or ~/.local/share/meshchat).", valueName: "DIR"))
+    @Option(name: .long, help: ArgumentHelp("Where the key file and the message database live (default: $XDG_DATA_HOME/meshchat or ~/.local/share/meshchat).", valueName: "DIR"))
     var dataDir: String?
+
+    @Option(name: .long, help: "Hops a message may travel across the mesh, 1 to 32 (nodes farther away are out of reach).")
+    var hopLimit: Int = 7
 
     @Option(name: .long, help: "Service type; only peers with the same one can connect.")
     var service: String = "meshchat"
@@ -62,6 +68,9 @@ struct MeshChat: AsyncParsableCommand {
     var logLevel: Logger.Level = .notice
 
     func validate() throws {
+        guard (1...32).contains(hopLimit) else {
+            throw ValidationError("--hop-limit \(hopLimit) is out of range; use 1 to 32.")
+        }
         guard (0...65535).contains(port) else {
             throw ValidationError("--port \(port) is not a port number; use 0 to 65535 (0 picks a free port).")
         }
@@ -115,11 +124,15 @@ struct MeshChat: AsyncParsableCommand {
         let displayName = name ?? Self.defaultName()
         let front: ChatFront
         do {
-            let me = try LocalPeer(displayName: displayName, dataDirectory: dataDir ?? Self.defaultDataDirectory())
+            let directory = dataDir ?? Self.defaultDataDirectory()
+            let me = try LocalPeer(displayName: displayName, dataDirectory: directory)
+            let store = try MessageStore(path: directory + "/messages.sqlite")
             var configuration = Session.Configuration()
             configuration.port = port
             configuration.serviceType = service
+            configuration.routing.hopLimit = UInt8(hopLimit)
             let session = Session(peer: me, configuration: configuration, logger: logger)
+            let messenger = Messenger(session: session, store: store, logger: logger)
             let boundPort = try await session.start()
             var options = ChatFront.Options()
             options.json = json
@@ -143,7 +156,7 @@ struct MeshChat: AsyncParsableCommand {
                     render(.error("discovery is off: \(error.message)"))
                 }
             }
-            front = ChatFront(session: session, options: options, finder: finder, logger: logger) { output.writeLine($0) }
+            front = ChatFront(session: session, messenger: messenger, options: options, finder: finder, logger: logger) { output.writeLine($0) }
             front.emit(.ready(id: me.peerID.id.hex, name: me.peerID.displayName, port: boundPort))
             for address in connect {
                 let (host, port) = try HostPort.parse(address)

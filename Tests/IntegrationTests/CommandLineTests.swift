@@ -144,9 +144,13 @@ struct CommandLineTests {
         let badConnect = try await chat.waitForEvent("\"event\":\"error\"", "usage: /connect HOST:PORT")
         #expect(badConnect.contains("nohost"))
 
+        // With nobody connected a line is stored and waits for a peer (PROTOCOL.md §13.9).
         chat.send("hello, is anyone there?")
-        let unsent = try await chat.waitForEvent("\"event\":\"error\"", "nothing was sent")
-        #expect(!unsent.contains("\"event\":\"sent\""))
+        let queued = try await chat.waitForEvent("\"event\":\"sent\"", "\"status\":\"queued\"")
+        #expect(queued.contains("\"to\":[]"))
+        chat.send("/msg @nobody hi")
+        let unknown = try await chat.waitForEvent("\"event\":\"error\"", "nothing was sent")
+        #expect(unknown.contains("no peer is called \\\"nobody\\\""))
 
         chat.send("/peers")
         let peers = try await chat.waitForEvent("\"event\":\"peers\"")

@@ -39,6 +39,10 @@ struct RendererTests {
         case .invitationFailed: "invitationFailed"
         case .invitationEnded: "invitationEnded"
         case .error: "error"
+        case .receipt: "receipt"
+        case .reachability(_, let hops, _): hops == nil ? "unreachable" : "reachable"
+        case .route: "route"
+        case .history: "history"
         case .notice: nil
         }
     }
@@ -55,13 +59,34 @@ struct RendererTests {
         Case(label: "peer notConnected without a reason", output: .peer(bob, state: "notConnected", address: nil, reason: nil),
              keys: ["peer", "state"], nested: ["peer": peerKeys]),
         Case(label: "message", output: .message(id: "94c37e7313876e15166fe569eac5eac7", from: bob, text: "hello", sentAt: sentAt),
-             keys: ["id", "from", "text", "sent_at"], nested: ["from": peerKeys]),
+             keys: ["id", "from", "text", "sent_at", "hops", "private"], nested: ["from": peerKeys]),
+        Case(label: "message (private, relayed)",
+             output: .message(id: "94c37e7313876e15166fe569eac5eac7", from: bob, text: "psst", sentAt: sentAt, hops: 3, isPrivate: true),
+             keys: ["id", "from", "text", "sent_at", "hops", "private"], nested: ["from": peerKeys]),
         Case(label: "sent", output: .sent(id: "fd8095e0a793f5c229f0b9d96f65b7d4", text: "hi bob", to: [bob, carol]),
-             keys: ["id", "text", "to"], nested: ["to": peerKeys]),
+             keys: ["id", "text", "to", "private", "status"], nested: ["to": peerKeys]),
+        Case(label: "sent (private, queued)",
+             output: .sent(id: "fd8095e0a793f5c229f0b9d96f65b7d4", text: "later", to: [bob], isPrivate: true, status: "queued"),
+             keys: ["id", "text", "to", "private", "status"], nested: ["to": peerKeys]),
+        Case(label: "receipt", output: .receipt(id: "fd8095e0a793f5c229f0b9d96f65b7d4", status: "delivered", to: bob),
+             keys: ["id", "status", "to"], nested: ["to": peerKeys]),
+        Case(label: "receipt (mesh line sent)", output: .receipt(id: "fd8095e0a793f5c229f0b9d96f65b7d4", status: "sent", to: nil),
+             keys: ["id", "status"]),
+        Case(label: "reachable", output: .reachability(carol, hops: 2, via: bob),
+             keys: ["peer", "hops", "via"], nested: ["peer": peerKeys, "via": peerKeys]),
+        Case(label: "unreachable", output: .reachability(carol, hops: nil, via: nil), keys: ["peer"], nested: ["peer": peerKeys]),
+        Case(label: "route", output: .route(carol, links: [.init(peer: bob, latency: .microseconds(250)), .init(peer: carol, latency: .milliseconds(3))]),
+             keys: ["peer", "hops"], nested: ["peer": peerKeys, "hops": ["id", "name", "latency_ms"]]),
+        Case(label: "history", output: .history([.init(id: "fd8095e0a793f5c229f0b9d96f65b7d4", from: bob, with: carol, text: "hi",
+                                                        sentAt: sentAt, isOutgoing: false, status: "received", hops: 2)]),
+             keys: ["messages"], nested: ["messages": ["id", "from", "with", "text", "sent_at", "private", "outgoing", "status", "hops"]]),
         Case(label: "data", output: .data(from: bob, mode: .unreliable, payload: Data([0, 1, 2, 0xff])),
              keys: ["from", "mode", "bytes", "base64"], nested: ["from": peerKeys]),
         Case(label: "peers", output: .peers([.init(id: bob.id.hex, name: "bob", state: "connected", address: "127.0.0.1:53296")]),
              keys: ["peers"], nested: ["peers": ["id", "name", "state", "address"]]),
+        Case(label: "peers (reachable)", output: .peers([{ var row = ChatOutput.PeerRow(id: carol.id.hex, name: "carol", state: "reachable", address: nil)
+                                                          row.hops = 2; row.via = bob; return row }()]),
+             keys: ["peers"], nested: ["peers": ["id", "name", "state", "hops", "via"]]),
         Case(label: "peers (none)", output: .peers([]), keys: ["peers"]),
         Case(label: "help", output: .help("Type a line…\n  /peers"), keys: ["text"]),
         Case(label: "connectFailed", output: .connectFailed(address: "127.0.0.1:9", reason: "connection refused"),
@@ -134,6 +159,10 @@ struct RendererTests {
         let sent = try parse(.sent(id: "fd8095e0a793f5c229f0b9d96f65b7d4", text: "hi", to: [Self.bob, Self.carol]))
         #expect((sent["to"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["bob", "carol \"c\""])
         #expect(JSONRenderer().render(.peers([])) == #"{"event":"peers","peers":[]}"#)
+        #expect(message["hops"] as? Int == 1)
+        #expect(message["private"] as? Bool == false)
+        let route = try parse(.route(Self.carol, links: [.init(peer: Self.bob, latency: .microseconds(250))]))
+        #expect((route["hops"] as? [[String: Any]])?.first?["latency_ms"] as? Double == 0.25)
     }
 
     @Test("a notice is for people only: no JSON line")
@@ -147,6 +176,23 @@ struct RendererTests {
     func textMessage() {
         #expect(TextRenderer().render(.message(id: "94c37e7313876e15166fe569eac5eac7", from: Self.bob, text: "hello there", sentAt: Self.sentAt))
             == "<bob> hello there")
+    }
+
+    @Test("text: private and relayed lines, delivery marks, reachability and routes")
+    func textMesh() throws {
+        #expect(TextRenderer().render(.message(id: "x", from: Self.bob, text: "psst", sentAt: Self.sentAt, hops: 2, isPrivate: true))
+            == "[bob → you] (2 hops) psst")
+        #expect(TextRenderer().render(.message(id: "x", from: Self.bob, text: "hi all", sentAt: Self.sentAt, hops: 3)) == "<bob> (3 hops) hi all")
+        #expect(TextRenderer().render(.sent(id: "fd8095e0a793f5c2", text: "x", to: [Self.bob], isPrivate: true)) == "✓ fd8095e0 sent to bob")
+        #expect(TextRenderer().render(.receipt(id: "fd8095e0a793f5c2", status: "delivered", to: Self.bob)) == "✓✓ fd8095e0 delivered to bob")
+        let queued = try #require(TextRenderer().render(.sent(id: "fd8095e0a793f5c2", text: "x", to: [Self.bob], isPrivate: true, status: "queued")))
+        #expect(queued.contains("queued fd8095e0") && queued.contains("bob is reachable"))
+        #expect(TextRenderer().render(.reachability(Self.bob, hops: 1, via: Self.bob)) == nil)
+        #expect(TextRenderer().render(.reachability(Self.bob, hops: 2, via: Self.carol))?.contains("reachable in 2 hops via carol") == true)
+        #expect(TextRenderer().render(.reachability(Self.bob, hops: nil, via: nil))?.contains("out of reach") == true)
+        let route = try #require(TextRenderer().render(.route(Self.bob, links: [.init(peer: Self.carol, latency: .microseconds(1500)),
+                                                                                .init(peer: Self.bob, latency: .milliseconds(2))])))
+        #expect(route.contains("you → carol \"c\" (1.5 ms) → bob (2.0 ms)"))
     }
 
     @Test("text: errors and failed connections start with \"! \"")

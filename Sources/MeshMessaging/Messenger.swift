@@ -1,0 +1,276 @@
+import Foundation
+import Logging
+import MeshSession
+import MeshStore
+import MeshTransport
+import MeshWire
+
+/// Everything a ``Messenger`` reports, in order.
+public enum MessengerEvent: Sendable {
+    /// A session event the messenger does not turn into one of its own (peers, reachability,
+    /// invitations, data).
+    case session(SessionEvent)
+    /// A chat line arrived and is stored: private (in its sender's order) or to the whole mesh.
+    case message(StoredMessage)
+    /// One of this node's lines changed status: `sent`, `delivered` (the destination's receipt
+    /// came back) or `expired` (given up after ``MeshStore/StoreLimits/maxMessageAge``).
+    case status(StoredMessage)
+    /// Storing or sending failed; the message is still safe where it was (for logs and people).
+    case failure(String)
+}
+
+/// Chat over a ``Session`` with an outbox, receipts and history on disk (PROTOCOL.md §13.7–§13.9).
+///
+/// ``send(text:to:)`` writes a line to the ``MessageStore`` before it returns (so an accepted
+/// line survives a crash at any moment), then sends it when a route exists: to the whole mesh as a
+/// signed broadcast (held while no peer at all is connected), or to one node sealed end to end with
+/// its per-destination sequence. Private lines stay in the outbox until the destination's receipt
+/// arrives; they are sent again when a route to the destination appears and, while one exists, on
+/// a backoff (``Configuration/retryInterval`` doubling up to ``Configuration/maxRetryInterval``),
+/// until the store's age limit expires them. Received private lines are stored (deduplicated by id,
+/// also across restarts), acknowledged, and reported in their sender's order.
+///
+/// Run ``run()`` in its own task beside the session's; it ends when the session's events end.
+/// This type is thread-safe (an actor).
+public actor Messenger {
+    /// Retry settings.
+    public struct Configuration: Sendable {
+        /// The wait before the first retransmission of an unacknowledged private line.
+        public var retryInterval: Duration = .seconds(4)
+        /// The longest wait between retransmissions.
+        public var maxRetryInterval: Duration = .seconds(60)
+        /// How often the outbox, held lines and expiry are checked.
+        public var tick: Duration = .milliseconds(500)
+        /// Creates the defaults.
+        public init() {}
+    }
+
+    /// The session it sends through.
+    public nonisolated let session: Session
+    /// The store it keeps lines in.
+    public nonisolated let store: MessageStore
+    /// Everything the messenger reports. One consumer; ends after the session's events end.
+    public nonisolated let events: EventQueue<MessengerEvent>
+    private let configuration: Configuration
+    private let logger: Logger
+    private var me: PeerID { session.peer.peerID }
+    private var lastPrune: Date?
+
+    /// Creates a messenger.
+    /// - Parameters:
+    ///   - session: a session (its ``Session/events`` must be consumed by this messenger only).
+    ///   - store: the store for this node's lines.
+    ///   - configuration: retry settings.
+    ///   - logger: where failures are logged.
+    public init(session: Session, store: MessageStore, configuration: Configuration = Configuration(),
+                logger: Logger = Logger(label: "meshchat.messenger", factory: { _ in SwiftLogNoOpLogHandler() })) {
+        self.session = session
+        self.store = store
+        self.configuration = configuration
+        self.logger = logger
+        self.events = EventQueue(capacity: session.configuration.eventCapacity)
+    }
+
+    /// Consumes the session's events until they end, and works the outbox meanwhile.
+    public func run() async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { [self] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: configuration.tick)
+                    await self.maintain()
+                }
+            }
+            for await event in session.events {
+                await handle(event)
+            }
+            group.cancelAll()
+        }
+        events.finish()
+    }
+
+    // MARK: Sending
+
+    /// Accepts a line: stores it durably, then sends it when it can.
+    /// - Parameters:
+    ///   - text: the line.
+    ///   - peer: one node (private, end to end, with a receipt), or `nil` for the whole mesh.
+    /// - Returns: the stored line, status `queued` (or `sent` when it went out at once).
+    /// - Throws: ``MeshStore/StoreError`` (`outboxFull` names the limit), or ``MeshSession/SessionError``
+    ///   `payloadTooLarge`; nothing is stored then.
+    @discardableResult
+    public func send(text: String, to peer: PeerID?) async throws -> StoredMessage {
+        let limit = peer == nil ? WireLimits.maxBroadcastPayload : WireLimits.maxRelayedPayload
+        guard text.utf8.count <= limit else {
+            throw MessengerError("a line of \(text.utf8.count) bytes is over the limit of \(limit)")
+        }
+        let (author, name) = (me.id, me.displayName)
+        let entry = try await db { try $0.enqueue(text: text, to: peer?.id, author: author, authorName: name, now: Date()) }
+        // The caller learns the status from the returned value: no status event for this first try.
+        if let peer {
+            if session.route(to: peer) != nil { await flush(to: peer.id, force: true, quietID: entry.message.id) }
+        } else {
+            await flushBroadcasts(quietID: entry.message.id)
+        }
+        return (try? await db { try $0.message(id: entry.message.id) }) ?? entry.message
+    }
+
+    /// The most recent lines, oldest first.
+    /// - Parameters:
+    ///   - limit: how many.
+    ///   - conversation: one conversation, or all.
+    public func history(limit: Int, conversation: Conversation? = nil) async throws -> [StoredMessage] {
+        try await db { try $0.history(limit: limit, conversation: conversation) }
+    }
+
+    private func flushBroadcasts(quietID: String? = nil) async {
+        guard !session.connectedPeers.isEmpty else { return }
+        let pending: [OutboxEntry]
+        do {
+            pending = try await db { try $0.pending(to: nil) }
+        } catch {
+            return report(error)
+        }
+        for entry in pending {
+            do {
+                let outcome = try await session.broadcast(text: entry.message.text, id: entry.message.id, sentAt: entry.message.sentAt)
+                if outcome.sentToNobody { return }
+                try await db { try $0.broadcastSent(id: entry.message.id, now: Date()) }
+                if entry.message.id != quietID, let stored = try await db({ try $0.message(id: entry.message.id) }) { await events.push(.status(stored)) }
+            } catch {
+                report(error)
+            }
+        }
+    }
+
+    /// Sends what waits for one node, in sequence order: everything when `force`, otherwise the
+    /// lines whose retry time has come.
+    private func flush(to node: NodeID, force: Bool, quietID: String? = nil) async {
+        guard let route = session.reachablePeers.first(where: { $0.peer.id == node }) else { return }
+        let pending: [OutboxEntry]
+        let floor: UInt64
+        do {
+            (pending, floor) = try await db { (try $0.pending(to: node), try $0.floor(for: node)) }
+        } catch {
+            return report(error)
+        }
+        let now = Date()
+        for entry in pending where force || isDue(entry, now: now) {
+            do {
+                try await session.sendPrivate(text: entry.message.text, id: entry.message.id, sentAt: entry.message.sentAt,
+                                              order: MessageOrder(sequence: entry.sequence, floor: floor), to: route.peer)
+                let wasQueued = entry.message.status == .queued
+                try await db { try $0.recordAttempt(ids: [entry.message.id], now: now) }
+                if wasQueued, entry.message.id != quietID, let stored = try await db({ try $0.message(id: entry.message.id) }) { await events.push(.status(stored)) }
+            } catch {
+                logger.debug("private line not sent yet", metadata: ["message.id": "\(entry.message.id)", "error": "\(error)"])
+                return
+            }
+        }
+    }
+
+    private func isDue(_ entry: OutboxEntry, now: Date) -> Bool {
+        guard let last = entry.lastAttemptAt else { return true }
+        let doublings = min(max(entry.attempts - 1, 0), 16)
+        var wait = configuration.retryInterval
+        for _ in 0..<doublings where wait < configuration.maxRetryInterval { wait *= 2 }
+        wait = min(wait, configuration.maxRetryInterval)
+        let seconds = Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18
+        return now.timeIntervalSince(last) >= seconds
+    }
+
+    /// Retries, expiry and held lines, every tick.
+    private func maintain() async {
+        let now = Date()
+        do {
+            if lastPrune.map({ now.timeIntervalSince($0) >= 600 }) ?? true {
+                lastPrune = now
+                try await db { try $0.prune(now: now) }
+            }
+            for expired in try await db({ try $0.expire(now: now) }) { await events.push(.status(expired)) }
+            for released in try await db({ try $0.releaseHeld(now: now) }) { await events.push(.message(released)) }
+            for destination in try await db({ try $0.pendingDestinations() }) {
+                if let destination { await flush(to: destination, force: false) } else { await flushBroadcasts() }
+            }
+        } catch {
+            report(error)
+        }
+    }
+
+    // MARK: Receiving
+
+    private func handle(_ event: SessionEvent) async {
+        switch event {
+        case .received(let message):
+            guard case .text(let text) = message.content else {
+                await events.push(.session(event))
+                return
+            }
+            if message.isPrivate, let order = text.order {
+                await receivedPrivate(text, order: order, from: message.sender, hops: message.hops)
+            } else if !message.isPrivate {
+                do {
+                    let sender = message.sender, hops = message.hops
+                    if let stored = try await db({ try $0.receiveBroadcast(id: text.id, from: sender.id, fromName: sender.displayName,
+                                                                           text: text.text, sentAt: text.sentAt, hops: hops, now: Date()) }) {
+                        await events.push(.message(stored))
+                    }
+                } catch {
+                    report(error)
+                }
+            } else {
+                // A line over a direct link with Session.send(text:to:): not part of the mesh's history.
+                await events.push(.session(event))
+            }
+        case .receipt(let peer, let ids):
+            do {
+                for stored in try await db({ try $0.delivered(ids: ids, from: peer.id, now: Date()) }) { await events.push(.status(stored)) }
+            } catch {
+                report(error)
+            }
+        case .reachabilityChanged(let peer, let route):
+            await events.push(.session(event))
+            if route != nil { await flush(to: peer.id, force: true) }
+        case .peerChanged(_, .connected):
+            await events.push(.session(event))
+            await flushBroadcasts()
+        default:
+            await events.push(.session(event))
+        }
+    }
+
+    private func receivedPrivate(_ text: TextMessage, order: MessageOrder, from sender: PeerID, hops: Int) async {
+        let incoming = IncomingPrivate(id: text.id, from: sender.id, fromName: sender.displayName, text: text.text,
+                                       sentAt: text.sentAt, hops: hops, sequence: order.sequence, floor: order.floor)
+        do {
+            let outcome = try await db { try $0.receive(incoming, now: Date()) }
+            if let refused = outcome.refused {
+                logger.notice("refused a private line", metadata: ["mesh.peer": "\(sender.id)", "reason": "\(refused)"])
+            }
+            // Stored (or already stored) before the receipt goes out: a receipt means "on disk".
+            if outcome.acknowledge {
+                try? await session.sendReceipt(for: [text.id], to: sender)
+            }
+            for message in outcome.deliver { await events.push(.message(message)) }
+        } catch {
+            report(error)
+        }
+    }
+
+    /// Runs store calls off the event loops: they wait for fsync (durability, §13.9).
+    private func db<T: Sendable>(_ body: @escaping @Sendable (MessageStore) throws -> T) async throws -> T {
+        let store = self.store
+        return try await EventLoops.runBlocking { try body(store) }
+    }
+
+    private func report(_ error: any Error) {
+        logger.error("messenger: \(error)")
+        _ = events.offer(.failure("\(error)"))
+    }
+}
+
+/// A line the messenger refuses before storing it.
+public struct MessengerError: Error, CustomStringConvertible {
+    /// What was wrong.
+    public let description: String
+    init(_ description: String) { self.description = description }
+}
