@@ -33,6 +33,8 @@ struct ForwardingTests {
         let last = RoutedPacket(origin: node(9), packetID: pid(2), hopLimit: 1, kind: .broadcast)
         let lastActions = router.received(last, from: node(1), now: .zero)
         #expect(lastActions.delivered == [last] && lastActions.sends.isEmpty && lastActions.drops.isEmpty)
+        let inflated = RoutedPacket(origin: node(9), packetID: pid(3), hopLimit: 200, kind: .broadcast)
+        #expect(router.received(inflated, from: node(1), now: .zero).sends.first?.packet.hopLimit == 31)
     }
 
     @Test("a relay drops a unicast whose hop limit is used up")
