@@ -146,11 +146,13 @@ public struct RoutedPacket: Sendable, Hashable {
         self.payload = payload
     }
 
-    /// The copy a relay sends on: one hop limit less, one hop more; `nil` when the hop limit is used up.
+    /// The copy a relay sends on: one hop limit less (a limit above
+    /// ``RoutingConfiguration/maxHopLimit`` counts as that), one hop more; `nil` when the hop
+    /// limit is used up.
     var relayed: RoutedPacket? {
         guard hopLimit > 1 else { return nil }
         var copy = self
-        copy.hopLimit -= 1
+        copy.hopLimit = min(hopLimit, RoutingConfiguration.maxHopLimit) - 1
         copy.hops = hops == .max ? .max : hops + 1
         return copy
     }
