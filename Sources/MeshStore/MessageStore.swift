@@ -34,6 +34,9 @@ public final class MessageStore: Sendable {
     /// The bounds in force.
     public let limits: StoreLimits
     let queue: DatabaseQueue
+    /// Set by ``close()``; read and written only on the queue's serial dispatch queue (GRDB
+    /// crashes on a closed connection rather than throwing, so every call checks it first).
+    private let state = ConnectionState()
 
     /// Opens (creating if needed) the store at `path`.
     ///
@@ -86,10 +89,17 @@ public final class MessageStore: Sendable {
         try migrate()
     }
 
-    /// Closes the database; every later call throws ``StoreError`` `io`.
+    /// Closes the database; every later call throws ``StoreError`` `closed`. Closing twice is
+    /// harmless. (Releasing the store closes it too.)
     /// - Throws: ``StoreError`` `io` when SQLite cannot close it.
     public func close() throws(StoreError) {
+        let state = state
         do {
+            let wasClosed = queue.inDatabase { _ in
+                defer { state.isClosed = true }
+                return state.isClosed
+            }
+            if wasClosed { return }
             try queue.close()
         } catch {
             throw map(error, "closing")
@@ -284,17 +294,40 @@ public final class MessageStore: Sendable {
 
     /// Runs `body` in a write transaction, mapping errors to ``StoreError``.
     func write<T>(_ what: String, _ body: (Database) throws -> T) throws(StoreError) -> T {
+        let state = state
+        let path = path
         do {
-            return try queue.write(body)
+            return try queue.inDatabase { db in
+                guard !state.isClosed else { throw StoreError.closed(path, what) }
+                var result: Result<T, any Error>?
+                try db.inTransaction(.immediate) {
+                    result = Result { try body(db) }
+                    if case .failure = result { return .rollback }
+                    return .commit
+                }
+                guard let result else { throw StoreError.io(path, what, "the transaction did not run") }
+                return try result.get()
+            }
         } catch {
             throw map(error, what)
         }
     }
 
-    /// Runs `body` in a read, mapping errors to ``StoreError``.
+    /// Runs `body` in a read transaction, mapping errors to ``StoreError``.
     func read<T>(_ what: String, _ body: (Database) throws -> T) throws(StoreError) -> T {
+        let state = state
+        let path = path
         do {
-            return try queue.read(body)
+            return try queue.inDatabase { db in
+                guard !state.isClosed else { throw StoreError.closed(path, what) }
+                var result: Result<T, any Error>?
+                try db.inTransaction(.deferred) {
+                    result = Result { try body(db) }
+                    return .commit
+                }
+                guard let result else { throw StoreError.io(path, what, "the transaction did not run") }
+                return try result.get()
+            }
         } catch {
             throw map(error, what)
         }
@@ -318,7 +351,7 @@ public final class MessageStore: Sendable {
     private func migrate() throws(StoreError) {
         let migrator = Schema.migrator
         do {
-            let unknown = try queue.read { db in
+            let unknown = try read("reading the schema version") { db in
                 try migrator.appliedIdentifiers(db).subtracting(migrator.migrations)
             }
             guard unknown.isEmpty else { throw StoreError.incompatibleSchema(path, unknown: unknown.sorted()) }
@@ -371,4 +404,12 @@ public final class MessageStore: Sendable {
 /// close(2), out of reach of ``MessageStore/close()``'s name.
 private func closeDescriptor(_ fd: Int32) {
     _ = close(fd)
+}
+
+/// Whether ``MessageStore/close()`` ran.
+///
+/// - Important: read and written only inside `DatabaseQueue.inDatabase`, whose serial dispatch
+///   queue is the synchronization; hence `@unchecked Sendable`.
+private final class ConnectionState: @unchecked Sendable {
+    var isClosed = false
 }
