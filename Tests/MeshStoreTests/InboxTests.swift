@@ -92,6 +92,18 @@ struct InboxTests {
         #expect(outcome.deliver.map(\.id) == [F.id(3), F.id(4)])
     }
 
+    @Test("beyond maxHeldPerSender every held message is delivered in order")
+    func heldBound() throws {
+        let store = try MessageStore.inMemory(limits: StoreLimits(maxHeldPerSender: 2))
+        _ = try store.receive(F.incoming(1, sequence: 1), now: F.t0)
+        #expect(try store.receive(F.incoming(3, sequence: 3, floor: 2), now: F.t0).deliver.isEmpty)
+        #expect(try store.receive(F.incoming(5, sequence: 5, floor: 2), now: F.t0).deliver.isEmpty)
+        let overflow = try store.receive(F.incoming(4, sequence: 4, floor: 2), now: F.t0)
+        #expect(overflow.deliver.map(\.sequence) == [3, 4, 5] && overflow.acknowledge)
+        #expect(try store.heldCount(from: F.alice) == 0)
+        #expect(try store.receive(F.incoming(6, sequence: 6), now: F.t0).deliver.map(\.sequence) == [6])
+    }
+
     @Test("stale and future-dated messages are refused, not acknowledged, not recorded")
     func stale() throws {
         let store = try MessageStore.inMemory()

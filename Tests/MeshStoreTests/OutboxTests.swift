@@ -89,11 +89,12 @@ struct OutboxTests {
         #expect(try store.delivered(ids: [entry.message.id], from: F.bob, now: F.at(1)).isEmpty)
         #expect(try store.pending(to: F.alice).count == 1)
         #expect(try store.message(id: entry.message.id)?.status == .queued)
-        let changed = try store.delivered(ids: [entry.message.id, F.id(7)], from: F.alice, now: F.at(2))
+        let changed = try store.delivered(ids: [entry.message.id.uppercased(), F.id(7), "junk"], from: F.alice, now: F.at(2))
         #expect(changed.map(\.id) == [entry.message.id] && changed.first?.status == .delivered)
         #expect(try store.pending(to: F.alice).isEmpty)
         #expect(try store.message(id: entry.message.id)?.status == .delivered)
-        // A second receipt (the first reached us twice) changes nothing more.
+        // A second receipt (the first reached us twice), in upper case, changes nothing more.
+        #expect(try store.delivered(ids: [entry.message.id.uppercased()], from: F.alice, now: F.at(3)).isEmpty)
         #expect(try store.delivered(ids: [entry.message.id], from: F.alice, now: F.at(3)).isEmpty)
     }
 
