@@ -169,7 +169,10 @@ let package = Package(
             name: "MeshDiscoveryTests",
             dependencies: ["MeshDiscovery", "MeshWire", "MeshTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
-        .testTarget(name: "MeshStoreTests", dependencies: ["MeshStore", "MeshWire", "MeshTestSupport"]),
+        .testTarget(
+            name: "MeshStoreTests",
+            dependencies: ["MeshStore", "MeshWire", "MeshTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         .testTarget(name: "MeshChatKitTests", dependencies: ["MeshChatKit", "MeshTestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["MeshTestSupport"]),
     ]

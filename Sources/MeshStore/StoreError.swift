@@ -14,8 +14,10 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case incompatibleSchema
         /// The outbox is full (per destination or in total); the message was not accepted.
         case outboxFull
-        /// Reading or writing the database failed (disk full, I/O error, closed store, …).
+        /// Reading or writing the database failed (disk full, I/O error, …).
         case io
+        /// The store was closed.
+        case closed
     }
 
     /// What kind of error this is.
@@ -56,6 +58,10 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     @inline(never)
     static func outboxFull(total: Int, limit: Int) -> StoreError {
         StoreError(.outboxFull, "outbox holds \(total) messages in all, the maximum total is \(limit)")
+    }
+    @inline(never)
+    static func closed(_ path: String, _ what: String) -> StoreError {
+        StoreError(.closed, "message store \(path): \(what) after the store was closed")
     }
     @inline(never)
     static func io(_ path: String, _ what: String, _ why: String) -> StoreError {
