@@ -10,7 +10,7 @@ import NIOConcurrencyHelpers
 /// The session's shell around the pure ``Router`` (PROTOCOL.md §13): it verifies, signs, seals and
 /// opens mesh packets and turns the router's actions into link writes and session events.
 ///
-/// Every input returns a ``Step``: the writes to make now (they never wait, §13.3) and the events
+/// Every input returns a ``Step``: the writes to make now (they never wait, §13.2.7) and the events
 /// to report, which the caller pushes to the session's queue in order (with back-pressure).
 /// This type is thread-safe: one lock guards the router and what adverts taught us.
 final class MeshNode: Sendable {

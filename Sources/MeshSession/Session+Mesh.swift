@@ -127,7 +127,7 @@ extension Session {
 
     // MARK: Executing steps
 
-    /// Writes a step's packets (never waiting, §13.3) and reports its events in order.
+    /// Writes a step's packets (never waiting, §13.2.7) and reports its events in order.
     func perform(_ step: MeshNode.Step) async {
         for (neighbor, routed) in step.sends {
             guard let writer = registry.withLockedValue({ $0.entries[neighbor]?.writer }) else { continue }

@@ -21,7 +21,7 @@ public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
         case bindFailed
         /// A malformed `HOST:PORT` address.
         case invalidAddress
-        /// The node is neither connected nor reachable across the mesh (PROTOCOL.md §13.3).
+        /// The node is neither connected nor reachable across the mesh (PROTOCOL.md §13.2).
         case notReachable
         /// A message id is not 32 hex digits.
         case invalidMessageID

@@ -141,7 +141,7 @@ public struct ReceivedMessage: Sendable {
     }
 }
 
-/// How this node reaches another across the mesh (PROTOCOL.md §13.3).
+/// How this node reaches another across the mesh (PROTOCOL.md §13.2).
 public struct MeshRoute: Sendable, Hashable {
     /// The node reached.
     public let peer: PeerID
@@ -183,7 +183,7 @@ public enum SessionEvent: Sendable {
     /// ended without a connection: declined, timed out, or the peer could not be reached.
     case invitationFailed(PeerID, InvitationFailure)
     /// A node became reachable across the mesh, its route changed, or (with `nil`) it is no
-    /// longer reachable (PROTOCOL.md §13.3).
+    /// longer reachable (PROTOCOL.md §13.2).
     case reachabilityChanged(PeerID, MeshRoute?)
     /// A node acknowledged private lines end to end (PROTOCOL.md §13.8): they are stored on it.
     case receipt(from: PeerID, messageIDs: [String])

@@ -128,7 +128,7 @@ public final class LinkWriter: Sendable {
     }
 
     /// Writes without waiting, for packets this node relays or originates on the mesh (PROTOCOL.md
-    /// §13.3): a relay must never block on one slow link.
+    /// §13.2.7): a relay must never block on one slow link.
     /// - Parameters:
     ///   - envelope: the envelope.
     ///   - size: its approximate size on the wire, counted against the high-water mark.

@@ -33,7 +33,7 @@ public enum WireLimits {
     public static let maxAdvertNeighbors = 256
     /// The most message ids in one receipt (§13.8).
     public static let maxReceiptIDs = 64
-    /// The highest hop limit a packet may carry (§13.3).
+    /// The highest hop limit a packet may carry (§13.2.8).
     public static let maxHopLimit = 32
     /// The longest `Hello` payload in handshake message 1 (§4.3).
     public static let maxHelloSize = 1024

@@ -275,7 +275,7 @@ public nonisolated struct Meshchat_V1_Routed: Sendable {
   /// 16-byte node id; empty = every node (broadcast, link_state)
   public var destination: Data = Data()
 
-  /// 16 random bytes, new for every transmission (§13.3)
+  /// 16 random bytes, new for every transmission (§13.2.7.3)
   public var packetID: Data = Data()
 
   /// hops the packet may still travel; each relay decrements it (not signed)
