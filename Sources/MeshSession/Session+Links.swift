@@ -207,7 +207,8 @@ extension Session {
         switch registerLink(info, peer: peer, channel: channel, writer: writer) {
         case .first:
             await events.push(.peerChanged(peer, .connected))
-            await perform(mesh.neighborUp(peer, staticKey: info.peer.staticKey, latency: nil))
+            await perform(mesh.neighborUp(peer, staticKey: info.peer.staticKey,
+                                          latency: info.handshakeRoundTrip.map { .nanoseconds(Int64(clamping: $0)) }))
             return .admitted(peer)
         case .replaced:
             return .admitted(peer)

@@ -33,4 +33,8 @@ public struct LinkInfo: Sendable {
     public let datagramKeys: DatagramKeys
     /// Responder only: the invitation the initiator made (PROTOCOL.md §4.8); `nil` for a plain link.
     public let invitation: InvitationRequest?
+    /// The shortest time from a handshake message this side wrote to the peer's next one, in
+    /// nanoseconds: the link's first round-trip estimate (it includes the peer's handshake
+    /// computation), advertised as its latency until keepalives measure it (PROTOCOL.md §13.2.3).
+    public let handshakeRoundTrip: UInt64?
 }

@@ -83,6 +83,10 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var budget: HandshakeBudget?
     private var logger: Logger
     private var handshakeTimeout: Scheduled<Void>?
+    /// When this side last wrote a handshake message, and the shortest time to the peer's next one:
+    /// the link's first round-trip estimate (it includes the peer's handshake computation).
+    private var handshakeWrittenAt: UInt64?
+    private var handshakeRoundTrip: UInt64?
     private var ticker: RepeatedTask?
     private var context: ChannelHandlerContext?
     private let timing: Timing
@@ -197,6 +201,12 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
         liveness.frameReceived(now: self.now())
+        if let written = handshakeWrittenAt {
+            let now = self.now()
+            let sample = now >= written ? now - written : 0
+            handshakeRoundTrip = min(handshakeRoundTrip ?? .max, sample)
+            handshakeWrittenAt = nil
+        }
         switch state {
         case .handshaking(var machine):
             let action = machine.receivedFrame(frame)
@@ -352,8 +362,12 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
             break
         case .send(let frame):
             writeFrame(frame, context: context)
+            handshakeWrittenAt = now()
         case .established(let link, let frame):
-            if let frame { writeFrame(frame, context: context) }
+            if let frame {
+                writeFrame(frame, context: context)
+                handshakeWrittenAt = now()
+            }
             releaseBudget()
             switch link.role {
             case .initiator:
@@ -386,7 +400,8 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
             bound.value.tick()
         }
         let info = LinkInfo(peer: link.peer, role: link.role, remoteAddress: context.channel.remoteAddress,
-                            datagramKeys: link.datagramKeys, invitation: link.invitation)
+                            datagramKeys: link.datagramKeys, invitation: link.invitation,
+                            handshakeRoundTrip: handshakeRoundTrip)
         context.fireChannelRead(wrapInboundOut(.established(info)))
         context.fireChannelReadComplete()
     }
