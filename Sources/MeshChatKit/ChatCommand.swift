@@ -1,6 +1,6 @@
 /// One line typed by the user, parsed (pure; no I/O).
 ///
-/// A line that does not start with `/` is chat text for every connected peer; `//text` sends a line
+/// A line that does not start with `/` is chat text for the whole mesh; `//text` sends a line
 /// that starts with `/`. Commands are case-insensitive. An unknown command or a bad argument is a
 /// ``ChatCommandError`` whose message includes the right usage; nothing is sent then.
 public enum ChatCommand: Sendable, Hashable {
