@@ -162,6 +162,7 @@ let package = Package(
             name: "MeshSessionTests",
             dependencies: [
                 "MeshSession", "MeshTransport", "MeshLink", "MeshWire", "MeshTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),

@@ -206,9 +206,12 @@ extension Session {
     private func admit(_ info: LinkInfo, peer: PeerID, channel: any Channel, writer: LinkWriter) async -> Phase {
         switch registerLink(info, peer: peer, channel: channel, writer: writer) {
         case .first:
+            // The router knows the neighbour before anyone hears it is connected (a send that
+            // follows the event can be routed); its reachability events come after.
+            let step = mesh.neighborUp(peer, staticKey: info.peer.staticKey,
+                                       latency: info.handshakeRoundTrip.map { .nanoseconds(Int64(clamping: $0)) })
             await events.push(.peerChanged(peer, .connected))
-            await perform(mesh.neighborUp(peer, staticKey: info.peer.staticKey,
-                                          latency: info.handshakeRoundTrip.map { .nanoseconds(Int64(clamping: $0)) }))
+            await perform(step)
             return .admitted(peer)
         case .replaced:
             return .admitted(peer)
@@ -231,8 +234,9 @@ extension Session {
                 let reason = closeReason.map {
                     DisconnectReason(code: "\($0.code)", message: $0.message, isRemote: $0.isRemote)
                 }
+                let step = mesh.neighborDown(peer.id)
                 await events.push(.peerChanged(peer, .notConnected(reason)))
-                await perform(mesh.neighborDown(peer.id))
+                await perform(step)
             }
             return
         }

@@ -1,6 +1,7 @@
 import Foundation
+import Crypto
 import MeshLink
-import MeshSession
+@testable import MeshSession
 import MeshTestSupport
 import MeshWire
 import Testing
@@ -109,5 +110,98 @@ struct MeshRelayTests {
             try await a.session.send(Data("x".utf8), to: [c.id], mode: .reliable)
         }
         for node in [a, c] { await node.stop() }
+    }
+
+    @Test("a malformed routed packet closes that one link with protocolViolation; a forged broadcast is dropped and the link stays")
+    func hostileRoutedPackets() async throws {
+        let a = try await Node("alice"), b = try await Node("bob")
+        var ra = EventReader(a), rb = EventReader(b)
+        a.session.connect(host: "127.0.0.1", port: b.port)
+        let bobSeenByA = try await ra.connected()
+        _ = try await rb.connected()
+
+        // A broadcast whose signature does not verify: dropped, logged, the link stays up.
+        var forged = RoutedPayload()
+        forged.origin = Data(a.id.id.bytes)
+        forged.packetID = Data(repeating: 7, count: 16)
+        forged.hopLimit = 7
+        var body = BroadcastPayload()
+        body.identityKey = a.session.peer.identity.signingKey.publicKey.rawRepresentation
+        body.packetID = forged.packetID
+        body.displayName = "alice"
+        var signed = SignedPayload()
+        signed.body = body.serialized
+        signed.signature = Data(repeating: 1, count: 64)
+        forged.broadcast = signed
+        try await a.session.sendReliable(.routed(forged), size: 256, to: [bobSeenByA])
+        // The link is still up: a real broadcast after it arrives.
+        _ = try await a.session.broadcast(text: "genuine")
+        let text = try await rb.next { event -> String? in
+            if case .received(let message) = event, case .text(let text) = message.content { return text.text }
+            return nil
+        }
+        #expect(text == "genuine")
+
+        // A routed packet with a 3-byte origin: B closes this link with a reason.
+        var malformed = RoutedPayload()
+        malformed.origin = Data([1, 2, 3])
+        malformed.packetID = Data(repeating: 8, count: 16)
+        malformed.sealed = Data([0])
+        try await a.session.sendReliable(.routed(malformed), size: 64, to: [bobSeenByA])
+        let reason = try await ra.next { event -> DisconnectReason? in
+            if case .peerChanged(_, .notConnected(let reason?)) = event { return reason }
+            return nil
+        }
+        #expect(reason.code == "protocolViolation")
+        #expect(reason.isRemote)
+        #expect(reason.message.contains("origin has 3 bytes"))
+        // B keeps serving: a new peer connects and chats.
+        let c = try await Node("carol")
+        var rc = EventReader(c)
+        c.session.connect(host: "127.0.0.1", port: b.port)
+        _ = try await rc.connected()
+        for node in [a, b, c] { await node.stop() }
+    }
+
+    @Test("a replayed sealed packet is delivered once; one sealed 20 minutes ago is dropped as a replay")
+    func sealedReplays() async throws {
+        let a = try await Node("alice"), b = try await Node("bob")
+        var ra = EventReader(a), rb = EventReader(b)
+        a.session.connect(host: "127.0.0.1", port: b.port)
+        let bobSeenByA = try await ra.connected()
+        _ = try await rb.connected()
+        let identity = a.session.peer.identity
+        func sealed(_ text: String, sealedAt: Int64, packet: UInt8) throws -> RoutedPayload {
+            var routed = RoutedPayload()
+            routed.origin = Data(a.id.id.bytes)
+            routed.destination = Data(b.id.id.bytes)
+            routed.packetID = Data(repeating: packet, count: 16)
+            routed.hopLimit = 7
+            var chat = PrivateChatPayload()
+            chat.messageID = Data(repeating: packet, count: 16)
+            chat.text = text
+            chat.sequence = 1
+            chat.floor = 1
+            routed.sealed = try Sealing.seal(.chat(chat), displayName: "alice", sealedAtMilliseconds: sealedAt,
+                                             header: SealHeader(origin: a.id.id, destination: b.id.id, packetID: routed.packetID),
+                                             recipientStaticKey: b.session.peer.identity.staticKey.publicKey, identity: identity)
+            return routed
+        }
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let stale = try sealed("from long ago", sealedAt: now - 20 * 60 * 1000, packet: 1)
+        let fresh = try sealed("fresh", sealedAt: now, packet: 2)
+        let last = try sealed("last", sealedAt: now, packet: 3)
+        for routed in [stale, fresh, fresh, last] {
+            try await a.session.sendReliable(.routed(routed), size: 512, to: [bobSeenByA])
+        }
+        var texts: [String] = []
+        while texts.last != "last" {
+            texts.append(try await rb.next { event -> String? in
+                if case .received(let message) = event, case .text(let text) = message.content { return text.text }
+                return nil
+            })
+        }
+        #expect(texts == ["fresh", "last"])
+        for node in [a, b] { await node.stop() }
     }
 }
