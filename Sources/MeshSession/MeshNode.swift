@@ -258,8 +258,8 @@ final class MeshNode: Sendable {
                 for change in changes {
                     switch change {
                     case .reachable(let route), .changed(let route):
-                        step.events.append(.reachabilityChanged(Self.meshRoute(route, known: state.known).peer,
-                                                                Self.meshRoute(route, known: state.known)))
+                        let meshRoute = Self.meshRoute(route, known: state.known)
+                        step.events.append(.reachabilityChanged(meshRoute.peer, meshRoute))
                     case .unreachable(let node):
                         step.events.append(.reachabilityChanged(state.known[node]?.peer ?? Self.unnamed(node), nil))
                     }

@@ -44,6 +44,9 @@ struct MultiHostTests {
         let message = try await bob.waitForEvent("\"event\":\"message\"")
         #expect(JSONLine(message)?.string("text") == "hello from host A")
 
+        // Bob can connect (through its own find of alice) before its announcement is established;
+        // "lost" needs alice to have found bob's announcement first.
+        try await alice.waitForEvent("\"event\":\"found\"", "\"name\":\"bob\"")
         let started = ContinuousClock.now
         bob.send("/quit")
         #expect(try await bob.waitForExit() == 0)

@@ -54,6 +54,24 @@ struct ChatCommandTests {
         }
     }
 
+    @Test("/msg @name text, /route @name and /history [n] parse; @ is optional")
+    func meshCommands() throws {
+        #expect(try ChatCommand.parse("/msg @carol hi there") == .privateMessage(to: "carol", text: "hi there"))
+        #expect(try ChatCommand.parse("/msg 4fc5 hi") == .privateMessage(to: "4fc5", text: "hi"))
+        #expect(try ChatCommand.parse("/route @carol") == .route("carol"))
+        #expect(try ChatCommand.parse("/history") == .history(20))
+        #expect(try ChatCommand.parse("/history 5") == .history(5))
+    }
+
+    @Test("mesh commands with a wrong argument give their usage", arguments: [
+        ("/msg", "/msg @NAME TEXT"), ("/msg @carol", "/msg @NAME TEXT"), ("/msg @carol   ", "/msg @NAME TEXT"),
+        ("/route", "/route @NAME"), ("/route @a @b", "/route @NAME"),
+        ("/history 0", "/history [N]"), ("/history 1001", "/history [N]"), ("/history x", "/history [N]"),
+    ])
+    func meshCommandErrors(line: String, usage: String) {
+        #expect(Self.parseError(line)?.message.contains("usage: \(usage)") == true, "\(line)")
+    }
+
     @Test("a port must be digits only", arguments: ["a:+7000", "a:7000 ", "a:٣"])
     func portDigits(address: String) throws {
         #expect(throws: HostPort.ParseError.self) { _ = try HostPort.parse(address) }
