@@ -31,8 +31,8 @@ enum FlapDeliveryBench {
     struct Lines: Sendable {
         /// Accepted lines: id → destination node index.
         var accepted: [String: Int] = [:]
-        /// Ids whose sender saw `delivered`.
-        var delivered: Set<String> = []
+        /// Ids whose sender saw `delivered`, and when it first did.
+        var delivered: [String: ContinuousClock.Instant] = [:]
         /// Ids → how many times the destination reported the line.
         var received: [String: Int] = [:]
         /// Lines reported by a node that was not their destination.
@@ -40,13 +40,15 @@ enum FlapDeliveryBench {
 
         /// Whether every id of `ids` is delivered and received.
         func complete(_ ids: [String]) -> Bool {
-            ids.allSatisfy { delivered.contains($0) && received[$0, default: 0] >= 1 }
+            ids.allSatisfy { delivered[$0] != nil && received[$0, default: 0] >= 1 }
         }
     }
 
     /// What one phase measured.
     struct Phase {
         var ids: [String] = []
+        /// When each accepted line's `send` was called.
+        var sendStarts: [String: ContinuousClock.Instant] = [:]
         var refused = 0
         var flaps = 0
         var sendSeconds = 0.0
@@ -78,7 +80,8 @@ enum FlapDeliveryBench {
                     case .session(let event):
                         mesh.record(event, at: node)
                     case .status(let message) where message.status == .delivered:
-                        lines.update { _ = $0.delivered.insert(message.id) }
+                        let now = ContinuousClock.now
+                        lines.update { $0.delivered[message.id] = $0.delivered[message.id] ?? now }
                     case .message(let message) where !message.isOutgoing && message.conversation != .mesh:
                         lines.update {
                             $0.received[message.id, default: 0] += 1
@@ -106,7 +109,13 @@ enum FlapDeliveryBench {
 
         let final = lines.read { $0 }
         func duplicates(_ phase: Phase) -> Int { phase.ids.reduce(0) { $0 + max(0, final.received[$1, default: 0] - 1) } }
-        func delivered(_ phase: Phase) -> Int { phase.ids.filter { final.delivered.contains($0) && final.received[$0, default: 0] >= 1 }.count }
+        func delivered(_ phase: Phase) -> Int { phase.ids.filter { final.delivered[$0] != nil && final.received[$0, default: 0] >= 1 }.count }
+        /// Per line: seconds from the send call to the sender's `delivered` event, sorted.
+        func latencies(_ phase: Phase) -> [Double] {
+            phase.ids.compactMap { id in final.delivered[id].flatMap { end in phase.sendStarts[id].map { seconds(end - $0) } } }.sorted()
+        }
+        let (flapLatency, steadyLatency) = (latencies(flapped), latencies(steady))
+        func slow(_ sorted: [Double]) -> Double { Double(sorted.filter { $0 > 0.1 }.count) }
         let rows = [
             MeshRow("lines accepted (of \(options.messages))", "", Double(flapped.ids.count), Double(steady.ids.count)),
             MeshRow("accepted lines delivered (receipt at sender and line at destination)", "%",
@@ -115,6 +124,10 @@ enum FlapDeliveryBench {
             MeshRow("duplicate lines at destinations", "", Double(duplicates(flapped)), Double(duplicates(steady)), goal: "0"),
             MeshRow("time from the last send (flapping stopped) to full delivery", "s",
                     flapped.completionAfterSending, steady.completionAfterSending),
+            MeshRow("per-line send → delivered (receipt), p50", "ms", percentile(flapLatency, 0.5) * 1000, percentile(steadyLatency, 0.5) * 1000),
+            MeshRow("per-line send → delivered, p99", "ms", percentile(flapLatency, 0.99) * 1000, percentile(steadyLatency, 0.99) * 1000),
+            MeshRow("per-line send → delivered, max", "ms", (flapLatency.last ?? 0) * 1000, (steadyLatency.last ?? 0) * 1000),
+            MeshRow("lines delivered after more than 100 ms (recovered by a re-send)", "", slow(flapLatency), slow(steadyLatency)),
             MeshRow("time to send (paced)", "s", flapped.sendSeconds, steady.sendSeconds),
         ]
         let linkNames = flapping.map { "\($0.0)—\($0.1)" }.joined(separator: ", ")
@@ -152,10 +165,12 @@ enum FlapDeliveryBench {
             }
             for (i, (source, destination)) in pairs.enumerated() {
                 try await Task.sleep(until: start + interval * i, clock: .continuous)  // pacing
+                let called = ContinuousClock.now
                 do {
                     let stored = try await messengers[source]!.send(text: "\(name) line \(i) \(source)→\(destination)", to: mesh.peers[destination])
                     lines.update { $0.accepted[stored.id] = destination }
                     result.ids.append(stored.id)
+                    result.sendStarts[stored.id] = called
                 } catch {
                     result.refused += 1
                 }
