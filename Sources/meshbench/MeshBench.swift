@@ -18,7 +18,8 @@ struct MeshBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "meshbench",
         abstract: "Benchmarks of meshchat sessions beside a raw-TCP baseline measured in the same run.",
-        subcommands: [Suite.self, Sink.self, Source.self, RawSink.self, RawSource.self, CryptoBench.self, DiscoveryBench.self],
+        subcommands: [Suite.self, Sink.self, Source.self, RawSink.self, RawSource.self, CryptoBench.self, DiscoveryBench.self,
+                      MeshCommand.self, RelayPingCommand.self, RawRelayCommand.self],
         defaultSubcommand: Suite.self)
 
     /// Runs tasks on SwiftNIO's loop threads and tunes the heap, as meshchat does, then the command.
@@ -37,7 +38,8 @@ struct Sink: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "A meshchat session that counts, echoes and answers (prints {\"port\":N}).")
     @Option var port = 0
     @Flag(help: "Hash received data (SHA-256) for an integrity check.") var verify = false
-    func run() async throws { try await MeshWorkloads.sink(port: port, verify: verify) }
+    @Option(help: "Also dial a meshchat session on this port of 127.0.0.1 (to build a line of relays).") var connect: Int?
+    func run() async throws { try await MeshWorkloads.sink(port: port, verify: verify, connect: connect) }
 }
 
 struct Source: AsyncParsableCommand {

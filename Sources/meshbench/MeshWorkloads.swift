@@ -19,10 +19,11 @@ enum MeshWorkloads {
         return Session(peer: me, configuration: configuration, logger: logger)
     }
 
-    static func sink(port: Int, verify: Bool) async throws {
+    static func sink(port: Int, verify: Bool, connect: Int? = nil) async throws {
         let session = try makeSession(name: "sink", port: port)
         let bound = try await session.start()
         printJSON(["port": bound])
+        if let connect { session.connect(host: "127.0.0.1", port: connect) }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await session.run() }
             var result = SinkResult()

@@ -1,0 +1,165 @@
+import ArgumentParser
+import Foundation
+import MeshSession
+
+/// What ``RelayPingCommand`` measured: round trips to the neighbour B and, through B, to C.
+struct RelayPingResult: Codable {
+    /// Round trips per target.
+    var count: Int
+    /// A→B→A, µs.
+    var directP50: Double
+    var directP99: Double
+    /// A→B→C→B→A, sealed end to end, µs.
+    var relayedP50: Double
+    var relayedP99: Double
+}
+
+/// `meshbench mesh-ping`: node A of the line A—B—C. It dials B, waits until C is reachable at two
+/// hops, then alternates 64-byte pings to B (a direct link) and to C (routed through B, sealed end
+/// to end); both `meshbench sink` processes echo them the same way. Prints one JSON line.
+struct RelayPingCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mesh-ping", abstract: "Node A of a relay line: pings B and C (prints one JSON result).",
+        shouldDisplay: false)
+
+    @Option(help: "B's port on 127.0.0.1.") var connect: Int
+    @Option(help: "Round trips per target.") var count = 5000
+    @Option(help: "Unmeasured round trips per target first.") var warmup = 500
+
+    func run() async throws {
+        let session = try MeshWorkloads.makeSession(name: "ping-a", port: 0)
+        try await session.start()
+        let result = try await withThrowingTaskGroup(of: RelayPingResult?.self) { group in
+            group.addTask { try await session.run(); return nil }
+            group.addTask {
+                // A watchdog, not a synchroniser: a lost ping would otherwise hang the run.
+                try? await Task.sleep(for: .seconds(60) + .milliseconds(count + warmup) * 4)
+                await session.disconnect()
+                return nil
+            }
+            session.connect(host: "127.0.0.1", port: connect)
+            var events = session.events.makeAsyncIterator()
+            var b: PeerID?
+            var c: PeerID?
+            while b == nil || c == nil, let event = await events.next() {
+                switch event {
+                case .reachabilityChanged(let peer, let route?) where route.hops == 1: b = peer
+                case .reachabilityChanged(let peer, let route?) where route.hops == 2: c = peer
+                case .connectFailed(_, let reason): throw ValidationError("mesh-ping: connect failed: \(reason)")
+                default: continue
+                }
+            }
+            guard let b, let c else { throw ValidationError("mesh-ping: C never became reachable") }
+            let ping = Data(PayloadMaker(size: 64).payload(0, kind: .ping))
+
+            func roundTrip(_ target: PeerID) async throws -> Double {
+                let t0 = monotonicSeconds()
+                try await session.send(ping, to: [target], mode: .reliable)
+                while let event = await events.next() {
+                    if case .received(let message) = event, message.sender == target,
+                       case .data(let data) = message.content, data.first == Kind.ping.rawValue {
+                        return (monotonicSeconds() - t0) * 1e6
+                    }
+                }
+                throw ValidationError("mesh-ping: events ended (a ping was lost or the watchdog fired)")
+            }
+
+            var direct: [Double] = []
+            var relayed: [Double] = []
+            for i in 0..<(warmup + count) {
+                // Alternate the order so neither target always goes first.
+                let first = i % 2 == 0
+                let x = try await roundTrip(first ? b : c)
+                let y = try await roundTrip(first ? c : b)
+                guard i >= warmup else { continue }
+                direct.append(first ? x : y)
+                relayed.append(first ? y : x)
+            }
+            direct.sort()
+            relayed.sort()
+            await session.disconnect()
+            group.cancelAll()
+            return RelayPingResult(count: count,
+                                   directP50: percentile(direct, 0.5), directP99: percentile(direct, 0.99),
+                                   relayedP50: percentile(relayed, 0.5), relayedP99: percentile(relayed, 0.99))
+        }
+        printJSON(result)
+    }
+}
+
+/// Figure 1: added round-trip latency per relay traversal, meshchat against a raw TCP relay.
+///
+/// meshchat: three processes on loopback in a line A—B—C (`mesh-ping` — `sink --connect` —
+/// `sink`). A's round trip to C (sealed end to end, relayed by B both ways) minus its round trip
+/// to B (a direct link), divided by 2: a round trip crosses the relay twice.
+/// Baseline: `raw-source` (blocking client) to `raw-sink` (echo) directly, and through
+/// `raw-relay`; the same subtraction. Rounds are interleaved; each figure is the median of the
+/// rounds' percentiles.
+enum RelayLatencyBench {
+    /// The options of this figure.
+    struct Options: ParsableArguments {
+        @Option(name: .customLong("relay-rounds"), help: "Rounds of the relay-latency figure (median reported).") var rounds = 3
+        @Option(name: .customLong("relay-count"), help: "64-byte round trips per target per round.") var count = 5000
+    }
+
+    /// What one round measured, µs.
+    struct Round {
+        var meshDirect: (Double, Double)
+        var meshRelayed: (Double, Double)
+        var rawDirect: (Double, Double)
+        var rawRelayed: (Double, Double)
+    }
+
+    /// Runs the figure.
+    /// - Returns: the table rows and the raw-TCP direct p50 round trip (µs), for other figures.
+    static func run(_ options: Options) async throws -> (rows: [MeshRow], rawRoundTrip: Double) {
+        let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
+        let rawEcho = try Child.start(me, ["raw-sink"])
+        defer { rawEcho.stop() }
+        let echoPort = try rawEcho.readPort()
+        let rawRelay = try Child.start(me, ["raw-relay", "--to", "\(echoPort)"])
+        defer { rawRelay.stop() }
+        let relayPort = try rawRelay.readPort()
+        let c = try Child.start(me, ["sink"])
+        defer { c.stop() }
+        let cPort = try c.readPort()
+        let b = try Child.start(me, ["sink", "--connect", "\(cPort)"])
+        defer { b.stop() }
+        let bPort = try b.readPort()
+
+        var rounds: [Round] = []
+        for round in 1...options.rounds {
+            progress("mesh relay latency: round \(round) of \(options.rounds)")
+            let rawDirect = try rawLatency(me, port: echoPort, count: options.count)
+            let rawRelayed = try rawLatency(me, port: relayPort, count: options.count)
+            let ping = try Child.start(me, ["mesh-ping", "--connect", "\(bPort)", "--count", "\(options.count)"])
+            let line = try ping.readLine()
+            ping.process.waitUntilExit()
+            let mesh = try JSONDecoder().decode(RelayPingResult.self, from: Data(line.utf8))
+            rounds.append(Round(meshDirect: (mesh.directP50, mesh.directP99), meshRelayed: (mesh.relayedP50, mesh.relayedP99),
+                                rawDirect: rawDirect, rawRelayed: rawRelayed))
+        }
+        func med(_ pick: (Round) -> Double) -> Double { median(rounds.map(pick)) }
+        let n = "median of \(options.rounds) rounds × \(options.count)"
+        let rows = [
+            MeshRow("direct round trip A→B→A, p50 (\(n))", "µs", med { $0.meshDirect.0 }, med { $0.rawDirect.0 }),
+            MeshRow("direct round trip A→B→A, p99", "µs", med { $0.meshDirect.1 }, med { $0.rawDirect.1 }),
+            MeshRow("relayed round trip A→B→C→B→A, p50", "µs", med { $0.meshRelayed.0 }, med { $0.rawRelayed.0 }),
+            MeshRow("relayed round trip A→B→C→B→A, p99", "µs", med { $0.meshRelayed.1 }, med { $0.rawRelayed.1 }),
+            MeshRow("added latency per relay traversal, p50 ((relayed − direct) / 2)", "µs",
+                    med { ($0.meshRelayed.0 - $0.meshDirect.0) / 2 }, med { ($0.rawRelayed.0 - $0.rawDirect.0) / 2 }),
+            MeshRow("added latency per relay traversal, p99", "µs",
+                    med { ($0.meshRelayed.1 - $0.meshDirect.1) / 2 }, med { ($0.rawRelayed.1 - $0.rawDirect.1) / 2 }),
+        ]
+        return (rows, med { $0.rawDirect.0 })
+    }
+
+    /// One `raw-source --workload latency` run; (p50, p99) in µs.
+    static func rawLatency(_ me: String, port: Int, count: Int) throws -> (Double, Double) {
+        let child = try Child.start(me, ["raw-source", "--port", "\(port)", "--workload", "latency", "--count", "\(count)", "--size", "64"])
+        let line = try child.readLine()
+        child.process.waitUntilExit()
+        let result = try JSONDecoder().decode(SourceResult.self, from: Data(line.utf8))
+        return (result.p50Microseconds ?? 0, result.p99Microseconds ?? 0)
+    }
+}
