@@ -93,11 +93,15 @@ public enum Sealing {
     ///   - sealed: `Routed.sealed`.
     ///   - header: the routing header it arrived with; its destination must be this node.
     ///   - identity: this node's keys.
+    ///   - knownStaticKey: the origin's static key as this node already verified it (from the
+    ///     origin's signed advert or a handshake), if any: when the packet's sender static key equals
+    ///     it, the binding is known to hold and its Ed25519 signature is not checked again.
     /// - Returns: the plaintext, whose identity key derives to `header.origin` and whose static-key
     ///   binding verified against the static key the handshake authenticated.
     /// - Throws: ``EndToEndError``: `cannotOpen` (not for this node, altered, or moved to another
     ///   header), `malformed`, `wrongOrigin`, `badSignature`.
-    public static func open(_ sealed: Data, header: SealHeader, identity: LocalIdentity) throws(EndToEndError) -> SealedPayload {
+    public static func open(_ sealed: Data, header: SealHeader, identity: LocalIdentity,
+                            knownStaticKey: Curve25519.KeyAgreement.PublicKey? = nil) throws(EndToEndError) -> SealedPayload {
         guard header.destination == identity.nodeID else {
             throw EndToEndError(.cannotOpen, "sealed for node \(header.destination.shortHex), this is node \(identity.nodeID.shortHex)")
         }
@@ -123,8 +127,12 @@ public enum Sealing {
         guard claimed == header.origin else {
             throw EndToEndError(.wrongOrigin, "sealed identity key belongs to node \(claimed.shortHex), the packet claims origin \(header.origin.shortHex)")
         }
-        guard let senderStatic = handshake.remoteStaticKey,
-              LocalIdentity.verifyStaticSignature(plaintext.staticSignature, staticKey: senderStatic, identityKey: identityKey) else {
+        guard let senderStatic = handshake.remoteStaticKey else {
+            throw EndToEndError(.cannotOpen, "sealed packet carries no static key")
+        }
+        let alreadyVerified = knownStaticKey?.rawRepresentation == senderStatic.rawRepresentation
+        guard alreadyVerified
+                || LocalIdentity.verifyStaticSignature(plaintext.staticSignature, staticKey: senderStatic, identityKey: identityKey) else {
             throw EndToEndError(.badSignature, "sealed packet's static key is not signed by node \(header.origin.shortHex)")
         }
         if let problem = displayNameProblem(plaintext.displayName) {

@@ -283,8 +283,9 @@ final class MeshNode: Sendable {
     private func open(_ sealed: Data, header: Header, destination: NodeID) -> SessionEvent? {
         let plaintext: SealedPayload
         do {
+            let known = state.withLockedValue { $0.known[header.origin]?.staticKey }
             plaintext = try Sealing.open(sealed, header: SealHeader(origin: header.origin, destination: destination, packetID: header.packetIDBytes),
-                                         identity: identity)
+                                         identity: identity, knownStaticKey: known)
         } catch {
             logger.notice("dropped a sealed packet", metadata: ["mesh.origin": "\(header.origin.shortHex)", "error": "\(error)"])
             return nil

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 @testable import MeshLink
+import MeshNoise
 import MeshTestSupport
 import MeshWire
 import Testing
@@ -241,5 +242,26 @@ struct MeshVectorTests {
         let sealed = try Sealing.seal(.data(data), displayName: "alice", sealedAtMilliseconds: 1, header: header,
                                       recipientStaticKey: bob.staticKey.publicKey, identity: alice)
         #expect(sealed.count <= WireLimits.maxSealedSize)
+    }
+
+    @Test("a known static key skips only the binding's signature check: an unknown or different key is checked")
+    func knownStaticKey() throws {
+        let carol = try LocalIdentity.generate()
+        let header = SealHeader(origin: carol.nodeID, destination: bob.nodeID, packetID: MeshVector.packetID)
+        var plaintext = SealedPayload()
+        plaintext.identityKey = carol.signingKey.publicKey.rawRepresentation
+        plaintext.staticSignature = Data(repeating: 0, count: 64)
+        plaintext.displayName = "carol"
+        plaintext.sealedAtMs = 1
+        plaintext.receipt = ReceiptPayload()
+        var handshake = try NoiseHandshake(protocolName: Sealing.protocolName, initiator: true, prologue: header.prologue,
+                                           staticKey: carol.staticKey, remoteStaticKey: bob.staticKey.publicKey)
+        let sealed = try handshake.writeMessage(payload: plaintext.serialized)
+        #expect(throws: EndToEndError(.badSignature, "")) { try Sealing.open(sealed, header: header, identity: bob) }
+        #expect(throws: EndToEndError(.badSignature, "")) {
+            try Sealing.open(sealed, header: header, identity: bob, knownStaticKey: alice.staticKey.publicKey)
+        }
+        // The same static key was verified before (advert or handshake): the binding holds.
+        #expect(try Sealing.open(sealed, header: header, identity: bob, knownStaticKey: carol.staticKey.publicKey).displayName == "carol")
     }
 }
