@@ -107,7 +107,7 @@ public actor Messenger {
         let entry = try await db { try $0.enqueue(text: text, to: peer?.id, author: author, authorName: name, now: Date()) }
         // The caller learns the status from the returned value: no status event for this first try.
         if let peer {
-            if session.route(to: peer) != nil { await flush(to: peer.id, force: true, quietID: entry.message.id) }
+            if session.route(to: peer) != nil { await flush(to: peer.id, force: false, quietID: entry.message.id) }
         } else {
             await flushBroadcasts(quietID: entry.message.id)
         }

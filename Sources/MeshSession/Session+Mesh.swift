@@ -127,9 +127,39 @@ extension Session {
 
     // MARK: Executing steps
 
+    /// The fast path for sealed packets in transit (not for this node): forwarded on the event loop
+    /// where they arrive, without a task hop. Only for the admitted link of `node`; anything else,
+    /// and every packet this node must open or learn from, takes the link's ordinary path.
+    /// - Returns: whether the envelope was consumed.
+    func forwardInTransit(_ envelope: Envelope, from node: NodeID, channel: any Channel) -> Bool {
+        guard case .routed(let routed)? = envelope.body, case .sealed? = routed.payload,
+              routed.destination.count == NodeID.byteCount, routed.destination != Data(peer.peerID.id.bytes),
+              registry.withLockedValue({ $0.entries[node]?.channel === channel }) else { return false }
+        let step = mesh.received(routed, from: node)
+        if let violation = step.violation {
+            logger.notice("closing a link: malformed routed packet", metadata: ["mesh.peer": "\(node)", "error": "\(violation)"])
+            channel.triggerUserOutboundEvent(LinkHandler.Close(code: .protocolViolation, reason: violation), promise: nil)
+            return true
+        }
+        transmit(step.sends)
+        // A packet in transit changes no route and delivers nothing here; should that ever change,
+        // the events still reach the application.
+        for event in step.events where !events.offer(event) {
+            logger.warning("dropped a mesh event: the event queue is full")
+        }
+        return true
+    }
+
     /// Writes a step's packets (never waiting, §13.2.7) and reports its events in order.
     func perform(_ step: MeshNode.Step) async {
-        for (neighbor, routed) in step.sends {
+        transmit(step.sends)
+        for event in step.events { await events.push(event) }
+        armMeshTimer()
+    }
+
+    /// Writes packets to neighbours without waiting; a congested link drops them (§13.2.7).
+    private func transmit(_ sends: [(NodeID, RoutedPayload)]) {
+        for (neighbor, routed) in sends {
             guard let writer = registry.withLockedValue({ $0.entries[neighbor]?.writer }) else { continue }
             let isAdvert: Bool
             if case .linkState = routed.payload { isAdvert = true } else { isAdvert = false }
@@ -138,8 +168,6 @@ extension Session {
                 logger.debug("dropped a routed packet: the link to the next hop is congested", metadata: ["mesh.peer": "\(neighbor.shortHex)"])
             }
         }
-        for event in step.events { await events.push(event) }
-        armMeshTimer()
     }
 
     /// Makes sure the router's timer fires at its next deadline.

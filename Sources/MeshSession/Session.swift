@@ -124,6 +124,15 @@ public final class Session: Sendable {
 
     // MARK: Lifecycle
 
+    /// The transport settings with the mesh's fast path for packets in transit.
+    private var transportSettings: TCPTransport.Settings {
+        var settings = configuration.transport
+        settings.interceptor = { [weak self] envelope, node, channel in
+            self?.forwardInTransit(envelope, from: node, channel: channel) ?? false
+        }
+        return settings
+    }
+
     /// Binds the TCP listener and the UDP socket.
     /// - Returns: the TCP port (the chosen one when the configuration says 0).
     /// - Throws: ``SessionError`` `bindFailed` naming the address and the system's reason.
@@ -154,13 +163,13 @@ public final class Session: Sendable {
         }
         let tcpPort = configuration.port != 0 ? configuration.port : (udp?.port ?? 0)
         do {
-            server = try await TCPTransport(group: group, handshake: handshake, settings: configuration.transport, logger: logger)
+            server = try await TCPTransport(group: group, handshake: handshake, settings: transportSettings, logger: logger)
                 .listen(host: configuration.host, port: tcpPort)
         } catch {
             if configuration.port == 0, tcpPort != 0 {
                 // The UDP port's number is taken for TCP: any TCP port will do.
                 do {
-                    server = try await TCPTransport(group: group, handshake: handshake, settings: configuration.transport, logger: logger)
+                    server = try await TCPTransport(group: group, handshake: handshake, settings: transportSettings, logger: logger)
                         .listen(host: configuration.host, port: 0)
                 } catch {
                     await udp?.close()
@@ -261,7 +270,7 @@ public final class Session: Sendable {
             identity: peer.identity, displayName: peer.peerID.displayName,
             serviceType: configuration.serviceType, udpPort: UInt16(udpPort),
             capabilities: udpPort != 0 ? ["udp"] : [])
-        return TCPTransport(group: group, handshake: handshake, settings: configuration.transport, logger: logger)
+        return TCPTransport(group: group, handshake: handshake, settings: transportSettings, logger: logger)
     }
 
     private func dial(host: String, port: Int, transport: TCPTransport) async {

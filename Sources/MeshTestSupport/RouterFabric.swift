@@ -73,6 +73,25 @@ public struct RouterFabric {
     private var index: [NodeID: Int] = [:]
     private var nextPacket: UInt64 = 1
 
+    /// The links of a line of `count` nodes: 0—1—…—(count−1).
+    public static func line(_ count: Int) -> [(Int, Int)] { (0..<max(0, count - 1)).map { ($0, $0 + 1) } }
+
+    /// The links of a ring of `count` nodes.
+    public static func ring(_ count: Int) -> [(Int, Int)] { line(count) + [(count - 1, 0)] }
+
+    /// The links of a rows × columns grid; node `row * columns + column`.
+    public static func grid(rows: Int, columns: Int) -> [(Int, Int)] {
+        var links: [(Int, Int)] = []
+        for row in 0..<rows {
+            for column in 0..<columns {
+                let n = row * columns + column
+                if column + 1 < columns { links.append((n, n + 1)) }
+                if row + 1 < rows { links.append((n, n + columns)) }
+            }
+        }
+        return links
+    }
+
     /// The id of node number `number`: 16 pseudo-random bytes seeded by the number.
     /// - Parameter number: the node number.
     /// - Returns: the id.

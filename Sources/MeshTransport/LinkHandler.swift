@@ -77,7 +77,13 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
+    /// Sees every application envelope of an established link on its event loop before it is passed
+    /// up, with the peer's node id and the channel; returns `true` when it consumed the envelope.
+    /// The mesh forwards packets in transit this way, without a task hop (PROTOCOL.md §13.2.7).
+    public typealias Interceptor = @Sendable (Envelope, NodeID, any Channel) -> Bool
+
     private var state: State
+    private let interceptor: Interceptor?
     private var retired = false
     private var liveness: Liveness
     private var budget: HandshakeBudget?
@@ -110,9 +116,12 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
     ///   - handshake: the handshake state machine for this side's role.
     ///   - budget: the listener's handshake budget (responders), or `nil`.
     ///   - timing: timers; defaults to the protocol's.
+    ///   - interceptor: sees application envelopes first (see ``Interceptor``), or `nil`.
     ///   - logger: a logger; the handler adds `link.remote` metadata.
-    public init(handshake: HandshakeStateMachine, budget: HandshakeBudget?, timing: Timing = Timing(), logger: Logger) {
+    public init(handshake: HandshakeStateMachine, budget: HandshakeBudget?, timing: Timing = Timing(),
+                interceptor: Interceptor? = nil, logger: Logger) {
         self.state = .handshaking(handshake)
+        self.interceptor = interceptor
         self.budget = budget
         self.timing = timing
         self.logger = logger
@@ -276,6 +285,9 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
             logger.debug("ignored an envelope with an unknown body (a newer peer's message type)")
         case .some:
             // Keepalives and goodbyes are the link's own; every other body is the layer above's.
+            if let interceptor, case .established(let link) = state, interceptor(envelope, link.peer.nodeID, context.channel) {
+                return
+            }
             context.fireChannelRead(wrapInboundOut(.envelope(envelope)))
         }
     }

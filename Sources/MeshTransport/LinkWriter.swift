@@ -97,15 +97,7 @@ public final class LinkWriter: Sendable {
             state.flushQueued = true
             return pause ? .writeQueueFlushThenPause : .writeQueueFlush
         }
-        let completion: @Sendable (Result<Void, any Error>) -> Void = { [state, lowWaterMark] _ in
-            let ready = state.withLockedValue { state -> [CheckedContinuation<Void, any Error>] in
-                state.inFlight -= size
-                guard state.inFlight <= lowWaterMark else { return [] }
-                defer { state.waiters = [] }
-                return state.waiters
-            }
-            ready.forEach { $0.resume() }
-        }
+        let completion = written(size)
         switch admitted {
         case .closed:
             throw Closed()
@@ -143,7 +135,14 @@ public final class LinkWriter: Sendable {
             return true
         }
         guard admitted else { return false }
-        channel.writeAndFlush(envelope).whenComplete { [state, lowWaterMark] _ in
+        channel.writeAndFlush(envelope).whenComplete(written(size))
+        return true
+    }
+
+    /// What a finished write does: `size` bytes are no longer in flight, and waiting writers go on
+    /// once the buffer is down to the low-water mark.
+    private func written(_ size: Int) -> @Sendable (Result<Void, any Error>) -> Void {
+        { [state, lowWaterMark] _ in
             let ready = state.withLockedValue { state -> [CheckedContinuation<Void, any Error>] in
                 state.inFlight -= size
                 guard state.inFlight <= lowWaterMark else { return [] }
@@ -152,7 +151,6 @@ public final class LinkWriter: Sendable {
             }
             ready.forEach { $0.resume() }
         }
-        return true
     }
 
     private enum Admission: Equatable {

@@ -31,6 +31,8 @@ public struct TCPTransport: Sendable {
         public var connectTimeout: TimeAmount = .seconds(5)
         /// Handshake and keepalive timers.
         public var timing = LinkHandler.Timing()
+        /// Sees application envelopes on the event loop first (``LinkHandler/Interceptor``).
+        public var interceptor: LinkHandler.Interceptor?
         /// Creates the defaults.
         public init() {}
     }
@@ -93,7 +95,8 @@ public struct TCPTransport: Sendable {
                         return try Self.wrap(channel, handler: nil, settings: settings)
                     }
                     let machine = try HandshakeStateMachine(role: .responder, configuration: handshake)
-                    let handler = LinkHandler(handshake: machine, budget: budget, timing: settings.timing, logger: logger)
+                    let handler = LinkHandler(handshake: machine, budget: budget, timing: settings.timing,
+                                              interceptor: settings.interceptor, logger: logger)
                     return try Self.wrap(channel, handler: handler, settings: settings)
                 }
             }
@@ -122,7 +125,8 @@ public struct TCPTransport: Sendable {
             .connect(host: host, port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let machine = try HandshakeStateMachine(role: .initiator, configuration: handshake)
-                    let handler = LinkHandler(handshake: machine, budget: nil, timing: settings.timing, logger: logger)
+                    let handler = LinkHandler(handshake: machine, budget: nil, timing: settings.timing,
+                                              interceptor: settings.interceptor, logger: logger)
                     return try Self.wrap(channel, handler: handler, settings: settings)
                 }
             }

@@ -32,17 +32,7 @@ enum BroadcastCostBench {
     }
 
     /// The links of a rows × columns grid, node `row * columns + column`.
-    static func grid(rows: Int, columns: Int) -> [(Int, Int)] {
-        var links: [(Int, Int)] = []
-        for row in 0..<rows {
-            for column in 0..<columns {
-                let n = row * columns + column
-                if column + 1 < columns { links.append((n, n + 1)) }
-                if row + 1 < rows { links.append((n, n + columns)) }
-            }
-        }
-        return links
-    }
+    static func grid(rows: Int, columns: Int) -> [(Int, Int)] { RouterFabric.grid(rows: rows, columns: columns) }
 
     /// Broadcasts once from every node of a converged grid fabric.
     static func measure(rows: Int, columns: Int, hopLimit: UInt8, strategy: BroadcastStrategy) -> Cost {

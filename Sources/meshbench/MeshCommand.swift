@@ -43,16 +43,18 @@ struct MeshCommand: AsyncParsableCommand {
         static func table(_ rows: [MeshRow], _ options: RelayLatencyBench.Options) -> MeshTable {
             MeshTable(
                 title: "Added latency per relay hop (64-byte round trips on loopback)",
-                subject: "meshchat A—B—C", baselineName: "raw TCP relay", rows: rows,
+                subject: "meshchat A—B—C—D", baselineName: "raw TCP relays", rows: rows,
                 notes: [
-                    "meshchat: three separate processes (`meshbench mesh-ping` as A, `meshbench sink --connect` as B, `meshbench sink` "
-                        + "as C). A → B is a direct link; A → C is routed through B and sealed end to end (C answers the same way). "
-                        + "Pings to B and to C alternate; \(options.count) of each per round after 500 of each unmeasured.",
-                    "Baseline: `raw-source` → `raw-sink` (echo) directly, and through `raw-relay` (a byte-forwarding process: "
-                        + "two blocking threads, no parsing, no crypto); same framing, 64-byte messages.",
-                    "Per traversal = (relayed − direct) / 2, since a round trip crosses the relay twice; percentiles are subtracted "
-                        + "(p99 − p99 is not the p99 of the added delay). bench-anchors/NETWORK.md's per-relay figures are per relay "
-                        + "per round trip, i.e. twice these. The mesh relayed path also adds end-to-end sealing at A and C.",
+                    "meshchat: four separate processes in a line (`meshbench mesh-ping` as A, `meshbench sink --connect` as B "
+                        + "and C, `meshbench sink` as D). A → B is a direct link; A → C (through B) and A → D (through B and C) are "
+                        + "routed and sealed end to end (the far node answers the same way). Pings to B, C and D take turns; "
+                        + "\(options.count) of each per round after 500 of each unmeasured.",
+                    "Baseline: `raw-source` → `raw-sink` (echo) directly, through one `raw-relay` and through two chained "
+                        + "`raw-relay`s (byte-forwarding processes: two blocking threads, no parsing, no crypto); same framing, 64-byte messages.",
+                    "Per relay traversal = (2-relay − 1-relay) / 2: both paths are sealed end to end, so the difference is one more "
+                        + "relay crossed twice. The last row, (1-relay − direct) / 2, also carries the end-to-end sealing and opening "
+                        + "at the ends. Percentiles are subtracted (p99 − p99 is not the p99 of the added delay). "
+                        + "bench-anchors/NETWORK.md's per-relay figures are per relay per round trip, i.e. twice these.",
                 ])
         }
     }

@@ -12,11 +12,15 @@ struct RelayPingResult: Codable {
     /// A→B→C→B→A, sealed end to end, µs.
     var relayedP50: Double
     var relayedP99: Double
+    /// A→B→C→D→C→B→A, sealed end to end, µs.
+    var farP50: Double
+    var farP99: Double
 }
 
-/// `meshbench mesh-ping`: node A of the line A—B—C. It dials B, waits until C is reachable at two
-/// hops, then alternates 64-byte pings to B (a direct link) and to C (routed through B, sealed end
-/// to end); both `meshbench sink` processes echo them the same way. Prints one JSON line.
+/// `meshbench mesh-ping`: node A of the line A—B—C—D. It dials B, waits until C and D are reachable
+/// at two and three hops, then takes turns sending 64-byte pings to B (a direct link), C (through B)
+/// and D (through B and C), sealed end to end beyond B; the `meshbench sink` processes echo them
+/// the same way. Prints one JSON line.
 struct RelayPingCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mesh-ping", abstract: "Node A of a relay line: pings B and C (prints one JSON result).",
@@ -41,15 +45,17 @@ struct RelayPingCommand: AsyncParsableCommand {
             var events = session.events.makeAsyncIterator()
             var b: PeerID?
             var c: PeerID?
-            while b == nil || c == nil, let event = await events.next() {
+            var d: PeerID?
+            while b == nil || c == nil || d == nil, let event = await events.next() {
                 switch event {
                 case .reachabilityChanged(let peer, let route?) where route.hops == 1: b = peer
                 case .reachabilityChanged(let peer, let route?) where route.hops == 2: c = peer
+                case .reachabilityChanged(let peer, let route?) where route.hops == 3: d = peer
                 case .connectFailed(_, let reason): throw ValidationError("mesh-ping: connect failed: \(reason)")
                 default: continue
                 }
             }
-            guard let b, let c else { throw ValidationError("mesh-ping: C never became reachable") }
+            guard let b, let c, let d else { throw ValidationError("mesh-ping: C or D never became reachable") }
             let ping = Data(PayloadMaker(size: 64).payload(0, kind: .ping))
 
             func roundTrip(_ target: PeerID) async throws -> Double {
@@ -64,24 +70,23 @@ struct RelayPingCommand: AsyncParsableCommand {
                 throw ValidationError("mesh-ping: events ended (a ping was lost or the watchdog fired)")
             }
 
-            var direct: [Double] = []
-            var relayed: [Double] = []
+            var samples: [[Double]] = [[], [], []]
+            let targets = [b, c, d]
             for i in 0..<(warmup + count) {
-                // Alternate the order so neither target always goes first.
-                let first = i % 2 == 0
-                let x = try await roundTrip(first ? b : c)
-                let y = try await roundTrip(first ? c : b)
-                guard i >= warmup else { continue }
-                direct.append(first ? x : y)
-                relayed.append(first ? y : x)
+                // Rotate the order so no target always goes first.
+                for k in 0..<3 {
+                    let index = (i + k) % 3
+                    let rtt = try await roundTrip(targets[index])
+                    if i >= warmup { samples[index].append(rtt) }
+                }
             }
-            direct.sort()
-            relayed.sort()
+            let (direct, relayed, far) = (samples[0].sorted(), samples[1].sorted(), samples[2].sorted())
             await session.disconnect()
             group.cancelAll()
             return RelayPingResult(count: count,
                                    directP50: percentile(direct, 0.5), directP99: percentile(direct, 0.99),
-                                   relayedP50: percentile(relayed, 0.5), relayedP99: percentile(relayed, 0.99))
+                                   relayedP50: percentile(relayed, 0.5), relayedP99: percentile(relayed, 0.99),
+                                   farP50: percentile(far, 0.5), farP99: percentile(far, 0.99))
         }
         printJSON(result)
     }
@@ -89,12 +94,13 @@ struct RelayPingCommand: AsyncParsableCommand {
 
 /// Figure 1: added round-trip latency per relay traversal, meshchat against a raw TCP relay.
 ///
-/// meshchat: three processes on loopback in a line A—B—C (`mesh-ping` — `sink --connect` —
-/// `sink`). A's round trip to C (sealed end to end, relayed by B both ways) minus its round trip
-/// to B (a direct link), divided by 2: a round trip crosses the relay twice.
-/// Baseline: `raw-source` (blocking client) to `raw-sink` (echo) directly, and through
-/// `raw-relay`; the same subtraction. Rounds are interleaved; each figure is the median of the
-/// rounds' percentiles.
+/// meshchat: four processes on loopback in a line A—B—C—D (`mesh-ping` — `sink --connect` — …).
+/// Per relay traversal: A's round trip to D (relayed by B and C) minus its round trip to C
+/// (relayed by B), divided by 2 (a round trip crosses C twice); both are sealed end to end, so
+/// the difference is the relay's own cost. The row with C − B also counts sealing and opening.
+/// Baseline: `raw-source` (blocking client) to `raw-sink` (echo) through one `raw-relay` and
+/// through two chained ones; the same subtraction. Rounds are interleaved; each figure is the
+/// median of the rounds' percentiles.
 enum RelayLatencyBench {
     /// The options of this figure.
     struct Options: ParsableArguments {
@@ -106,8 +112,10 @@ enum RelayLatencyBench {
     struct Round {
         var meshDirect: (Double, Double)
         var meshRelayed: (Double, Double)
+        var meshFar: (Double, Double)
         var rawDirect: (Double, Double)
         var rawRelayed: (Double, Double)
+        var rawFar: (Double, Double)
     }
 
     /// Runs the figure.
@@ -120,7 +128,13 @@ enum RelayLatencyBench {
         let rawRelay = try Child.start(me, ["raw-relay", "--to", "\(echoPort)"])
         defer { rawRelay.stop() }
         let relayPort = try rawRelay.readPort()
-        let c = try Child.start(me, ["sink"])
+        let rawRelay2 = try Child.start(me, ["raw-relay", "--to", "\(relayPort)"])
+        defer { rawRelay2.stop() }
+        let relay2Port = try rawRelay2.readPort()
+        let d = try Child.start(me, ["sink"])
+        defer { d.stop() }
+        let dPort = try d.readPort()
+        let c = try Child.start(me, ["sink", "--connect", "\(dPort)"])
         defer { c.stop() }
         let cPort = try c.readPort()
         let b = try Child.start(me, ["sink", "--connect", "\(cPort)"])
@@ -132,12 +146,14 @@ enum RelayLatencyBench {
             progress("mesh relay latency: round \(round) of \(options.rounds)")
             let rawDirect = try rawLatency(me, port: echoPort, count: options.count)
             let rawRelayed = try rawLatency(me, port: relayPort, count: options.count)
+            let rawFar = try rawLatency(me, port: relay2Port, count: options.count)
             let ping = try Child.start(me, ["mesh-ping", "--connect", "\(bPort)", "--count", "\(options.count)"])
             let line = try ping.readLine()
             ping.process.waitUntilExit()
             let mesh = try JSONDecoder().decode(RelayPingResult.self, from: Data(line.utf8))
             rounds.append(Round(meshDirect: (mesh.directP50, mesh.directP99), meshRelayed: (mesh.relayedP50, mesh.relayedP99),
-                                rawDirect: rawDirect, rawRelayed: rawRelayed))
+                                meshFar: (mesh.farP50, mesh.farP99),
+                                rawDirect: rawDirect, rawRelayed: rawRelayed, rawFar: rawFar))
         }
         func med(_ pick: (Round) -> Double) -> Double { median(rounds.map(pick)) }
         let n = "median of \(options.rounds) rounds × \(options.count)"
@@ -146,10 +162,14 @@ enum RelayLatencyBench {
             MeshRow("direct round trip A→B→A, p99", "µs", med { $0.meshDirect.1 }, med { $0.rawDirect.1 }),
             MeshRow("relayed round trip A→B→C→B→A, p50", "µs", med { $0.meshRelayed.0 }, med { $0.rawRelayed.0 }),
             MeshRow("relayed round trip A→B→C→B→A, p99", "µs", med { $0.meshRelayed.1 }, med { $0.rawRelayed.1 }),
-            MeshRow("added latency per relay traversal, p50 ((relayed − direct) / 2)", "µs",
-                    med { ($0.meshRelayed.0 - $0.meshDirect.0) / 2 }, med { ($0.rawRelayed.0 - $0.rawDirect.0) / 2 }),
+            MeshRow("2-relay round trip A→B→C→D→C→B→A, p50", "µs", med { $0.meshFar.0 }, med { $0.rawFar.0 }),
+            MeshRow("2-relay round trip, p99", "µs", med { $0.meshFar.1 }, med { $0.rawFar.1 }),
+            MeshRow("added latency per relay traversal, p50 ((2-relay − 1-relay) / 2)", "µs",
+                    med { ($0.meshFar.0 - $0.meshRelayed.0) / 2 }, med { ($0.rawFar.0 - $0.rawRelayed.0) / 2 }),
             MeshRow("added latency per relay traversal, p99", "µs",
-                    med { ($0.meshRelayed.1 - $0.meshDirect.1) / 2 }, med { ($0.rawRelayed.1 - $0.rawDirect.1) / 2 }),
+                    med { ($0.meshFar.1 - $0.meshRelayed.1) / 2 }, med { ($0.rawFar.1 - $0.rawRelayed.1) / 2 }),
+            MeshRow("first relay incl. end-to-end sealing, p50 ((1-relay − direct) / 2)", "µs",
+                    med { ($0.meshRelayed.0 - $0.meshDirect.0) / 2 }, med { ($0.rawRelayed.0 - $0.rawDirect.0) / 2 }),
         ]
         return (rows, med { $0.rawDirect.0 })
     }

@@ -23,19 +23,9 @@ struct FabricTests {
         return fabric
     }
 
-    static func line(_ count: Int) -> [(Int, Int)] { (0..<count - 1).map { ($0, $0 + 1) } }
-    static func ring(_ count: Int) -> [(Int, Int)] { line(count) + [(count - 1, 0)] }
-    static func grid(rows: Int, columns: Int) -> [(Int, Int)] {
-        var links: [(Int, Int)] = []
-        for row in 0..<rows {
-            for column in 0..<columns {
-                let n = row * columns + column
-                if column + 1 < columns { links.append((n, n + 1)) }
-                if row + 1 < rows { links.append((n, n + columns)) }
-            }
-        }
-        return links
-    }
+    static func line(_ count: Int) -> [(Int, Int)] { RouterFabric.line(count) }
+    static func ring(_ count: Int) -> [(Int, Int)] { RouterFabric.ring(count) }
+    static func grid(rows: Int, columns: Int) -> [(Int, Int)] { RouterFabric.grid(rows: rows, columns: columns) }
 
     /// Broadcasts from `origins`; checks each reached exactly the nodes within `hopLimit` once.
     /// - Returns: the transmissions per broadcast.
