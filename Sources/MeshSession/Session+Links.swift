@@ -51,9 +51,19 @@ extension Session {
         var closeReason: LinkCloseReason?
         var answerTimedOut = false
         let channel = link.channel
+        let lane = ObjectIdentifier(channel)
+        // Messages passed up before this task began were not counted: the count then goes below 0
+        // and the fast path stays off for this link (slower, never out of order).
+        registry.withLockedValue { if $0.passedUp[lane] == nil { $0.passedUp[lane] = 0 } }
+        defer { registry.withLockedValue { _ = $0.passedUp.removeValue(forKey: lane) } }
         do {
             try await link.executeThenClose { inbound, _ in
                 for try await event in inbound {
+                    // Counted out once handled (pushed to the queue), not when taken: a newer message
+                    // on the fast path must not overtake this one.
+                    var counted = false
+                    if case .envelope(let envelope) = event { counted = Self.isApplicationMessage(envelope) }
+                    defer { if counted { registry.withLockedValue { $0.passedUp[lane]? -= 1 } } }
                     switch event {
                     case .connecting(let remote):
                         let peer = PeerID(remote: remote)
@@ -212,8 +222,10 @@ extension Session {
                                        latency: info.handshakeRoundTrip.map { .nanoseconds(Int64(clamping: $0)) })
             await events.push(.peerChanged(peer, .connected))
             await perform(step)
+            enableFastPath(peer.id, channel: channel)
             return .admitted(peer)
         case .replaced:
+            enableFastPath(peer.id, channel: channel)
             return .admitted(peer)
         case .lost:
             // Keep reading: the peer may have written to this link before it learned that it
@@ -326,6 +338,41 @@ extension Session {
         guard copy.port != nil else { return nil }
         copy.port = port
         return copy
+    }
+
+    /// The fast path for a neighbour's data and chat lines: on the event loop where they arrive,
+    /// straight into the event queue, without the link's task hop. Taken only for the peer's admitted
+    /// link, while none of its messages wait on the slow path (order), and while the queue has room
+    /// (back-pressure: otherwise the message goes the slow way, whose stream stops the socket).
+    /// - Returns: whether the envelope was consumed.
+    func deliverDirect(_ envelope: Envelope, from node: NodeID, channel: any Channel) -> Bool {
+        guard Self.isApplicationMessage(envelope) else { return false }
+        let lane = ObjectIdentifier(channel)
+        let sender = registry.withLockedValue { registry -> PeerID? in
+            guard let entry = registry.entries[node], entry.channel === channel, entry.fastPath,
+                  registry.passedUp[lane] == 0 else { return nil }
+            return entry.peer
+        }
+        if let sender, let message = Self.message(from: envelope, sender: sender), events.offer(.received(message)) {
+            return true
+        }
+        // Only this link's event loop adds to its count, so a 0 seen above stays 0 until here.
+        registry.withLockedValue { $0.passedUp[lane]? += 1 }
+        return false
+    }
+
+    private func enableFastPath(_ node: NodeID, channel: any Channel) {
+        registry.withLockedValue { registry in
+            if registry.entries[node]?.channel === channel { registry.entries[node]?.fastPath = true }
+        }
+    }
+
+    /// Whether an envelope is a neighbour's data or chat line (counted for the fast path's order).
+    static func isApplicationMessage(_ envelope: Envelope) -> Bool {
+        switch envelope.body {
+        case .data, .chat: true
+        default: false
+        }
     }
 
     private static func message(from envelope: Envelope, sender: PeerID) -> ReceivedMessage? {

@@ -128,7 +128,9 @@ public final class Session: Sendable {
     private var transportSettings: TCPTransport.Settings {
         var settings = configuration.transport
         settings.interceptor = { [weak self] envelope, node, channel in
-            self?.forwardInTransit(envelope, from: node, channel: channel) ?? false
+            guard let self else { return false }
+            return self.forwardInTransit(envelope, from: node, channel: channel)
+                || self.deliverDirect(envelope, from: node, channel: channel)
         }
         return settings
     }
@@ -445,9 +447,16 @@ struct LinkRegistry {
         let channel: any Channel
         let writer: LinkWriter
         let initiator: NodeID
+        /// Whether messages may take the event-loop fast path: set once the application has been
+        /// told the peer is connected, so nothing from it can arrive before that event.
+        var fastPath = false
     }
 
     var entries: [NodeID: Entry] = [:]
+    /// Per link being served: application messages passed up its async stream and not yet taken
+    /// by its serving task. The event-loop fast path is allowed only while this is 0, so that a
+    /// link's messages reach the application in order (see `Session.deliverDirect`).
+    var passedUp: [ObjectIdentifier: Int] = [:]
 
     /// Removes the entry if it is still this channel's; `true` when it was.
     mutating func remove(_ node: NodeID, channel: any Channel) -> Bool {

@@ -38,6 +38,8 @@ struct OutboxTests {
         for id in ids {
             try await alice.waitForEvent("\"event\":\"receipt\"", id, "\"status\":\"delivered\"")
         }
+        // A receipt means "on bob's disk"; bob shows the line just after it sends the receipt.
+        try await bob.waitForEvent("\"event\":\"message\"", texts[2])
         let received = bob.output.filter { $0.contains("\"event\":\"message\"") }.compactMap { JSONLine($0)?.string("text") }
         #expect(received == texts)
         alice.send("/history 10")
