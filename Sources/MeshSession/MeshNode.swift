@@ -290,9 +290,12 @@ final class MeshNode: Sendable {
             logger.notice("dropped a sealed packet", metadata: ["mesh.origin": "\(header.origin.shortHex)", "error": "\(error)"])
             return nil
         }
+        // Data has nothing else to recognise a replay by once the duplicate cache forgot its packet
+        // id; chat lines are deduplicated by message id on disk and receipts are idempotent, so a
+        // laptop whose clock is far off still chats (§13.6).
         let skew = Duration.milliseconds(abs(Self.nowMilliseconds - plaintext.sealedAtMs))
-        guard skew <= Self.freshness else {
-            logger.notice("dropped a sealed packet: its clock differs from ours by more than \(Self.freshness) (a replay, or a clock far off)",
+        if case .data? = plaintext.content, skew > Self.freshness {
+            logger.notice("dropped sealed data: its clock differs from ours by more than \(Self.freshness) (a replay, or a clock far off)",
                           metadata: ["mesh.origin": "\(header.origin.shortHex)"])
             return nil
         }

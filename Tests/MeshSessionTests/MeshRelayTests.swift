@@ -163,7 +163,7 @@ struct MeshRelayTests {
         for node in [a, b, c] { await node.stop() }
     }
 
-    @Test("a replayed sealed packet is delivered once; one sealed 20 minutes ago is dropped as a replay")
+    @Test("a replayed sealed packet is delivered once; data sealed 20 minutes ago is dropped as a replay, a chat line is not (the clock may be off; lines are deduplicated by id)")
     func sealedReplays() async throws {
         let a = try await Node("alice"), b = try await Node("bob")
         var ra = EventReader(a), rb = EventReader(b)
@@ -171,7 +171,7 @@ struct MeshRelayTests {
         let bobSeenByA = try await ra.connected()
         _ = try await rb.connected()
         let identity = a.session.peer.identity
-        func sealed(_ text: String, sealedAt: Int64, packet: UInt8) throws -> RoutedPayload {
+        func sealed(_ text: String, sealedAt: Int64, packet: UInt8, asData: Bool = false) throws -> RoutedPayload {
             var routed = RoutedPayload()
             routed.origin = Data(a.id.id.bytes)
             routed.destination = Data(b.id.id.bytes)
@@ -182,26 +182,32 @@ struct MeshRelayTests {
             chat.text = text
             chat.sequence = 1
             chat.floor = 1
-            routed.sealed = try Sealing.seal(.chat(chat), displayName: "alice", sealedAtMilliseconds: sealedAt,
+            var data = Meshchat_V1_Data()
+            data.payload = Data(text.utf8)
+            routed.sealed = try Sealing.seal(asData ? .data(data) : .chat(chat), displayName: "alice", sealedAtMilliseconds: sealedAt,
                                              header: SealHeader(origin: a.id.id, destination: b.id.id, packetID: routed.packetID),
                                              recipientStaticKey: b.session.peer.identity.staticKey.publicKey, identity: identity)
             return routed
         }
         let now = Int64(Date().timeIntervalSince1970 * 1000)
-        let stale = try sealed("from long ago", sealedAt: now - 20 * 60 * 1000, packet: 1)
+        let staleData = try sealed("data from long ago", sealedAt: now - 20 * 60 * 1000, packet: 1, asData: true)
+        let skewedChat = try sealed("a line from a clock 20 minutes off", sealedAt: now - 20 * 60 * 1000, packet: 4)
         let fresh = try sealed("fresh", sealedAt: now, packet: 2)
         let last = try sealed("last", sealedAt: now, packet: 3)
-        for routed in [stale, fresh, fresh, last] {
+        for routed in [staleData, skewedChat, fresh, fresh, last] {
             try await a.session.sendReliable(.routed(routed), size: 512, to: [bobSeenByA])
         }
         var texts: [String] = []
         while texts.last != "last" {
             texts.append(try await rb.next { event -> String? in
-                if case .received(let message) = event, case .text(let text) = message.content { return text.text }
-                return nil
+                guard case .received(let message) = event else { return nil }
+                switch message.content {
+                case .text(let text): return text.text
+                case .data(let data): return String(decoding: data, as: UTF8.self)
+                }
             })
         }
-        #expect(texts == ["fresh", "last"])
+        #expect(texts == ["a line from a clock 20 minutes off", "fresh", "last"])
         for node in [a, b] { await node.stop() }
     }
 }
