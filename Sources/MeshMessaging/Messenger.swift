@@ -263,6 +263,8 @@ public actor Messenger {
     }
 
     private func report(_ error: any Error) {
+        // Stopping cancels work in progress; that is no failure.
+        if error is CancellationError || Task.isCancelled { return }
         logger.error("messenger: \(error)")
         _ = events.offer(.failure("\(error)"))
     }
