@@ -9,7 +9,7 @@ import Darwin
 ///
 /// `buffer` is every key, each preceded by a 0 byte (keys never contain 0), so a substring
 /// scan is one `memmem` walk over the whole table; `sorted` lists place indices by key
-/// bytes (then index) for prefix lookups by binary search.
+/// bytes (then name, then index) for prefix lookups by binary search.
 struct NameTable: Sendable {
     private let buffer: [UInt8]
     private let starts: [Int]
@@ -34,7 +34,9 @@ struct NameTable: Sendable {
         self.ends = ends
         sorted = (0..<Int32(names.count)).sorted { a, b in
             let c = Self.compare(buffer, starts[Int(a)], ends[Int(a)], buffer, starts[Int(b)], ends[Int(b)])
-            return c != 0 ? c < 0 : a < b
+            if c != 0 { return c < 0 }
+            let na = names[Int(a)], nb = names[Int(b)]
+            return na != nb ? na < nb : a < b
         }
     }
 
@@ -60,7 +62,7 @@ struct NameTable: Sendable {
         return (xe - xs) - (ye - ys)
     }
 
-    /// Place indices whose key starts with `query`, in key order.
+    /// Place indices whose key starts with `query`, ordered by (key bytes, name, index).
     func prefixMatches(_ query: [UInt8]) -> [Int] {
         // First key ≥ query.
         var lo = 0, hi = sorted.count
