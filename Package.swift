@@ -10,6 +10,7 @@
 //   CAvahi, MeshDiscovery      DNS-SD through avahi-daemon (libavahi-client), and the pure discovery model
 //   MeshSession                the public Multipeer-style API
 //   MeshStore                  persistent outbox, inbound ordering and chat history (SQLite via GRDB)
+//   CZlib, Places              offline place data: loaders and an exact spatial index (no networking)
 //   MeshChatKit, meshchat      the line-mode chat front
 import PackageDescription
 
@@ -23,6 +24,7 @@ let package = Package(
         .library(name: "MeshDiscovery", targets: ["MeshDiscovery"]),
         .library(name: "MeshMessaging", targets: ["MeshMessaging"]),
         .library(name: "MeshStore", targets: ["MeshStore"]),
+        .library(name: "Places", targets: ["Places"]),
         .executable(name: "meshchat", targets: ["meshchat"]),
         .executable(name: "meshbench", targets: ["meshbench"]),
     ],
@@ -109,6 +111,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // zlib (C), for reading gzip-compressed place data sets.
+        .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+        // Offline places: GeoJSON/CSV loaders and an exact great-circle spatial index; no networking.
+        .target(name: "Places", dependencies: ["CZlib"]),
         // The chat front's logic: line commands, rendering, JSON events, the REPL loop.
         .target(
             name: "MeshChatKit",
@@ -176,6 +182,8 @@ let package = Package(
             dependencies: ["MeshStore", "MeshWire", "MeshTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(name: "MeshChatKitTests", dependencies: ["MeshChatKit", "MeshTestSupport"]),
+        // Optimised even in debug builds: the brute-force oracle scans ~300k real places per query.
+        .testTarget(name: "PlacesTests", dependencies: ["Places"], swiftSettings: [.unsafeFlags(["-O"])]),
         .testTarget(name: "IntegrationTests", dependencies: ["MeshTestSupport"]),
     ]
 )

@@ -1,0 +1,78 @@
+/// A place data set that could not be loaded at all.
+///
+/// Row-level trouble never throws: a bad row becomes a ``LoadProblem`` in the ``LoadReport``
+/// and the load goes on. This error is for input that is not place data at all (not JSON,
+/// not a FeatureCollection, a CSV without coordinate columns, a broken gzip stream).
+///
+/// Equality compares ``code`` only; ``description`` says what failed and where.
+public struct PlacesError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What kind of failure this is.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        private enum Base: Hashable { case gzip, notJSON, notFeatureCollection, notCSV, noColumns, noPlaces }
+        private let base: Base
+
+        /// The bytes are gzip-framed but do not inflate.
+        public static let badGzip = Code(base: .gzip)
+        /// The bytes are not JSON.
+        public static let notJSON = Code(base: .notJSON)
+        /// The JSON is not a GeoJSON FeatureCollection.
+        public static let notFeatureCollection = Code(base: .notFeatureCollection)
+        /// The bytes are not text in CSV form (binary, not UTF-8).
+        public static let notCSV = Code(base: .notCSV)
+        /// The CSV header names no latitude, longitude or name column that was asked for.
+        public static let missingColumns = Code(base: .noColumns)
+        /// Rows were read but not one of them held a usable place.
+        public static let noPlaces = Code(base: .noPlaces)
+
+        /// The code's name.
+        public var description: String {
+            switch base {
+            case .gzip: "badGzip"
+            case .notJSON: "notJSON"
+            case .notFeatureCollection: "notFeatureCollection"
+            case .notCSV: "notCSV"
+            case .noColumns: "missingColumns"
+            case .noPlaces: "noPlaces"
+            }
+        }
+    }
+
+    /// What kind of failure this is.
+    public let code: Code
+    private let detail: String
+
+    private init(_ code: Code, _ detail: String) {
+        self.code = code
+        self.detail = detail
+    }
+
+    /// What failed, with the value or position involved.
+    public var description: String { "\(code): \(detail)" }
+
+    /// Compares ``code`` only.
+    public static func == (lhs: PlacesError, rhs: PlacesError) -> Bool { lhs.code == rhs.code }
+
+    /// Hashes ``code`` only.
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+
+    @inline(never)
+    static func badGzip(_ detail: String) -> PlacesError { PlacesError(.badGzip, detail) }
+
+    @inline(never)
+    static func notJSON(_ detail: String) -> PlacesError { PlacesError(.notJSON, detail) }
+
+    @inline(never)
+    static func notFeatureCollection(_ detail: String) -> PlacesError { PlacesError(.notFeatureCollection, detail) }
+
+    @inline(never)
+    static func notCSV(_ detail: String) -> PlacesError { PlacesError(.notCSV, detail) }
+
+    @inline(never)
+    static func missingColumns(_ detail: String) -> PlacesError { PlacesError(.missingColumns, detail) }
+
+    @inline(never)
+    static func noPlaces(rows: Int, firstProblem: LoadProblem?) -> PlacesError {
+        let first = firstProblem.map { "; first problem: \($0)" } ?? ""
+        return PlacesError(.noPlaces, "none of \(rows) records held a usable place\(first)")
+    }
+}
