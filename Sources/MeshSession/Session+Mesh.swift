@@ -114,10 +114,7 @@ extension Session {
     }
 
     private static func messageID(_ id: String?) throws(SessionError) -> NodeID {
-        guard let id else {
-            var generator = SystemRandomNumberGenerator()
-            return try! NodeID(bytes: (0..<NodeID.byteCount).map { _ in UInt8.random(in: 0...255, using: &generator) })
-        }
+        guard let id else { return NodeID.random() }
         do {
             return try NodeID(hex: id)
         } catch {
@@ -133,7 +130,7 @@ extension Session {
     /// - Returns: whether the envelope was consumed.
     func forwardInTransit(_ envelope: Envelope, from node: NodeID, channel: any Channel) -> Bool {
         guard case .routed(let routed)? = envelope.body, case .sealed? = routed.payload,
-              routed.destination.count == NodeID.byteCount, routed.destination != Data(peer.peerID.id.bytes),
+              routed.destination.count == NodeID.byteCount, !routed.destination.elementsEqual(peer.peerID.id.bytes),
               registry.withLockedValue({ $0.entries[node]?.channel === channel }) else { return false }
         let step = mesh.received(routed, from: node)
         if let violation = step.violation {

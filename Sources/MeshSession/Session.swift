@@ -392,12 +392,10 @@ public final class Session: Sendable {
         guard text.utf8.count <= WireLimits.maxChatTextBytes else {
             throw .payloadTooLarge(text.utf8.count, limit: WireLimits.maxChatTextBytes, mode: .reliable)
         }
-        var id = [UInt8](repeating: 0, count: 16)
-        var generator = SystemRandomNumberGenerator()
-        for i in id.indices { id[i] = UInt8.random(in: 0...255, using: &generator) }
+        let id = NodeID.random()
         let millis = Int64(Date().timeIntervalSince1970 * 1000)
-        try await sendReliable(.chat(id: Data(id), text: text, sentAtMilliseconds: millis), size: text.utf8.count + 40, to: peers)
-        return try! NodeID(bytes: id).hex
+        try await sendReliable(.chat(id: Data(id.bytes), text: text, sentAtMilliseconds: millis), size: text.utf8.count + 40, to: peers)
+        return id.hex
     }
 
     func sendReliable(_ envelope: Envelope, size: Int, to peers: [PeerID]) async throws(SessionError) {

@@ -108,37 +108,28 @@ public final class MessageStore: Sendable {
 
     // MARK: - Plumbing
 
-    /// Runs `body` in a write transaction, mapping errors to ``StoreError``.
+    /// Runs `body` in a write transaction (taken at once, so writers never deadlock), mapping
+    /// errors to ``StoreError``; a throwing body rolls back.
     func write<T>(_ what: String, _ body: (Database) throws -> T) throws(StoreError) -> T {
-        let state = state
-        let path = path
-        do {
-            return try queue.inDatabase { db in
-                guard !state.isClosed else { throw StoreError.closed(path, what) }
-                var result: Result<T, any Error>?
-                try db.inTransaction(.immediate) {
-                    result = Result { try body(db) }
-                    if case .failure = result { return .rollback }
-                    return .commit
-                }
-                guard let result else { throw StoreError.io(path, what, "the transaction did not run") }
-                return try result.get()
-            }
-        } catch {
-            throw map(error, what)
-        }
+        try transaction(.immediate, what, body)
     }
 
     /// Runs `body` in a read transaction, mapping errors to ``StoreError``.
     func read<T>(_ what: String, _ body: (Database) throws -> T) throws(StoreError) -> T {
+        try transaction(.deferred, what, body)
+    }
+
+    private func transaction<T>(_ kind: Database.TransactionKind, _ what: String,
+                                _ body: (Database) throws -> T) throws(StoreError) -> T {
         let state = state
         let path = path
         do {
             return try queue.inDatabase { db in
                 guard !state.isClosed else { throw StoreError.closed(path, what) }
                 var result: Result<T, any Error>?
-                try db.inTransaction(.deferred) {
+                try db.inTransaction(kind) {
                     result = Result { try body(db) }
+                    if case .failure = result { return .rollback }
                     return .commit
                 }
                 guard let result else { throw StoreError.io(path, what, "the transaction did not run") }

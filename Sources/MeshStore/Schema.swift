@@ -167,27 +167,9 @@ enum Schema {
     // MARK: - Ids
 
     /// A fresh message id: 16 random bytes as 32 lowercase hex digits.
-    static func newID() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return hex((0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
-    }
+    static func newID() -> String { NodeID.random().hex }
 
     /// The id in lowercase when it is 32 hex digits, else `nil`.
-    static func normalizedID(_ id: String) -> String? {
-        guard id.utf8.count == 32 else { return nil }
-        let utf8 = Array(id.lowercased().utf8)
-        guard utf8.count == 32, utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else { return nil }
-        return String(decoding: utf8, as: UTF8.self)
-    }
+    static func normalizedID(_ id: String) -> String? { (try? NodeID(hex: id))?.hex }
 
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
 }

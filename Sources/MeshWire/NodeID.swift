@@ -40,6 +40,13 @@ public struct NodeID: Hashable, Comparable, Sendable, CustomStringConvertible {
         self.bytes = bytes
     }
 
+    /// 16 random bytes from the system's generator: the form of message and packet ids too
+    /// (PROTOCOL.md §6.1, §13.1).
+    public static func random() -> NodeID {
+        var generator = SystemRandomNumberGenerator()
+        return try! NodeID(bytes: (0..<byteCount).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+    }
+
     /// The 32 lowercase hex digits.
     public var hex: String {
         let digits = Array("0123456789abcdef".utf8)
