@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "MeshMessaging", targets: ["MeshMessaging"]),
         .library(name: "MeshStore", targets: ["MeshStore"]),
         .library(name: "Places", targets: ["Places"]),
+        .library(name: "MeshPlaces", targets: ["MeshPlaces"]),
         .executable(name: "meshchat", targets: ["meshchat"]),
         .executable(name: "meshbench", targets: ["meshbench"]),
     ],
@@ -115,18 +116,26 @@ let package = Package(
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         // Offline places: GeoJSON/CSV loaders and an exact great-circle spatial index; no networking.
         .target(name: "Places", dependencies: ["CZlib"]),
+        // Places over the mesh (PROTOCOL.md §14): lookups answered and asked across hops, pins.
+        .target(
+            name: "MeshPlaces",
+            dependencies: [
+                "Places", "MeshSession", "MeshStore", "MeshTransport", "MeshWire",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The chat front's logic: line commands, rendering, JSON events, the REPL loop.
         .target(
             name: "MeshChatKit",
             dependencies: [
-                "MeshSession", "MeshDiscovery", "MeshMessaging", "MeshStore",
+                "MeshSession", "MeshDiscovery", "MeshMessaging", "MeshStore", "MeshPlaces", "Places",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "meshchat",
             dependencies: [
-                "MeshChatKit", "MeshSession", "MeshTransport", "MeshDiscovery", "MeshMessaging", "MeshStore",
+                "MeshChatKit", "MeshSession", "MeshTransport", "MeshDiscovery", "MeshMessaging", "MeshStore", "MeshPlaces", "Places",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

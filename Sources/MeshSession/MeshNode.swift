@@ -33,6 +33,8 @@ final class MeshNode: Sendable {
     private struct State: Sendable {
         var router: Router
         var known: [NodeID: Known] = [:]
+        /// The place data sets each node's latest verified advert lists (§14.1).
+        var placeSets: [NodeID: [PlaceSetPayload]] = [:]
     }
 
     /// How far a sealed packet's clock may be from ours before it is refused as a replay (§13.6).
@@ -44,12 +46,13 @@ final class MeshNode: Sendable {
     private let clockStart = ContinuousClock.now
     private let logger: Logger
 
-    init(peer: LocalPeer, configuration: RoutingConfiguration, logger: Logger) {
+    init(peer: LocalPeer, configuration: RoutingConfiguration, placeSets: [PlaceSetPayload], logger: Logger) {
         self.identity = peer.identity
         self.me = peer.peerID
         self.logger = logger
         let identity = peer.identity
         let displayName = peer.peerID.displayName
+        let advertisedSets = Array(placeSets.prefix(WireLimits.maxPlaceSets))
         // Sequences start at the wall clock so that a restarted node's adverts replace its old ones (§13.2).
         let initialSequence = UInt64(max(0, Date().timeIntervalSince1970 * 1000))
         let router = Router(localNode: identity.nodeID, configuration: configuration, initialSequence: initialSequence,
@@ -63,6 +66,7 @@ final class MeshNode: Sendable {
                 neighbor.latencyUs = $0.latencyMicros
                 return neighbor
             }
+            payload.placeSets = advertisedSets
             return MeshSigning.signLinkState(payload, identity: identity).serialized
         }
         self.state = NIOLockedValueBox(State(router: router))
@@ -86,6 +90,9 @@ final class MeshNode: Sendable {
 
     /// The peer handle of a node known from its advert.
     func peer(_ node: NodeID) -> PeerID? { state.withLockedValue { $0.known[node]?.peer } }
+
+    /// The place data sets a node advertises (§14.1): empty when it holds none or is unknown.
+    func placeSets(of node: NodeID) -> [PlaceSetPayload] { state.withLockedValue { $0.placeSets[node] ?? [] } }
 
     /// When the router next needs ``timerFired()``.
     var nextDeadline: Duration? { state.withLockedValue { $0.router.nextDeadline?.offset } }
@@ -276,7 +283,11 @@ final class MeshNode: Sendable {
         guard origin != identity.nodeID,
               let staticKey = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: advert.staticKey),
               let peer = try? PeerID(id: origin, displayName: advert.displayName) else { return }
-        state.withLockedValue { $0.known[origin] = Known(peer: peer, staticKey: staticKey) }
+        let sets = Array(advert.placeSets.prefix(WireLimits.maxPlaceSets))
+        state.withLockedValue {
+            $0.known[origin] = Known(peer: peer, staticKey: staticKey)
+            $0.placeSets[origin] = sets
+        }
     }
 
     /// Opens a packet sealed for this node; `nil` (logged) when it does not open or is stale.
@@ -315,6 +326,8 @@ final class MeshNode: Sendable {
             return .receipt(from: sender, messageIDs: ids)
         case .data(let data):
             return .received(ReceivedMessage(sender: sender, mode: .reliable, content: .data(data.payload), hops: hops, isPrivate: true))
+        case .places(let places):
+            return .places(places, from: sender, hops: hops, isPrivate: true)
         case nil:
             logger.debug("ignored a sealed packet with unknown content (a newer peer's)", metadata: ["mesh.origin": "\(header.origin.shortHex)"])
             return nil
@@ -330,6 +343,8 @@ final class MeshNode: Sendable {
             return .received(ReceivedMessage(sender: sender, mode: .reliable, content: .text(text), hops: hops, isPrivate: false))
         case .data(let data):
             return .received(ReceivedMessage(sender: sender, mode: .reliable, content: .data(data.payload), hops: hops, isPrivate: false))
+        case .places(let places):
+            return .places(places, from: sender, hops: hops, isPrivate: false)
         case nil:
             return nil
         }

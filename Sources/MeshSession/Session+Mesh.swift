@@ -102,7 +102,7 @@ extension Session {
         try await sendSealed(.data(payload), to: peer)
     }
 
-    private func sendSealed(_ content: SealedPayload.OneOf_Content, to peer: PeerID) async throws(SessionError) {
+    func sendSealed(_ content: SealedPayload.OneOf_Content, to peer: PeerID) async throws(SessionError) {
         let step: MeshNode.Step?
         do {
             step = try mesh.sendSealed(content, to: peer.id)

@@ -187,6 +187,10 @@ public enum SessionEvent: Sendable {
     case reachabilityChanged(PeerID, MeshRoute?)
     /// A node acknowledged private lines end to end (PROTOCOL.md §13.8): they are stored on it.
     case receipt(from: PeerID, messageIDs: [String])
+    /// A message of the places application arrived (PROTOCOL.md §14): sealed to this node
+    /// (`isPrivate`: lookups, answers, pin catch-up) or broadcast and signed by its sender (pins,
+    /// withdrawals). Its fields are untrusted: the places layer validates them.
+    case places(PlacesPayload, from: PeerID, hops: Int, isPrivate: Bool)
 }
 
 /// Why an invitation this node made did not connect.

@@ -15,6 +15,9 @@ import MeshWire
 /// - `held`: incoming private messages held back by the sequencer (its ``InboundSequencer/held``).
 /// - `seen`: ids of every message received or sent, for duplicate detection; `keep_from` is the
 ///   later of the receive time and the sender's time, from which ``StoreLimits/seenRetention`` runs.
+/// - `pin` (v2): place pins shared in the mesh, this node's and others'; `withdrawn_at` is set
+///   when the author withdrew it (the row stays until it expires, so a late copy is not revived).
+/// - `setting` (v2): small values the application remembers (such as its location), by key.
 enum Schema {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -70,6 +73,29 @@ enum Schema {
                     keep_from REAL NOT NULL
                 );
                 CREATE INDEX seen_age ON seen(keep_from);
+                """)
+        }
+        migrator.registerMigration("v2") { db in
+            try db.execute(sql: """
+                CREATE TABLE pin (
+                    id TEXT PRIMARY KEY,
+                    author TEXT NOT NULL,
+                    author_name TEXT NOT NULL,
+                    latitude REAL NOT NULL,
+                    longitude REAL NOT NULL,
+                    label TEXT NOT NULL,
+                    note TEXT NOT NULL,
+                    created_at REAL NOT NULL,
+                    expires_at REAL NOT NULL,
+                    received_at REAL NOT NULL,
+                    withdrawn_at REAL
+                );
+                CREATE INDEX pin_author ON pin(author);
+                CREATE INDEX pin_expiry ON pin(expires_at);
+                CREATE TABLE setting (
+                    key TEXT PRIMARY KEY,
+                    value TEXT NOT NULL
+                );
                 """)
         }
         return migrator

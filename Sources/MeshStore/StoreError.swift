@@ -18,6 +18,8 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case io
         /// The store was closed.
         case closed
+        /// The pin limit (per author or in total) is reached; the pin was not stored.
+        case pinsFull
     }
 
     /// What kind of error this is.
@@ -58,6 +60,14 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     @inline(never)
     static func outboxFull(total: Int, limit: Int) -> StoreError {
         StoreError(.outboxFull, "outbox holds \(total) messages in all, the maximum total is \(limit)")
+    }
+    @inline(never)
+    static func pinsFull(author: String, count: Int, limit: Int) -> StoreError {
+        StoreError(.pinsFull, "\(author) has \(count) live pins, the maximum per author is \(limit)")
+    }
+    @inline(never)
+    static func pinsFull(total: Int, limit: Int) -> StoreError {
+        StoreError(.pinsFull, "the store holds \(total) live pins, the maximum total is \(limit)")
     }
     @inline(never)
     static func closed(_ path: String, _ what: String) -> StoreError {

@@ -30,6 +30,10 @@ public struct StoreLimits: Sendable, Hashable {
     /// The most history rows kept; the oldest are pruned beyond it by ``MessageStore/prune(now:)``
     /// (messages still in the outbox are kept): 100,000.
     public var maxHistory: Int
+    /// The most live pins kept from one author (this node included): 64. A new pin beyond it is refused.
+    public var maxPinsPerAuthor: Int
+    /// The most live pins kept in all: 2,000. A new pin beyond it is refused.
+    public var maxPinsTotal: Int
 
     /// Creates limits; every argument defaults to the value documented on its property.
     /// - Parameters:
@@ -42,6 +46,8 @@ public struct StoreLimits: Sendable, Hashable {
     ///   - maxHeldPerSender: see ``maxHeldPerSender``.
     ///   - holdTimeout: see ``holdTimeout``.
     ///   - maxHistory: see ``maxHistory``.
+    ///   - maxPinsPerAuthor: see ``maxPinsPerAuthor``.
+    ///   - maxPinsTotal: see ``maxPinsTotal``.
     public init(
         maxQueuedPerDestination: Int = 1000,
         maxQueuedTotal: Int = 10_000,
@@ -51,7 +57,9 @@ public struct StoreLimits: Sendable, Hashable {
         maxSeen: Int = 1_000_000,
         maxHeldPerSender: Int = 1000,
         holdTimeout: Duration = .seconds(120),
-        maxHistory: Int = 100_000
+        maxHistory: Int = 100_000,
+        maxPinsPerAuthor: Int = 64,
+        maxPinsTotal: Int = 2000
     ) {
         self.maxQueuedPerDestination = maxQueuedPerDestination
         self.maxQueuedTotal = maxQueuedTotal
@@ -62,5 +70,7 @@ public struct StoreLimits: Sendable, Hashable {
         self.maxHeldPerSender = maxHeldPerSender
         self.holdTimeout = holdTimeout
         self.maxHistory = maxHistory
+        self.maxPinsPerAuthor = maxPinsPerAuthor
+        self.maxPinsTotal = maxPinsTotal
     }
 }

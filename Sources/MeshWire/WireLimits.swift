@@ -35,6 +35,8 @@ public enum WireLimits {
     public static let maxReceiptIDs = 64
     /// The highest hop limit a packet may carry (§13.2.8).
     public static let maxHopLimit = 32
+    /// Place data sets one link-state advert lists (§14.1); more are ignored.
+    public static let maxPlaceSets = 8
     /// The longest `Hello` payload in handshake message 1 (§4.3).
     public static let maxHelloSize = 1024
     /// The longest reason in an ABORT frame (§3.2).
