@@ -1,3 +1,6 @@
+import MeshPlaces
+import Places
+
 /// One line typed by the user, parsed (pure; no I/O).
 ///
 /// A line that does not start with `/` is chat text for the whole mesh; `//text` sends a line
@@ -24,10 +27,41 @@ public enum ChatCommand: Sendable, Hashable {
     case accept(String?)
     /// Decline a received invitation (the only pending one when no peer is named).
     case decline(String?)
+    /// `/here [LAT,LON]`: set my location (remembered), or show it.
+    case here(Coordinate?)
+    /// `/near [RADIUS] [TEXT]`: places around my location, here or from peers across the mesh.
+    case near(radius: Distance?, text: String)
+    /// `/pin LAT,LON LABEL [NOTE]` or `/pin N [NOTE]`: share a pin with the room.
+    case pin(PinTarget, note: String)
+    /// `/pins [--geojson FILE]`: list live pins, or export them as GeoJSON.
+    case pins(geojson: String?)
+    /// `/unpin [N|all]`: withdraw my pins everywhere (the Nth of the last `/pins` list, all of
+    /// mine, or my only one).
+    case unpin(UnpinTarget)
+    /// `/map [RADIUS]`: a picture of the places and pins around my location.
+    case map(radius: Distance?)
     /// Leave.
     case quit
     /// An empty line: nothing to do.
     case empty
+
+    /// Where a new pin goes.
+    public enum PinTarget: Sendable, Hashable {
+        /// A point with a label.
+        case point(Coordinate, label: String)
+        /// The Nth (from 1) place of the last `/near` result; its name is the label.
+        case result(Int)
+    }
+
+    /// Which pins `/unpin` withdraws.
+    public enum UnpinTarget: Sendable, Hashable {
+        /// My only live pin (an error when I have several).
+        case only
+        /// The Nth (from 1) pin of the last `/pins` list (it must be mine).
+        case listed(Int)
+        /// Every pin of mine.
+        case all
+    }
 
     /// Other names of commands: `/who` is `/peers`, `/exit` is `/quit`, `/?` is `/help`.
     public static let aliases: [String: String] = ["who": "peers", "exit": "quit", "?": "help"]
@@ -38,6 +72,12 @@ public enum ChatCommand: Sendable, Hashable {
         ("msg", "/msg @NAME TEXT", "send a private line, end-to-end encrypted, to one peer (name or id prefix); it waits for a route"),
         ("route", "/route @NAME", "show the path to a peer across the mesh with each link's latency"),
         ("history", "/history [N]", "show the last N lines (default 20, at most 1000), kept across restarts"),
+        ("here", "/here [LAT,LON]", "set your location (remembered across restarts), or show it"),
+        ("near", "/near [RADIUS] [TEXT]", "places around you (default 2 km; e.g. 500m, 5km, 3mi), here or asked of peers whose data covers it"),
+        ("pin", "/pin LAT,LON LABEL [NOTE] | /pin N [NOTE]", "share a pin with everyone (a quoted label may have spaces; N: a /near result)"),
+        ("pins", "/pins [--geojson FILE]", "list live pins with distance and direction, or write them to a GeoJSON file"),
+        ("unpin", "/unpin [N|all]", "withdraw your pin everywhere (N: from the last /pins list)"),
+        ("map", "/map [RADIUS]", "a map of places and pins around you (default 2 km)"),
         ("connect", "/connect HOST:PORT", "open an encrypted link to a peer at an address"),
         ("invite", "/invite PEER", "invite a discovered peer (name or id prefix) into the chat"),
         ("accept", "/accept [PEER]", "accept an invitation (the only pending one if no peer is named)"),
@@ -93,6 +133,38 @@ public enum ChatCommand: Sendable, Hashable {
                 throw .badArgument(command: "history", "\"\(argument)\" is not a number from 1 to 1000")
             }
             return .history(count)
+        case "here":
+            guard !argument.isEmpty else { return .here(nil) }
+            do {
+                return .here(try Coordinate(parsing: argument))
+            } catch {
+                throw .badArgument(command: "here", error.message)
+            }
+        case "near":
+            let (radius, text) = try radiusAndText("near", argument)
+            guard text.utf8.count <= PlacesLimits.maxQueryTextBytes else {
+                throw .badArgument(command: "near", "the text is \(text.utf8.count) bytes, at most \(PlacesLimits.maxQueryTextBytes)")
+            }
+            return .near(radius: radius, text: text)
+        case "map":
+            let (radius, text) = try radiusAndText("map", argument)
+            guard text.isEmpty else { throw .badArgument(command: "map", "\"\(text.prefix(40))\" is not a radius") }
+            return .map(radius: radius)
+        case "pin":
+            return try pin(argument)
+        case "pins":
+            guard !argument.isEmpty else { return .pins(geojson: nil) }
+            let pieces = argument.split(separator: " ", maxSplits: 1)
+            guard pieces.first == "--geojson" else { throw .badArgument(command: "pins", "unknown option \"\(pieces[0])\"") }
+            guard pieces.count == 2 else { throw .badArgument(command: "pins", "--geojson needs a file name") }
+            return .pins(geojson: String(pieces[1]).trimmingWhitespace())
+        case "unpin":
+            if argument.isEmpty { return .unpin(.only) }
+            if argument.lowercased() == "all" { return .unpin(.all) }
+            guard let n = Int(argument), n >= 1 else {
+                throw .badArgument(command: "unpin", "\"\(argument.prefix(40))\" is not a number from the /pins list or \"all\"")
+            }
+            return .unpin(.listed(n))
         case "invite":
             guard !argument.isEmpty else { throw .badArgument(command: "invite", "a peer name or id is required") }
             return .invite(argument)
@@ -103,6 +175,52 @@ public enum ChatCommand: Sendable, Hashable {
         default:
             throw .unknownCommand(name)
         }
+    }
+
+    /// `[RADIUS] [TEXT]`: a first word that reads as a distance is the radius.
+    private static func radiusAndText(_ command: String, _ argument: String) throws(ChatCommandError) -> (Distance?, String) {
+        let pieces = argument.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard let first = pieces.first, first.first.map({ $0.isNumber || $0 == "." }) == true else { return (nil, argument) }
+        let radius: Distance
+        do {
+            radius = try PlaceArguments.distance(String(first))
+        } catch {
+            throw .badArgument(command: command, error.message)
+        }
+        guard radius.metres >= PlacesLimits.minRadiusMetres, radius.metres <= PlacesLimits.maxRadiusMetres else {
+            throw .badArgument(command: command, "radius \(first) is out of range: 1 m to 100 km")
+        }
+        return (radius, pieces.count > 1 ? String(pieces[1]).trimmingWhitespace() : "")
+    }
+
+    /// `/pin LAT,LON LABEL [NOTE]` (a label in double quotes may hold spaces) or `/pin N [NOTE]`.
+    private static func pin(_ argument: String) throws(ChatCommandError) -> ChatCommand {
+        let pieces = argument.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard let first = pieces.first else { throw .badArgument(command: "pin", "a position or a result number is required") }
+        let rest = pieces.count > 1 ? String(pieces[1]).trimmingWhitespace() : ""
+        if let n = Int(first) {
+            guard n >= 1 else { throw .badArgument(command: "pin", "result number \(n) must be 1 or more") }
+            return .pin(.result(n), note: rest)
+        }
+        let point: Coordinate
+        do {
+            point = try Coordinate(parsing: String(first))
+        } catch {
+            throw .badArgument(command: "pin", error.message)
+        }
+        var label = rest
+        var note = ""
+        if rest.hasPrefix("\"") {
+            let body = rest.dropFirst()
+            guard let close = body.firstIndex(of: "\"") else { throw .badArgument(command: "pin", "the label's closing \" is missing") }
+            label = String(body[..<close])
+            note = String(body[body.index(after: close)...]).trimmingWhitespace()
+        } else if let space = rest.firstIndex(of: " ") {
+            label = String(rest[..<space])
+            note = String(rest[rest.index(after: space)...]).trimmingWhitespace()
+        }
+        guard !label.trimmingWhitespace().isEmpty else { throw .badArgument(command: "pin", "a label is required") }
+        return .pin(.point(point, label: label), note: note)
     }
 
     private static func noArgument(_ name: String, _ argument: String) throws(ChatCommandError) {

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MeshMessaging
+import MeshPlaces
 import MeshSession
 import MeshStore
 
@@ -16,12 +17,16 @@ public struct ChatFront: Sendable {
         public var json = false
         /// Keep serving peers after the input ends (until the process is stopped).
         public var keepRunningAfterInput = false
+        /// Stdout is a terminal: `/map` draws a picture (else it lists what it would show).
+        public var isTerminal = false
         /// Creates the defaults.
         public init() {}
     }
 
-    private let session: Session
+    let session: Session
     private let messenger: Messenger
+    let places: PlaceService
+    let memory = PlacesMemory()
     private let book = PeerBook()
     private let options: Options
     private let finder: PeerFinder?
@@ -32,14 +37,16 @@ public struct ChatFront: Sendable {
     /// - Parameters:
     ///   - session: a started session.
     ///   - messenger: the outbox, receipts and history over that session (it owns the session's events).
+    ///   - places: place lookups and pins over that session.
     ///   - options: output options.
     ///   - finder: discovery, or `nil` without it (`--no-discovery`).
     ///   - logger: for diagnostics (stderr in the executable).
     ///   - write: writes one line of output (stdout in the executable).
-    public init(session: Session, messenger: Messenger, options: Options, finder: PeerFinder? = nil, logger: Logger,
+    public init(session: Session, messenger: Messenger, places: PlaceService, options: Options, finder: PeerFinder? = nil, logger: Logger,
                 write: @escaping @Sendable (String) -> Void) {
         self.session = session
         self.messenger = messenger
+        self.places = places
         self.finder = finder
         self.options = options
         self.logger = logger
@@ -184,6 +191,8 @@ public struct ChatFront: Sendable {
         case .connect(let host, let port):
             session.connect(host: host, port: port)
             emit(.notice("connecting to \(host):\(port)"))
+        case .here, .near, .pin, .pins, .unpin, .map:
+            await handlePlaces(command)
         case .quit:
             await session.disconnect()
             return .quit
@@ -228,6 +237,7 @@ public struct ChatFront: Sendable {
             switch event {
             case .session(let event):
                 show(event)
+                for change in await places.handle(event) { await show(change) }
             case .message(let message):
                 var isPrivate = false
                 if case .direct = message.conversation { isPrivate = true }
@@ -272,7 +282,7 @@ public struct ChatFront: Sendable {
             emit(.invitationFailed(peer, kind: failure.kind.rawValue, message: failure.message))
         case .reachabilityChanged(let peer, let route):
             emit(.reachability(peer, hops: route?.hops, via: route?.nextHop))
-        case .receipt:
+        case .receipt, .places:
             break
         }
     }

@@ -1,5 +1,7 @@
 import Foundation
+import MeshPlaces
 import MeshSession
+import Places
 
 /// What the chat front shows, as values: the renderers turn each into a JSON line or text.
 public enum ChatOutput: Sendable {
@@ -42,6 +44,24 @@ public enum ChatOutput: Sendable {
     case invitationFailed(PeerID, kind: String, message: String)
     /// A received invitation ended without an answer taking effect (expired, withdrawn).
     case invitationEnded(PeerID, reason: String)
+    /// The answer to `/here`: my location, if set, with where that is (the nearest place in my data).
+    case here(Coordinate?, description: String?)
+    /// The answer to `/near`: places with distance and bearing from the lookup's point, and
+    /// where each came from.
+    case places(LookupResult)
+    /// My pin was stored and shared (`sentToNobody`: no peer is connected; nodes get it when
+    /// they become reachable).
+    case pinned(SharedPin, sentToNobody: Bool)
+    /// Another node's pin arrived; `from` is my location, for distance and bearing.
+    case pin(SharedPin, from: Coordinate?)
+    /// A pin was withdrawn (mine by `/unpin`, or another's by its author).
+    case unpinned(SharedPin, mine: Bool)
+    /// The answer to `/pins`: live pins, numbered; `from` is my location.
+    case pins([SharedPin], from: Coordinate?)
+    /// `/pins --geojson FILE` wrote `count` pins.
+    case exported(file: String, count: Int)
+    /// The answer to `/map`: the picture (text) or the plain description (JSON, or not a terminal).
+    case map([String])
     /// Something went wrong; nothing was sent.
     case error(String)
     /// A notice for people (text mode only).
@@ -214,11 +234,76 @@ public struct JSONRenderer: Sendable {
             return .object([("event", "invitationFailed"), ("peer", Self.peer(peer)), ("kind", .string(kind)), ("message", .string(message))])
         case .invitationEnded(let peer, let reason):
             return .object([("event", "invitationEnded"), ("peer", Self.peer(peer)), ("reason", .string(reason))])
+        case .here(let point, let description):
+            guard let point else { return .object([("event", "here"), ("set", .bool(false))]) }
+            var members: [(String, JSONValue)] = [("event", "here"), ("set", .bool(true)), ("lat", .double(point.latitude)),
+                                                  ("lon", .double(point.longitude))]
+            if let description { members.append(("description", .string(description))) }
+            return .object(members)
+        case .places(let result):
+            return Self.places(result)
+        case .pinned(let pin, let nobody):
+            return .object([("event", "pinned"), ("pin", Self.pin(pin, from: nil)), ("queued", .bool(nobody))])
+        case .pin(let pin, let from):
+            return .object([("event", "pin"), ("pin", Self.pin(pin, from: from))])
+        case .unpinned(let pin, let mine):
+            return .object([("event", "unpinned"), ("pin", Self.pin(pin, from: nil)), ("mine", .bool(mine))])
+        case .pins(let pins, let from):
+            return .object([("event", "pins"), ("pins", .array(pins.map { Self.pin($0, from: from) }))])
+        case .exported(let file, let count):
+            return .object([("event", "exported"), ("file", .string(file)), ("count", .int(count))])
+        case .map(let lines):
+            return .object([("event", "map"), ("lines", .array(lines.map { .string($0) }))])
         case .error(let message):
             return .object([("event", "error"), ("message", .string(message))])
         case .notice:
             return nil
         }
+    }
+
+    private static func places(_ result: LookupResult) -> JSONValue {
+        let lookup = result.lookup
+        let query: JSONValue = .object([("lat", .double(lookup.centre.latitude)), ("lon", .double(lookup.centre.longitude)),
+                                        ("radius_m", .double(lookup.radius.metres)), ("text", .string(lookup.text)),
+                                        ("limit", .int(lookup.limit))])
+        let hits: [JSONValue] = result.hits.enumerated().map { n, hit in
+            var members: [(String, JSONValue)] = [("n", .int(n + 1)), ("name", .string(hit.name)), ("lat", .double(hit.coordinate.latitude)),
+                                                  ("lon", .double(hit.coordinate.longitude)),
+                                                  ("distance_m", .double((hit.distance.metres * 10).rounded() / 10)),
+                                                  ("bearing_deg", .double((hit.bearing * 10).rounded() / 10)),
+                                                  ("compass", .string(PlaceText.compass(hit.bearing))), ("place_set", .string(hit.placeSet))]
+            members.append(("source", hit.source.map(Self.peer) ?? .string("me")))
+            return .object(members)
+        }
+        let sources: [JSONValue] = result.sources.map { source in
+            var members: [(String, JSONValue)] = [("peer", source.peer.map(Self.peer) ?? .string("me")), ("hops", .int(source.hops))]
+            switch source.outcome {
+            case .answered(let count, let total):
+                members += [("status", "answered"), ("count", .int(count)), ("total", .int(total))]
+            case .refused(let why):
+                members += [("status", "refused"), ("reason", .string(why))]
+            case .noAnswer:
+                members += [("status", "noAnswer")]
+            case .unreachable(let why):
+                members += [("status", "unreachable"), ("reason", .string(why))]
+            }
+            return .object(members)
+        }
+        return .object([("event", "places"), ("query", query), ("results", .array(hits)), ("total", .int(result.total)),
+                        ("sources", .array(sources)), ("covered", .bool(!result.nobodyCovers))])
+    }
+
+    private static func pin(_ pin: SharedPin, from: Coordinate?) -> JSONValue {
+        var members: [(String, JSONValue)] = [("id", .string(pin.id)), ("author", Self.peer(pin.author)),
+                                              ("lat", .double(pin.coordinate.latitude)), ("lon", .double(pin.coordinate.longitude)),
+                                              ("label", .string(pin.label)), ("note", .string(pin.note)),
+                                              ("created_at", .string(Self.iso8601(pin.createdAt))),
+                                              ("expires_at", .string(Self.iso8601(pin.expiresAt)))]
+        if let from {
+            members.append(("distance_m", .double((Geodesy.distance(from: from, to: pin.coordinate) * 10).rounded() / 10)))
+            members.append(("bearing_deg", .double((Geodesy.bearing(from: from, to: pin.coordinate) * 10).rounded() / 10)))
+        }
+        return .object(members)
     }
 
     private static func peer(_ peer: PeerID) -> JSONValue {
@@ -239,6 +324,43 @@ public struct JSONRenderer: Sendable {
 public struct TextRenderer: Sendable {
     /// Creates a renderer.
     public init() {}
+
+    private static func time(_ date: Date) -> String { date.formatted(date: .abbreviated, time: .shortened) }
+
+    private static func away(_ pin: SharedPin, _ from: Coordinate?) -> String {
+        guard let from else { return " at \(PlaceText.point(pin.coordinate))" }
+        return ", \(PlaceText.offset(.metres(Geodesy.distance(from: from, to: pin.coordinate)), Geodesy.bearing(from: from, to: pin.coordinate)))"
+    }
+
+    private static func places(_ result: LookupResult) -> String {
+        let lookup = result.lookup
+        let what = lookup.text.isEmpty ? "places" : "\"\(lookup.text)\""
+        let area = "within \(PlaceText.distance(lookup.radius)) of \(PlaceText.point(lookup.centre))"
+        if result.nobodyCovers { return "! nobody within reach holds place data covering \(PlaceText.point(lookup.centre))" }
+        var lines: [String] = []
+        if result.hits.isEmpty {
+            lines.append("* no \(what) \(area)")
+        } else {
+            let more = result.total > result.hits.count ? " (nearest \(result.hits.count) of \(result.total))" : ""
+            lines.append("* \(what) \(area)\(more):")
+            let width = String(result.hits.count).count
+            for (n, hit) in result.hits.enumerated() {
+                let number = String(n + 1).leftPadded(to: width)
+                let source = hit.source.map { " [from \($0.displayName)]" } ?? ""
+                lines.append("\(number). \(hit.name) — \(PlaceText.offset(hit.distance, hit.bearing))\(source)")
+            }
+        }
+        for source in result.sources where source.peer != nil {
+            let name = source.peer?.displayName ?? "you"
+            switch source.outcome {
+            case .answered: continue
+            case .refused(let why): lines.append("  \(name) refused: \(why)")
+            case .noAnswer: lines.append("  \(name) did not answer in time")
+            case .unreachable(let why): lines.append("  \(name) could not be asked: \(why)")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
 
     /// The line(s) for an output.
     /// - Parameter output: what to show.
@@ -315,10 +437,38 @@ public struct TextRenderer: Sendable {
             return "! invitation to \(peer) failed (\(kind)): \(message)"
         case .invitationEnded(let peer, let reason):
             return "* invitation from \(peer) ended: \(reason)"
+        case .here(let point, let description):
+            guard let point else { return "* your location is not set: /here LAT,LON" }
+            return "* you are at \(PlaceText.point(point))\(description.map { " (\($0))" } ?? "")"
+        case .places(let result):
+            return Self.places(result)
+        case .pinned(let pin, let nobody):
+            return "* pinned \"\(pin.label)\" at \(PlaceText.point(pin.coordinate)) until \(Self.time(pin.expiresAt))"
+                + (nobody ? "; nobody is connected: peers get it when they are reachable" : "")
+        case .pin(let pin, let from):
+            return "* \(pin.author.displayName) pinned \"\(pin.label)\"\(Self.away(pin, from))\(pin.note.isEmpty ? "" : ": \(pin.note)")"
+        case .unpinned(let pin, let mine):
+            return mine ? "* withdrew your pin \"\(pin.label)\"" : "* \(pin.author.displayName) withdrew the pin \"\(pin.label)\""
+        case .pins(let pins, let from):
+            if pins.isEmpty { return "* no pins" }
+            return pins.enumerated().map { n, pin in
+                "\(n + 1). \"\(pin.label)\" by \(pin.author.displayName)\(Self.away(pin, from)) until \(Self.time(pin.expiresAt))"
+                    + (pin.note.isEmpty ? "" : " — \(pin.note)")
+            }.joined(separator: "\n")
+        case .exported(let file, let count):
+            return "* wrote \(count) pin\(count == 1 ? "" : "s") to \(file)"
+        case .map(let lines):
+            return lines.joined(separator: "\n")
         case .error(let message):
             return "! \(message)"
         case .notice(let text):
             return "* \(text)"
         }
+    }
+}
+
+extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
     }
 }

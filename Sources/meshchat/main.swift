@@ -4,6 +4,7 @@ import Logging
 import MeshChatKit
 import MeshDiscovery
 import MeshMessaging
+import MeshPlaces
 import MeshSession
 import MeshStore
 import MeshTransport
@@ -57,6 +58,9 @@ struct MeshChat: AsyncParsableCommand {
 
     @Option(name: .long, help: ArgumentHelp("Announce KEY=VALUE to browsing peers (discoveryInfo); repeatable.", valueName: "KEY=VALUE"))
     var info: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Load place data (GeoJSON, gzipped or not, or CSV with lat/lon/name columns) to answer lookups from; repeatable.", valueName: "FILE"))
+    var places: [String] = []
 
     @Flag(name: .long, help: "Print one JSON object per event on stdout.")
     var json = false
@@ -127,16 +131,20 @@ struct MeshChat: AsyncParsableCommand {
             let directory = dataDir ?? Self.defaultDataDirectory()
             let me = try LocalPeer(displayName: displayName, dataDirectory: directory)
             let store = try MessageStore(path: directory + "/messages.sqlite")
+            let local = try PlacesLoading.load(places, logger: logger)
             var configuration = Session.Configuration()
+            configuration.placeSets = local.sets.map(\.info.payload)
             configuration.port = port
             configuration.serviceType = service
             configuration.routing.hopLimit = UInt8(hopLimit)
             let session = Session(peer: me, configuration: configuration, logger: logger)
             let messenger = Messenger(session: session, store: store, logger: logger)
+            let placeService = PlaceService(session: session, store: store, local: local, logger: logger)
             let boundPort = try await session.start()
             var options = ChatFront.Options()
             options.json = json
             options.keepRunningAfterInput = keepRunning
+            options.isTerminal = isatty(STDOUT_FILENO) == 1
             let render: @Sendable (ChatOutput) -> Void = { [json] in
                 if let line = ChatFront.render($0, json: json) { output.writeLine(line) }
             }
@@ -156,7 +164,7 @@ struct MeshChat: AsyncParsableCommand {
                     render(.error("discovery is off: \(error.message)"))
                 }
             }
-            front = ChatFront(session: session, messenger: messenger, options: options, finder: finder, logger: logger) { output.writeLine($0) }
+            front = ChatFront(session: session, messenger: messenger, places: placeService, options: options, finder: finder, logger: logger) { output.writeLine($0) }
             front.emit(.ready(id: me.peerID.id.hex, name: me.peerID.displayName, port: boundPort))
             for address in connect {
                 let (host, port) = try HostPort.parse(address)
