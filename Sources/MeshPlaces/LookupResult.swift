@@ -18,6 +18,23 @@ public struct LookupResult: Sendable {
         public var placeSet: String
         /// The node that answered, or `nil` for this node's own data.
         public var source: PeerID?
+
+        /// Creates a hit.
+        /// - Parameters:
+        ///   - name: the name.
+        ///   - coordinate: the position.
+        ///   - distance: from the lookup's point.
+        ///   - bearing: from the lookup's point, degrees.
+        ///   - placeSet: the data set.
+        ///   - source: the answering node, `nil` for this one.
+        public init(name: String, coordinate: Coordinate, distance: Distance, bearing: Double, placeSet: String, source: PeerID?) {
+            self.name = name
+            self.coordinate = coordinate
+            self.distance = distance
+            self.bearing = bearing
+            self.placeSet = placeSet
+            self.source = source
+        }
     }
 
     /// How one source fared.
@@ -40,6 +57,17 @@ public struct LookupResult: Sendable {
         public var hops: Int
         /// How it fared.
         public var outcome: Outcome
+
+        /// Creates a source.
+        /// - Parameters:
+        ///   - peer: the node, `nil` for this one.
+        ///   - hops: links to it.
+        ///   - outcome: how it fared.
+        public init(peer: PeerID?, hops: Int, outcome: Outcome) {
+            self.peer = peer
+            self.hops = hops
+            self.outcome = outcome
+        }
     }
 
     /// The lookup.
@@ -50,6 +78,19 @@ public struct LookupResult: Sendable {
     public var sources: [Source]
     /// Matches before the limit, summed over the sources (overlapping data counts twice).
     public var total: Int
+
+    /// Creates a result.
+    /// - Parameters:
+    ///   - lookup: the lookup.
+    ///   - hits: the places, nearest first.
+    ///   - sources: the sources asked.
+    ///   - total: matches before the limit.
+    public init(lookup: PlaceLookup, hits: [Hit], sources: [Source], total: Int) {
+        self.lookup = lookup
+        self.hits = hits
+        self.sources = sources
+        self.total = total
+    }
 
     /// Whether nobody was asked: neither this node nor any reachable peer holds data covering the point.
     public var nobodyCovers: Bool { sources.isEmpty }

@@ -1,6 +1,8 @@
 import Foundation
 @testable import MeshChatKit
+import MeshPlaces
 import MeshSession
+import Places
 import Testing
 
 /// `JSONRenderer` against README.md's table of JSON events, and `TextRenderer` for people.
@@ -43,12 +45,45 @@ struct RendererTests {
         case .reachability(_, let hops, _): hops == nil ? "unreachable" : "reachable"
         case .route: "route"
         case .history: "history"
+        case .here: "here"
+        case .places: "places"
+        case .pinned: "pinned"
+        case .pin: "pin"
+        case .unpinned: "unpinned"
+        case .pins: "pins"
+        case .exported: "exported"
+        case .map: "map"
         case .notice: nil
         }
     }
 
     static let peerKeys = ["id", "name"]
-    static let cases: [Case] = [
+    static let london = Coordinate(latitude: 51.5074, longitude: -0.1278)
+    static let pin = try! SharedPin(id: "620da8ed2398ab78558d6094fbe211c8", author: bob, coordinate: Coordinate(latitude: 51.501, longitude: -0.142),
+                                    label: "Meet here", note: "by the gates", createdAt: sentAt)
+    static let pinKeys = ["id", "author", "lat", "lon", "label", "note", "created_at", "expires_at"]
+    static let lookup = try! PlaceLookup(id: NodeID(hex: "94c37e7313876e15166fe569eac5eac7"), centre: london, radius: .kilometres(2), text: "pizza")
+    static let result = LookupResult(
+        lookup: lookup,
+        hits: [.init(name: "Pizza Express", coordinate: Coordinate(latitude: 51.508, longitude: -0.128), distance: .metres(67.3),
+                     bearing: 353.1, placeSet: "london.geojson", source: carol)],
+        sources: [.init(peer: carol, hops: 2, outcome: .answered(count: 1, total: 1)), .init(peer: bob, hops: 1, outcome: .refused("rate limited"))],
+        total: 1)
+    static let placeCases: [Case] = [
+        Case(label: "here", output: .here(london, description: "120 m NE of Pizza Express"), keys: ["set", "lat", "lon", "description"]),
+        Case(label: "here (not set)", output: .here(nil, description: nil), keys: ["set"]),
+        Case(label: "places", output: .places(result), keys: ["query", "results", "total", "sources", "covered"],
+             nested: ["query": ["lat", "lon", "radius_m", "text", "limit"],
+                      "results": ["n", "name", "lat", "lon", "distance_m", "bearing_deg", "compass", "place_set", "source"],
+                      "sources": ["peer", "hops", "status", "count", "total"]]),
+        Case(label: "pinned", output: .pinned(pin, sentToNobody: false), keys: ["pin", "queued"], nested: ["pin": pinKeys]),
+        Case(label: "pin", output: .pin(pin, from: london), keys: ["pin"], nested: ["pin": pinKeys + ["distance_m", "bearing_deg"]]),
+        Case(label: "unpinned", output: .unpinned(pin, mine: false), keys: ["pin", "mine"], nested: ["pin": pinKeys]),
+        Case(label: "pins", output: .pins([pin], from: nil), keys: ["pins"], nested: ["pins": pinKeys]),
+        Case(label: "exported", output: .exported(file: "/tmp/pins.geojson", count: 1), keys: ["file", "count"]),
+        Case(label: "map", output: .map(["map of 51.5074,-0.1278 within 2 km"]), keys: ["lines"]),
+    ]
+    static let cases: [Case] = placeCases + [
         Case(label: "ready", output: .ready(id: bob.id.hex, name: "bob", port: 47001), keys: ["id", "name", "port"]),
         Case(label: "peer connected", output: .peer(bob, state: "connected", address: "127.0.0.1:53296", reason: nil),
              keys: ["peer", "state", "address"], nested: ["peer": peerKeys]),
