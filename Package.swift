@@ -191,6 +191,7 @@ let package = Package(
             dependencies: ["MeshStore", "MeshWire", "MeshTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(name: "MeshChatKitTests", dependencies: ["MeshChatKit", "MeshTestSupport"]),
+        .testTarget(name: "MeshPlacesTests", dependencies: ["MeshPlaces", "Places", "MeshSession", "MeshStore", "MeshWire"]),
         // Optimised even in debug builds: the brute-force oracle scans ~300k real places per query.
         .testTarget(name: "PlacesTests", dependencies: ["Places"], swiftSettings: [.unsafeFlags(["-O"])]),
         .testTarget(name: "IntegrationTests", dependencies: ["MeshTestSupport"]),
