@@ -119,7 +119,7 @@ let package = Package(
         .target(
             name: "MeshChatKit",
             dependencies: [
-                "MeshSession", "MeshDiscovery", "MeshMessaging", "MeshStore",
+                "MeshSession", "MeshDiscovery", "MeshMessaging", "MeshStore", "Places",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
