@@ -118,9 +118,25 @@ extension ChatFront {
             emit(.error("/map: set your location first with /here LAT,LON"))
             return
         }
-        let lookup = try PlaceLookup(centre: here, radius: radius, limit: PlacesLimits.maxLimit)
-        _ = lookup
-        emit(.map(["map of \(PlaceText.point(here)) within \(PlaceText.distance(radius))"]))
+        let size = options.mapSize
+        let view = MapView(centre: here, radius: radius, width: size.width, height: size.height)
+        // The frame is a rectangle: its corners lie up to √(w²+h²)/min(w,h) radii away.
+        let reach = Distance.metres(min(PlacesLimits.maxRadiusMetres, view.reach.metres))
+        var markers: [MapView.Marker] = []
+        if places.local.covers(here) {
+            for set in places.local.sets {
+                markers += set.index.within(reach, of: here).map { MapView.Marker($0.place) }
+            }
+        } else {
+            let result = await places.lookup(try PlaceLookup(centre: here, radius: reach, limit: PlacesLimits.maxLimit))
+            markers = result.hits.map { MapView.Marker($0.name, at: $0.coordinate) }
+        }
+        let pins = try await places.pins().map { MapView.Marker($0.label, at: $0.coordinate) }
+        if options.isTerminal && !options.json {
+            emit(.map(view.render(places: markers, pins: pins, colour: true)))
+        } else {
+            emit(.map(view.describe(places: markers, pins: pins)))
+        }
     }
 
     /// Shows a places event.

@@ -19,6 +19,8 @@ public struct ChatFront: Sendable {
         public var keepRunningAfterInput = false
         /// Stdout is a terminal: `/map` draws a picture (else it lists what it would show).
         public var isTerminal = false
+        /// The size of `/map`'s picture in terminal cells (the executable uses the terminal's size).
+        public var mapSize = (width: 60, height: 20)
         /// Creates the defaults.
         public init() {}
     }
@@ -28,7 +30,7 @@ public struct ChatFront: Sendable {
     let places: PlaceService
     let memory = PlacesMemory()
     private let book = PeerBook()
-    private let options: Options
+    let options: Options
     private let finder: PeerFinder?
     private let write: @Sendable (String) -> Void
     private let logger: Logger

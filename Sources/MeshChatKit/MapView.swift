@@ -167,3 +167,13 @@ public struct MapView: Sendable {
         return Coordinate(latitude: latitude, longitude: longitude)
     }
 }
+
+extension MapView {
+    /// The farthest distance from the centre that the frame shows (its corners): fetch markers
+    /// within this to fill the whole picture.
+    public var reach: Distance {
+        let columns = Double(width - 2) / 2 + 1, rows = Double(height - 2) / 2 + 1
+        return .metres(((columns * scale.metresPerColumn) * (columns * scale.metresPerColumn)
+            + (rows * scale.metresPerRow) * (rows * scale.metresPerRow)).squareRoot())
+    }
+}

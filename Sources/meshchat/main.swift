@@ -145,6 +145,10 @@ struct MeshChat: AsyncParsableCommand {
             options.json = json
             options.keepRunningAfterInput = keepRunning
             options.isTerminal = isatty(STDOUT_FILENO) == 1
+            var size = winsize()
+            if options.isTerminal, ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0, size.ws_row > 0 {
+                options.mapSize = (width: min(Int(size.ws_col), 120), height: min(max(Int(size.ws_row) - 4, 10), 40))
+            }
             let render: @Sendable (ChatOutput) -> Void = { [json] in
                 if let line = ChatFront.render($0, json: json) { output.writeLine(line) }
             }
