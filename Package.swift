@@ -191,7 +191,10 @@ let package = Package(
             dependencies: ["MeshStore", "MeshWire", "MeshTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(name: "MeshChatKitTests", dependencies: ["MeshChatKit", "MeshTestSupport"]),
-        .testTarget(name: "MeshPlacesTests", dependencies: ["MeshPlaces", "Places", "MeshSession", "MeshStore", "MeshWire"]),
+        .testTarget(
+            name: "MeshPlacesTests",
+            dependencies: ["MeshPlaces", "Places", "MeshSession", "MeshStore", "MeshWire", "MeshLink", .product(name: "Logging", package: "swift-log")]
+        ),
         // Optimised even in debug builds: the brute-force oracle scans ~300k real places per query.
         .testTarget(name: "PlacesTests", dependencies: ["Places"], swiftSettings: [.unsafeFlags(["-O"])]),
         .testTarget(name: "IntegrationTests", dependencies: ["MeshTestSupport"]),
