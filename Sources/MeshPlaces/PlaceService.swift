@@ -34,6 +34,9 @@ public actor PlaceService {
     private var limiter = QueryRateLimiter()
     private var pending: [NodeID: Pending] = [:]
     private var reachable: Set<NodeID> = []
+    /// Answers to nodes with no route yet (a lookup can arrive before the asker's advert), sent
+    /// when the route appears, given up after the answer timeout.
+    private var unsent: [NodeID: [(message: PlacesPayload, until: ContinuousClock.Instant)]] = [:]
 
     private struct Pending {
         var asked: [NodeID: (peer: PeerID, hops: Int)]
@@ -252,6 +255,11 @@ public actor PlaceService {
             } else if reachable.insert(peer.id).inserted {
                 await sendCatchUp(to: peer)
             }
+            if route != nil, let waiting = unsent.removeValue(forKey: peer.id) {
+                for (message, until) in waiting where until > .now {
+                    try? await session.sendPlaces(message, to: peer)
+                }
+            }
             return []
         default:
             return []
@@ -338,6 +346,13 @@ public actor PlaceService {
         message.answer = reply.payload
         do {
             try await session.sendPlaces(message, to: sender)
+        } catch where error.code == .notReachable {
+            // The lookup outran the asker's advert: answer when its route appears.
+            let now = ContinuousClock.now
+            var waiting = (unsent[sender.id] ?? []).filter { $0.until > now }
+            if waiting.count < Int(PlacesLimits.queriesPerNodeBurst) { waiting.append((message, now + answerTimeout)) }
+            unsent[sender.id] = waiting
+            if unsent.count > 1024 { unsent = unsent.filter { $0.value.contains { $0.until > now } } }
         } catch {
             logger.info("could not answer a places lookup", metadata: ["mesh.origin": "\(sender)", "error": "\(error)"])
         }

@@ -75,4 +75,40 @@ struct MeshHostsTests {
         for process in [alice, bob, carol] { process.closeInput() }
         for process in [alice, bob, carol] { _ = try await process.waitForExit() }
     }
+
+    @Test("places across hosts: A, with no data, finds C's places through B by discovery alone, and C's pin reaches A")
+    func placesAcrossHosts() async throws {
+        try #require(geteuid() == 0, "network-namespace hosts need root (CI runs as root): run scripts/test as root")
+        let prefix = "mcp\(getpid() % 100000)-"
+        try MultiHostTests.hosts(["up", "A-B B-C"], prefix: prefix)
+        defer { _ = try? MultiHostTests.hosts(["down"], prefix: prefix) }
+        let directory = TemporaryDirectory()
+        let data = directory.appending("london.geojson")
+        try Data(PlacesMeshTests.fixture.utf8).write(to: URL(fileURLWithPath: data))
+        let service = DiscoveryTests.uniqueService()
+        let environment = ["MESHCHAT_NETNS_PREFIX": prefix]
+        func start(_ name: String, on host: String, extra: [String] = []) throws -> ChatProcess {
+            try DiscoveryTests.peer(name, service: service, directory, extra: extra,
+                                    launcher: ["scripts/netns-hosts", "exec", host], environment: environment)
+        }
+        let alice = try start("alice", on: "A")
+        let bob = try start("bob", on: "B")
+        let carol = try start("carol", on: "C", extra: ["--places", data])
+        try await alice.waitForEvent("\"event\":\"reachable\"", "\"name\":\"carol\"", "\"hops\":2", timeout: .seconds(30))
+
+        alice.send("/here \(PlacesMeshTests.here.lat),\(PlacesMeshTests.here.lon)")
+        try await alice.waitForEvent("\"event\":\"here\"")
+        alice.send("/near 2km pizza")
+        let line = try await alice.waitForEvent("\"event\":\"places\"")
+        let places = try #require(JSONLine(line))
+        let results = try #require(places.object["results"] as? [[String: Any]])
+        #expect(results.compactMap { $0["name"] as? String } == ["Pizza Express", "PIZZA hut"], "\(line)")
+        #expect(results.allSatisfy { ($0["source"] as? [String: Any])?["name"] as? String == "carol" })
+        #expect((places.object["sources"] as? [[String: Any]])?.first?["hops"] as? Int == 2)
+
+        carol.send("/pin 51.501,-0.142 gates")
+        try await alice.waitForEvent("\"event\":\"pin\"", "\"label\":\"gates\"", timeout: .seconds(10))
+        for process in [alice, bob, carol] { process.closeInput() }
+        for process in [alice, bob, carol] { _ = try await process.waitForExit() }
+    }
 }
