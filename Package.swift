@@ -59,6 +59,7 @@ let package = Package(
             dependencies: [
                 "MeshWire", "MeshNoise",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
@@ -108,7 +109,7 @@ let package = Package(
         .target(
             name: "MeshMessaging",
             dependencies: [
-                "MeshSession", "MeshStore", "MeshTransport", "MeshWire",
+                "MeshSession", "MeshStore", "MeshTransport", "MeshWire", "MeshLink",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -128,7 +129,7 @@ let package = Package(
         .target(
             name: "MeshChatKit",
             dependencies: [
-                "MeshSession", "MeshDiscovery", "MeshMessaging", "MeshStore", "MeshPlaces", "Places",
+                "MeshSession", "MeshDiscovery", "MeshMessaging", "MeshStore", "MeshPlaces", "Places", "MeshLink", "MeshTransport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -27,6 +27,13 @@ public enum ChatCommand: Sendable, Hashable {
     case accept(String?)
     /// Decline a received invitation (the only pending one when no peer is named).
     case decline(String?)
+    /// `/join #room [password]`: join a room across the mesh (a password makes it readable only
+    /// by those who know it); typed lines go there until `/leave`.
+    case join(room: String, password: String?)
+    /// `/leave [#room]`: leave a room (the active one by default).
+    case leave(String?)
+    /// `/rooms`: the rooms joined, and where typed lines go.
+    case rooms
     /// `/here [LAT,LON]`: set my location (remembered), or show it.
     case here(Coordinate?)
     /// `/near [RADIUS] [TEXT]`: places around my location, here or from peers across the mesh.
@@ -64,7 +71,7 @@ public enum ChatCommand: Sendable, Hashable {
     }
 
     /// Other names of commands: `/who` is `/peers`, `/exit` is `/quit`, `/?` is `/help`.
-    public static let aliases: [String: String] = ["who": "peers", "exit": "quit", "?": "help"]
+    public static let aliases: [String: String] = ["who": "peers", "exit": "quit", "?": "help", "part": "leave"]
 
     /// The commands with their one-line usage, in the order `/help` lists them.
     public static let usages: [(name: String, usage: String, summary: String)] = [
@@ -72,6 +79,9 @@ public enum ChatCommand: Sendable, Hashable {
         ("msg", "/msg @NAME TEXT", "send a private line, end-to-end encrypted, to one peer (name or id prefix); it waits for a route"),
         ("route", "/route @NAME", "show the path to a peer across the mesh with each link's latency"),
         ("history", "/history [N]", "show the last N lines (default 20, at most 1000), kept across restarts"),
+        ("join", "/join #ROOM [PASSWORD]", "join a room across the whole mesh (with a password only those who know it can read it); your lines go there"),
+        ("leave", "/leave [#ROOM]", "leave a room (the one your lines go to by default); your lines go back to everyone"),
+        ("rooms", "/rooms", "list the rooms you are in, and the one your lines go to"),
         ("here", "/here [LAT,LON]", "set your location (remembered across restarts), or show it"),
         ("near", "/near [RADIUS] [TEXT]", "places around you (default 2 km; e.g. 500m, 5km, 3mi), here or asked of peers whose data covers it"),
         ("pin", "/pin LAT,LON LABEL [NOTE] | /pin N [NOTE]", "share a pin with everyone (a quoted label may have spaces; N: a /near result)"),
@@ -133,6 +143,18 @@ public enum ChatCommand: Sendable, Hashable {
                 throw .badArgument(command: "history", "\"\(argument)\" is not a number from 1 to 1000")
             }
             return .history(count)
+        case "join":
+            let pieces = argument.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+            guard let room = pieces.first, room.hasPrefix("#") else { throw .badArgument(command: "join", "a room name starting with # is required") }
+            let password = pieces.count > 1 ? String(pieces[1]).trimmingWhitespace() : nil
+            return .join(room: String(room), password: password?.isEmpty == true ? nil : password)
+        case "leave", "part":
+            guard !argument.isEmpty else { return .leave(nil) }
+            guard argument.hasPrefix("#"), !argument.contains(" ") else { throw .badArgument(command: "leave", "\"\(argument.prefix(40))\" is not one #room") }
+            return .leave(argument)
+        case "rooms":
+            try noArgument(name, argument)
+            return .rooms
         case "here":
             guard !argument.isEmpty else { return .here(nil) }
             do {

@@ -26,7 +26,7 @@ public struct ChatFront: Sendable {
     }
 
     let session: Session
-    private let messenger: Messenger
+    let messenger: Messenger
     let places: PlaceService
     let memory = PlacesMemory()
     private let book = PeerBook()
@@ -128,8 +128,13 @@ public struct ChatFront: Sendable {
             break
         case .say(let text):
             do {
-                let stored = try await messenger.send(text: text, to: nil)
-                emit(.sent(id: stored.id, text: text, to: session.connectedPeers, status: stored.status.rawValue))
+                if let room = await activeRoom() {
+                    let stored = try await messenger.send(text: text, room: room)
+                    emit(.sent(id: stored.id, text: text, to: session.connectedPeers, status: stored.status.rawValue, room: room))
+                } else {
+                    let stored = try await messenger.send(text: text, to: nil)
+                    emit(.sent(id: stored.id, text: text, to: session.connectedPeers, status: stored.status.rawValue))
+                }
             } catch {
                 emit(.error("nothing was sent: \(error)"))
             }
@@ -195,6 +200,8 @@ public struct ChatFront: Sendable {
             emit(.notice("connecting to \(host):\(port)"))
         case .here, .near, .pin, .pins, .unpin, .map:
             await handlePlaces(command)
+        case .join, .leave, .rooms:
+            await handleRooms(command)
         case .quit:
             await session.disconnect()
             return .quit
@@ -229,9 +236,11 @@ public struct ChatFront: Sendable {
     private func historyLine(_ message: StoredMessage) -> ChatOutput.HistoryLine {
         let author = (try? PeerID(id: message.author, displayName: message.authorName)) ?? name(of: message.author)
         var with: PeerID?
+        var room: String?
         if case .direct(let node) = message.conversation { with = message.isOutgoing ? name(of: node) : session.peer.peerID }
+        if case .room(let name) = message.conversation { room = name }
         return ChatOutput.HistoryLine(id: message.id, from: author, with: with, text: message.text, sentAt: message.sentAt,
-                                      isOutgoing: message.isOutgoing, status: message.status.rawValue, hops: message.hops)
+                                      isOutgoing: message.isOutgoing, status: message.status.rawValue, hops: message.hops, room: room)
     }
 
     private func showEvents() async {
@@ -242,11 +251,13 @@ public struct ChatFront: Sendable {
                 for change in await places.handle(event) { await show(change) }
             case .message(let message):
                 var isPrivate = false
+                var room: String?
                 if case .direct = message.conversation { isPrivate = true }
+                if case .room(let name) = message.conversation { room = name }
                 let author = (try? PeerID(id: message.author, displayName: message.authorName)) ?? name(of: message.author)
                 book.note(author)
                 emit(.message(id: message.id, from: author, text: message.text, sentAt: message.sentAt,
-                              hops: message.hops ?? 1, isPrivate: isPrivate))
+                              hops: message.hops ?? 1, isPrivate: isPrivate, room: room))
             case .status(let message):
                 var to: PeerID?
                 if case .direct(let node) = message.conversation { to = name(of: node) }
@@ -284,7 +295,7 @@ public struct ChatFront: Sendable {
             emit(.invitationFailed(peer, kind: failure.kind.rawValue, message: failure.message))
         case .reachabilityChanged(let peer, let route):
             emit(.reachability(peer, hops: route?.hops, via: route?.nextHop))
-        case .receipt, .places:
+        case .receipt, .places, .room:
             break
         }
     }

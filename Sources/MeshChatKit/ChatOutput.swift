@@ -9,13 +9,13 @@ public enum ChatOutput: Sendable {
     case ready(id: String, name: String, port: Int)
     /// A peer's state changed.
     case peer(PeerID, state: String, address: String?, reason: DisconnectReason?)
-    /// A chat line arrived: to the whole mesh, or private to this node; `hops` links travelled.
-    case message(id: String, from: PeerID, text: String, sentAt: Date, hops: Int = 1, isPrivate: Bool = false)
+    /// A chat line arrived: to the whole mesh, to a room (`room`), or private to this node; `hops` links travelled.
+    case message(id: String, from: PeerID, text: String, sentAt: Date, hops: Int = 1, isPrivate: Bool = false, room: String? = nil)
     /// Opaque data arrived (from a library user's `send`).
     case data(from: PeerID, mode: SendMode, payload: Data)
     /// A typed line was accepted: stored on disk, then `sent` at once or `queued` until a route
     /// appears. `to` is the private line's peer, or the connected peers for a line to the mesh.
-    case sent(id: String, text: String, to: [PeerID], isPrivate: Bool = false, status: String = "sent")
+    case sent(id: String, text: String, to: [PeerID], isPrivate: Bool = false, status: String = "sent", room: String? = nil)
     /// One of my lines changed status: `sent`, `delivered` (receipt from the destination), `expired`.
     case receipt(id: String, status: String, to: PeerID?)
     /// A node became reachable across the mesh (`hops`, first link `via`), or not (`hops` nil).
@@ -62,6 +62,12 @@ public enum ChatOutput: Sendable {
     case exported(file: String, count: Int)
     /// The answer to `/map`: the picture (text) or the plain description (JSON, or not a terminal).
     case map([String])
+    /// I joined a room (`/join`); it is now where typed lines go.
+    case joined(room: String, hasPassword: Bool)
+    /// I left a room (`/leave`); typed lines go to `now` (`nil`: the whole mesh).
+    case left(room: String, now: String?)
+    /// The answer to `/rooms`: joined rooms, and the one typed lines go to.
+    case rooms([String], active: String?)
     /// Something went wrong; nothing was sent.
     case error(String)
     /// A notice for people (text mode only).
@@ -102,9 +108,13 @@ public enum ChatOutput: Sendable {
         public let status: String
         /// Links travelled (received lines).
         public let hops: Int?
+        /// The room of a room line.
+        public let room: String?
 
         /// Creates a line.
-        public init(id: String, from: PeerID, with: PeerID?, text: String, sentAt: Date, isOutgoing: Bool, status: String, hops: Int?) {
+        public init(id: String, from: PeerID, with: PeerID?, text: String, sentAt: Date, isOutgoing: Bool, status: String, hops: Int?,
+                    room: String? = nil) {
+            self.room = room
             self.id = id
             self.from = from
             self.with = with
@@ -175,16 +185,20 @@ public struct JSONRenderer: Sendable {
                 ])))
             }
             return .object(members)
-        case .message(let id, let from, let text, let sentAt, let hops, let isPrivate):
-            return .object([("event", "message"), ("id", .string(id)), ("from", Self.peer(from)),
-                            ("text", .string(text)), ("sent_at", .string(Self.iso8601(sentAt))),
-                            ("hops", .int(hops)), ("private", .bool(isPrivate))])
+        case .message(let id, let from, let text, let sentAt, let hops, let isPrivate, let room):
+            var members: [(String, JSONValue)] = [("event", "message"), ("id", .string(id)), ("from", Self.peer(from)),
+                                                  ("text", .string(text)), ("sent_at", .string(Self.iso8601(sentAt))),
+                                                  ("hops", .int(hops)), ("private", .bool(isPrivate))]
+            if let room { members.append(("room", .string(room))) }
+            return .object(members)
         case .data(let from, let mode, let payload):
             return .object([("event", "data"), ("from", Self.peer(from)), ("mode", .string("\(mode)")),
                             ("bytes", .int(payload.count)), ("base64", .string(payload.base64EncodedString()))])
-        case .sent(let id, let text, let to, let isPrivate, let status):
-            return .object([("event", "sent"), ("id", .string(id)), ("text", .string(text)), ("to", .array(to.map(Self.peer))),
-                            ("private", .bool(isPrivate)), ("status", .string(status))])
+        case .sent(let id, let text, let to, let isPrivate, let status, let room):
+            var members: [(String, JSONValue)] = [("event", "sent"), ("id", .string(id)), ("text", .string(text)), ("to", .array(to.map(Self.peer))),
+                                                  ("private", .bool(isPrivate)), ("status", .string(status))]
+            if let room { members.append(("room", .string(room))) }
+            return .object(members)
         case .receipt(let id, let status, let to):
             var members: [(String, JSONValue)] = [("event", "receipt"), ("id", .string(id)), ("status", .string(status))]
             if let to { members.append(("to", Self.peer(to))) }
@@ -206,6 +220,7 @@ public struct JSONRenderer: Sendable {
                 members += [("text", .string(line.text)), ("sent_at", .string(Self.iso8601(line.sentAt))),
                             ("private", .bool(line.with != nil)), ("outgoing", .bool(line.isOutgoing)), ("status", .string(line.status))]
                 if let hops = line.hops { members.append(("hops", .int(hops))) }
+                if let room = line.room { members.append(("room", .string(room))) }
                 return .object(members)
             }))])
         case .peers(let rows):
@@ -254,6 +269,12 @@ public struct JSONRenderer: Sendable {
             return .object([("event", "exported"), ("file", .string(file)), ("count", .int(count))])
         case .map(let lines):
             return .object([("event", "map"), ("lines", .array(lines.map { .string($0) }))])
+        case .joined(let room, let hasPassword):
+            return .object([("event", "joined"), ("room", .string(room)), ("password", .bool(hasPassword))])
+        case .left(let room, let now):
+            return .object([("event", "left"), ("room", .string(room)), ("now", now.map { .string($0) } ?? .null)])
+        case .rooms(let rooms, let active):
+            return .object([("event", "rooms"), ("rooms", .array(rooms.map { .string($0) })), ("active", active.map { .string($0) } ?? .null)])
         case .error(let message):
             return .object([("event", "error"), ("message", .string(message))])
         case .notice:
@@ -378,12 +399,13 @@ public struct TextRenderer: Sendable {
                 return "* \(peer) disconnected\(why)"
             default: return "* \(peer) \(state)\(at)"
             }
-        case .message(_, let from, let text, _, let hops, let isPrivate):
+        case .message(_, let from, let text, _, let hops, let isPrivate, let room):
             let via = hops > 1 ? " (\(hops) hops)" : ""
+            if let room { return "<\(room) \(from.displayName)>\(via) \(text)" }
             return isPrivate ? "[\(from.displayName) → you]\(via) \(text)" : "<\(from.displayName)>\(via) \(text)"
         case .data(let from, let mode, let payload):
             return "* \(payload.count) bytes of \(mode) data from \(from)"
-        case .sent(let id, _, let to, let isPrivate, let status):
+        case .sent(let id, _, let to, let isPrivate, let status, _):
             if status == "queued" {
                 let target = isPrivate ? to.first.map { "\($0.displayName) is reachable" } ?? "a route appears" : "a peer connects"
                 return "* queued \(id.prefix(8)): it goes out when \(target)"
@@ -407,7 +429,7 @@ public struct TextRenderer: Sendable {
             return lines.map { line in
                 let time = line.sentAt.formatted(date: .omitted, time: .shortened)
                 let who = line.with.map { line.isOutgoing ? "[you → \($0.displayName)]" : "[\(line.from.displayName) → you]" }
-                    ?? "<\(line.from.displayName)>"
+                    ?? line.room.map { "<\($0) \(line.from.displayName)>" } ?? "<\(line.from.displayName)>"
                 let mark = line.isOutgoing ? (line.status == "delivered" ? " ✓✓" : line.status == "sent" ? " ✓" : " (\(line.status))") : ""
                 return "\(time) \(who) \(line.text)\(mark)"
             }.joined(separator: "\n")
@@ -459,6 +481,13 @@ public struct TextRenderer: Sendable {
             return "* wrote \(count) pin\(count == 1 ? "" : "s") to \(file)"
         case .map(let lines):
             return lines.joined(separator: "\n")
+        case .joined(let room, let hasPassword):
+            return "* joined \(room)\(hasPassword ? " (password: only those who know it can read it)" : ""); your lines go there now, /leave to go back"
+        case .left(let room, let now):
+            return "* left \(room); your lines go to \(now ?? "everyone in the mesh")"
+        case .rooms(let rooms, let active):
+            if rooms.isEmpty { return "* you are in no room; your lines go to everyone in the mesh (/join #room)" }
+            return "* rooms: " + rooms.map { $0 == active ? "\($0) (active)" : $0 }.joined(separator: ", ")
         case .error(let message):
             return "! \(message)"
         case .notice(let text):

@@ -9,7 +9,7 @@ public indirect enum JSONValue: Sendable, Hashable, ExpressibleByStringLiteral, 
     case string(String)
     /// An integer.
     case int(Int)
-    /// A finite number with a fraction (written with up to 3 decimals).
+    /// A finite number with a fraction, written in the shortest form that reads back exactly (`null` when not finite).
     case double(Double)
     /// A boolean.
     case bool(Bool)
@@ -43,7 +43,7 @@ public indirect enum JSONValue: Sendable, Hashable, ExpressibleByStringLiteral, 
         switch self {
         case .string(let text): Self.writeString(text, into: &out)
         case .int(let number): out += String(number)
-        case .double(let number): out += number.isFinite ? String(format: "%.3f", number) : "null"
+        case .double(let number): out += number.isFinite ? "\(number)" : "null"
         case .bool(let flag): out += flag ? "true" : "false"
         case .null: out += "null"
         case .array(let items):

@@ -16,6 +16,8 @@ public struct EndToEndError: Error, Sendable, Hashable, CustomStringConvertible 
         case cannotOpen
         /// The payload is larger than one sealed packet can carry.
         case tooLarge
+        /// A room name, password or room line is invalid, or the line is not for this room (§15).
+        case invalidRoom
     }
 
     /// The kind of failure.
@@ -27,6 +29,9 @@ public struct EndToEndError: Error, Sendable, Hashable, CustomStringConvertible 
         self.code = code
         self.message = message
     }
+
+    /// A room error (§15).
+    static func invalidRoom(_ message: String) -> EndToEndError { EndToEndError(.invalidRoom, message) }
 
     /// "code: message".
     public var description: String { "\(code.rawValue): \(message)" }

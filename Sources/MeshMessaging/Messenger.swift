@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MeshLink
 import MeshSession
 import MeshStore
 import MeshTransport
@@ -55,6 +56,8 @@ public actor Messenger {
     private let logger: Logger
     private var me: PeerID { session.peer.peerID }
     private var lastPrune: Date?
+    /// The joined rooms' keys by name, loaded from the store on first use.
+    private var roomKeys: [String: RoomKey]?
 
     /// Creates a messenger.
     /// - Parameters:
@@ -114,6 +117,68 @@ public actor Messenger {
         return (try? await db { try $0.message(id: entry.message.id) }) ?? entry.message
     }
 
+    /// Accepts a line for a joined room (PROTOCOL.md §15): stored durably, then broadcast
+    /// encrypted with the room's key (held while no peer at all is connected).
+    /// - Parameters:
+    ///   - text: the line.
+    ///   - room: a joined room's normalised name.
+    /// - Returns: the stored line.
+    /// - Throws: ``MessengerError`` when the room is not joined or the line too long;
+    ///   ``MeshStore/StoreError``.
+    @discardableResult
+    public func send(text: String, room: String) async throws -> StoredMessage {
+        guard try await keys()[room] != nil else { throw MessengerError("you are not in \(room): /join \(room) first") }
+        guard text.utf8.count <= WireLimits.maxBroadcastPayload else {
+            throw MessengerError("a line of \(text.utf8.count) bytes is over the limit of \(WireLimits.maxBroadcastPayload)")
+        }
+        let (author, name) = (me.id, me.displayName)
+        let entry = try await db { try $0.enqueue(text: text, to: nil, room: room, author: author, authorName: name, now: Date()) }
+        await flushBroadcasts(quietID: entry.message.id)
+        return (try? await db { try $0.message(id: entry.message.id) }) ?? entry.message
+    }
+
+    /// Joins a room: its key is stored, and its lines are read from now on.
+    /// - Parameter key: the room's key (``MeshLink/RoomKey``).
+    /// - Throws: ``MeshStore/StoreError``.
+    public func join(_ key: RoomKey) async throws {
+        let room = JoinedRoom(name: key.name, key: key.key, hasPassword: key.hasPassword, joinedAt: Date())
+        try await db { try $0.joinRoom(room) }
+        var keys = try await keys()
+        keys[key.name] = key
+        roomKeys = keys
+    }
+
+    /// Leaves a room: its key is forgotten (its history stays).
+    /// - Parameter name: the normalised name.
+    /// - Returns: whether it was joined.
+    /// - Throws: ``MeshStore/StoreError``.
+    @discardableResult
+    public func leave(_ name: String) async throws -> Bool {
+        _ = try await keys()
+        roomKeys?[name] = nil
+        return try await db { try $0.leaveRoom(name) }
+    }
+
+    /// The joined rooms, in the order they were joined.
+    /// - Throws: ``MeshStore/StoreError``.
+    public func rooms() async throws -> [JoinedRoom] {
+        try await db { try $0.rooms() }
+    }
+
+    private func keys() async throws -> [String: RoomKey] {
+        if let roomKeys { return roomKeys }
+        var keys: [String: RoomKey] = [:]
+        for room in try await db({ try $0.rooms() }) {
+            do {
+                keys[room.name] = try RoomKey(name: room.name, key: room.key, hasPassword: room.hasPassword)
+            } catch {
+                logger.error("a stored room is unreadable; leave and join it again", metadata: ["room": "\(room.name)", "error": "\(error)"])
+            }
+        }
+        roomKeys = keys
+        return keys
+    }
+
     /// The most recent lines, oldest first.
     /// - Parameters:
     ///   - limit: how many.
@@ -132,8 +197,22 @@ public actor Messenger {
         }
         for entry in pending {
             do {
-                let outcome = try await session.broadcast(text: entry.message.text, id: entry.message.id, sentAt: entry.message.sentAt)
-                if outcome.sentToNobody { return }
+                let sentToNobody: Bool
+                if case .room(let name) = entry.message.conversation {
+                    guard let key = try await keys()[name] else {
+                        // Left the room before the line went out: it stays queued until it expires.
+                        continue
+                    }
+                    var text = RoomTextPayload()
+                    text.room = name
+                    text.messageID = Data(try NodeID(hex: entry.message.id).bytes)
+                    text.text = entry.message.text
+                    text.sentAtMs = Int64((entry.message.sentAt.timeIntervalSince1970 * 1000).rounded())
+                    sentToNobody = try await session.broadcastRoom(key.seal(text, origin: me.id))
+                } else {
+                    sentToNobody = try await session.broadcast(text: entry.message.text, id: entry.message.id, sentAt: entry.message.sentAt).sentToNobody
+                }
+                if sentToNobody { return }
                 try await db { try $0.broadcastSent(id: entry.message.id, now: Date()) }
                 if entry.message.id != quietID, let stored = try await db({ try $0.message(id: entry.message.id) }) { await events.push(.status(stored)) }
             } catch {
@@ -198,6 +277,28 @@ public actor Messenger {
 
     // MARK: Receiving
 
+    /// A room line: opened with the key of the joined room it names (others are ignored: this
+    /// node is not in that room), stored once, shown.
+    private func receivedRoom(_ chat: RoomChatPayload, from sender: PeerID, hops: Int) async {
+        do {
+            guard let key = try await keys().values.first(where: { $0.id == chat.roomID }) else { return }
+            let text = try key.open(chat, origin: sender.id)
+            guard let id = try? NodeID(bytes: text.messageID), text.text.utf8.count <= WireLimits.maxBroadcastPayload else {
+                logger.notice("dropped a room line: bad id or text over the limit", metadata: ["mesh.origin": "\(sender)"])
+                return
+            }
+            let sentAt = Date(timeIntervalSince1970: Double(text.sentAtMs) / 1000)
+            if let stored = try await db({ try $0.receiveBroadcast(id: id.hex, from: sender.id, fromName: sender.displayName, text: text.text,
+                                                                 sentAt: sentAt, hops: hops, room: key.name, now: Date()) }) {
+                await events.push(.message(stored))
+            }
+        } catch let error as EndToEndError {
+            logger.notice("dropped a room line", metadata: ["mesh.origin": "\(sender)", "error": "\(error)"])
+        } catch {
+            report(error)
+        }
+    }
+
     private func handle(_ event: SessionEvent) async {
         switch event {
         case .received(let message):
@@ -227,6 +328,8 @@ public actor Messenger {
             } catch {
                 report(error)
             }
+        case .room(let chat, let sender, let hops):
+            await receivedRoom(chat, from: sender, hops: hops)
         case .reachabilityChanged(let peer, let route):
             await events.push(.session(event))
             if route != nil { await flush(to: peer.id, force: true) }

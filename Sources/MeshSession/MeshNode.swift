@@ -345,6 +345,8 @@ final class MeshNode: Sendable {
             return .received(ReceivedMessage(sender: sender, mode: .reliable, content: .data(data.payload), hops: hops, isPrivate: false))
         case .places(let places):
             return .places(places, from: sender, hops: hops, isPrivate: false)
+        case .room(let room):
+            return .room(room, from: sender, hops: hops)
         case nil:
             return nil
         }

@@ -40,4 +40,20 @@ extension Session {
         await perform(step)
         return step.sends.isEmpty
     }
+
+    /// Sends an encrypted room line (``RoomKey/seal(_:origin:)``) to every node in the mesh,
+    /// signed by this node (PROTOCOL.md §13.5, §15).
+    /// - Parameter chat: the line; serialized, at most ``WireLimits/maxBroadcastPayload`` bytes.
+    /// - Returns: whether no neighbour was there to take it (then nothing was sent).
+    /// - Throws: ``SessionError`` `payloadTooLarge`.
+    @discardableResult
+    public func broadcastRoom(_ chat: RoomChatPayload) async throws(SessionError) -> Bool {
+        let size = chat.serialized.count
+        guard size <= WireLimits.maxBroadcastPayload + 128 else {
+            throw .payloadTooLarge(size, limit: WireLimits.maxBroadcastPayload, mode: .reliable)
+        }
+        let step = mesh.broadcast(.room(chat), sentAt: MeshNode.nowMilliseconds)
+        await perform(step)
+        return step.sends.isEmpty
+    }
 }

@@ -191,6 +191,9 @@ public enum SessionEvent: Sendable {
     /// (`isPrivate`: lookups, answers, pin catch-up) or broadcast and signed by its sender (pins,
     /// withdrawals). Its fields are untrusted: the places layer validates them.
     case places(PlacesPayload, from: PeerID, hops: Int, isPrivate: Bool)
+    /// A line to a room arrived, still encrypted (PROTOCOL.md §15): signed by `from`; only
+    /// holders of the room's key can read it (``RoomKey/open(_:origin:)``).
+    case room(RoomChatPayload, from: PeerID, hops: Int)
 }
 
 /// Why an invitation this node made did not connect.

@@ -19,7 +19,10 @@ extension MessageStore {
         case nil:
             filter = ""
         case .mesh?:
-            filter = "WHERE m.peer IS NULL"
+            filter = "WHERE m.peer IS NULL AND m.room IS NULL"
+        case .room(let name)?:
+            filter = "WHERE m.room = ?"
+            arguments += [name]
         case .direct(let peer)?:
             filter = "WHERE m.peer = ?"
             arguments += [peer.hex]

@@ -79,11 +79,12 @@ extension MessageStore {
     ///   - text: the text.
     ///   - sentAt: when the author wrote it.
     ///   - hops: hops travelled.
+    ///   - room: the room it was for, or `nil` for the whole mesh.
     ///   - now: the current time.
     /// - Returns: the new history row to show, or `nil` when already seen, stale or malformed.
     /// - Throws: ``StoreError`` when the write fails.
     public func receiveBroadcast(id: String, from: NodeID, fromName: String, text: String, sentAt: Date, hops: Int?,
-                                 now: Date) throws(StoreError) -> StoredMessage? {
+                                 room: String? = nil, now: Date) throws(StoreError) -> StoredMessage? {
         guard let id = Schema.normalizedID(id) else { return nil }
         let limits = limits
         return try write("receiving a broadcast") { db in
@@ -91,7 +92,7 @@ extension MessageStore {
             if Self.staleness(sentAt: sentAt, now: now, limits: limits) != nil { return nil }
             try Self.remember(id, sentAt: sentAt, now: now, db)
             let message = StoredMessage(
-                id: id, conversation: .mesh, isOutgoing: false, author: from, authorName: fromName, text: text,
+                id: id, conversation: room.map { .room($0) } ?? .mesh, isOutgoing: false, author: from, authorName: fromName, text: text,
                 sentAt: sentAt, recordedAt: now, hops: hops, status: .received, sequence: nil)
             try Schema.insert(message, db)
             return message

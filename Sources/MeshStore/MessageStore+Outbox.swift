@@ -8,13 +8,14 @@ extension MessageStore {
     /// - Parameters:
     ///   - text: the text.
     ///   - destination: the destination node, or `nil` for a mesh broadcast.
+    ///   - room: for a broadcast, the room it is for (`nil`: the whole mesh).
     ///   - author: this node.
     ///   - authorName: this node's display name.
     ///   - now: the current time (`sentAt`, `recordedAt`; expiry runs from it).
     /// - Returns: the outbox entry, status ``DeliveryStatus/queued``.
     /// - Throws: ``StoreError`` `outboxFull` naming the limit (per destination or total) when
     ///   the outbox is full, `io` when the write fails.
-    public func enqueue(text: String, to destination: NodeID?, author: NodeID, authorName: String,
+    public func enqueue(text: String, to destination: NodeID?, room: String? = nil, author: NodeID, authorName: String,
                         now: Date) throws(StoreError) -> OutboxEntry {
         let id = Schema.newID()
         let limits = limits
@@ -36,7 +37,7 @@ extension MessageStore {
             try db.execute(sql: "INSERT OR REPLACE INTO outbound_counter (destination, next_sequence) VALUES (?, ?)",
                            arguments: [key, Int64(sequence) + 1])
             let message = StoredMessage(
-                id: id, conversation: destination.map { .direct($0) } ?? .mesh, isOutgoing: true,
+                id: id, conversation: destination.map { .direct($0) } ?? room.map { .room($0) } ?? .mesh, isOutgoing: true,
                 author: author, authorName: authorName, text: text, sentAt: now, recordedAt: now, hops: nil,
                 status: .queued, sequence: destination == nil ? nil : sequence)
             let expiresAt = now.addingTimeInterval(limits.maxMessageAge.timeInterval)

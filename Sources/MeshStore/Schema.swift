@@ -18,6 +18,8 @@ import MeshWire
 /// - `pin` (v2): place pins shared in the mesh, this node's and others'; `withdrawn_at` is set
 ///   when the author withdrew it (the row stays until it expires, so a late copy is not revived).
 /// - `setting` (v2): small values the application remembers (such as its location), by key.
+/// - `room` (v3): the rooms this node has joined with their keys; `message.room` (v3) names the
+///   room of a room line (`peer` is then `NULL`).
 enum Schema {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -98,6 +100,18 @@ enum Schema {
                 );
                 """)
         }
+        migrator.registerMigration("v3") { db in
+            try db.execute(sql: """
+                ALTER TABLE message ADD COLUMN room TEXT;
+                CREATE INDEX message_room ON message(room, position);
+                CREATE TABLE room (
+                    name TEXT PRIMARY KEY,
+                    key BLOB NOT NULL,
+                    has_password INTEGER NOT NULL,
+                    joined_at REAL NOT NULL
+                );
+                """)
+        }
         return migrator
     }
 
@@ -128,10 +142,11 @@ enum Schema {
     }
 
     /// The columns of `message`, for `SELECT`.
-    static let messageColumns = "m.id, m.peer, m.outgoing, m.author, m.author_name, m.text, m.sent_at, m.recorded_at, m.hops, m.status, m.sequence"
+    static let messageColumns = "m.id, m.peer, m.room, m.outgoing, m.author, m.author_name, m.text, m.sent_at, m.recorded_at, m.hops, m.status, m.sequence"
 
     static func message(_ row: Row) throws -> StoredMessage {
         let peer: String? = row["peer"]
+        let room: String? = row["room"]
         let statusText: String = row["status"]
         guard let status = DeliveryStatus(rawValue: statusText) else {
             throw BadRow(description: "message status \"\(statusText.prefix(20))\" is unknown")
@@ -139,7 +154,7 @@ enum Schema {
         let sequence: Int64? = row["sequence"]
         return StoredMessage(
             id: row["id"],
-            conversation: try peer.map { .direct(try nodeID($0, "message peer")) } ?? .mesh,
+            conversation: try peer.map { .direct(try nodeID($0, "message peer")) } ?? room.map { .room($0) } ?? .mesh,
             isOutgoing: row["outgoing"],
             author: try nodeID(row["author"], "message author"),
             authorName: row["author_name"],
@@ -153,13 +168,18 @@ enum Schema {
 
     static func insert(_ message: StoredMessage, _ db: Database) throws {
         var peer: String?
-        if case .direct(let node) = message.conversation { peer = node.hex }
+        var room: String?
+        switch message.conversation {
+        case .direct(let node): peer = node.hex
+        case .room(let name): room = name
+        case .mesh: break
+        }
         try db.execute(
             sql: """
-                INSERT INTO message (id, peer, outgoing, author, author_name, text, sent_at, recorded_at, hops, status, sequence)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO message (id, peer, room, outgoing, author, author_name, text, sent_at, recorded_at, hops, status, sequence)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
-            arguments: [message.id, peer, message.isOutgoing, message.author.hex, message.authorName, message.text,
+            arguments: [message.id, peer, room, message.isOutgoing, message.author.hex, message.authorName, message.text,
                         column(message.sentAt), column(message.recordedAt), message.hops, message.status.rawValue,
                         message.sequence.map { Int64($0) }])
     }

@@ -7,6 +7,8 @@ public enum Conversation: Sendable, Hashable {
     case mesh
     /// The private chat with one node.
     case direct(NodeID)
+    /// A room across the mesh (PROTOCOL.md §15), by its normalised name (`#lunch`).
+    case room(String)
 }
 
 /// Where a message stands.

@@ -33,6 +33,10 @@ public typealias PinPayload = Meshchat_V1_Pin
 public typealias PinWithdrawalPayload = Meshchat_V1_PinWithdrawal
 /// All of a node's live pins, for a node that just became reachable (§14.4).
 public typealias PinSetPayload = Meshchat_V1_PinSet
+/// A line to a room, encrypted with the room's key (§15).
+public typealias RoomChatPayload = Meshchat_V1_RoomChat
+/// The plaintext of a room line (§15.2).
+public typealias RoomTextPayload = Meshchat_V1_RoomText
 
 /// Serialization helpers shared by the mesh payloads.
 extension SwiftProtobuf.Message {

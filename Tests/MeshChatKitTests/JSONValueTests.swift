@@ -6,6 +6,17 @@ import Testing
 /// `JSONValue.serialized`: ordered keys, RFC 8259 escaping, one line.
 @Suite("JSON writer")
 struct JSONValueTests {
+    @Test("numbers read back exactly: coordinates keep every decimal; not-finite numbers are null")
+    func numbers() throws {
+        for number in [51.507412345, -0.1278, 0.25, 1e-7, 123_456_789.5, 0] {
+            let line = JSONValue.object([("x", .double(number))]).serialized
+            let parsed = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect(parsed["x"] as? Double == number, "\(line)")
+        }
+        #expect(JSONValue.double(.infinity).serialized == "null")
+        #expect(JSONValue.double(.nan).serialized == "null")
+    }
+
     @Test("object keys keep the order they were written in")
     func keyOrder() {
         let value: JSONValue = .object([("z", 1), ("a", 2), ("event", "x"), ("m", .null)])

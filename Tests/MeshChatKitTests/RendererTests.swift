@@ -53,6 +53,9 @@ struct RendererTests {
         case .pins: "pins"
         case .exported: "exported"
         case .map: "map"
+        case .joined: "joined"
+        case .left: "left"
+        case .rooms: "rooms"
         case .notice: nil
         }
     }
@@ -83,7 +86,16 @@ struct RendererTests {
         Case(label: "exported", output: .exported(file: "/tmp/pins.geojson", count: 1), keys: ["file", "count"]),
         Case(label: "map", output: .map(["map of 51.5074,-0.1278 within 2 km"]), keys: ["lines"]),
     ]
-    static let cases: [Case] = placeCases + [
+    static let roomCases: [Case] = [
+        Case(label: "joined", output: .joined(room: "#lunch", hasPassword: true), keys: ["room", "password"]),
+        Case(label: "left", output: .left(room: "#lunch", now: nil), keys: ["room", "now"]),
+        Case(label: "rooms", output: .rooms(["#lunch", "#ops"], active: "#lunch"), keys: ["rooms", "active"]),
+        Case(label: "message (room)", output: .message(id: "94c37e7313876e15166fe569eac5eac7", from: bob, text: "noon?", sentAt: sentAt, hops: 2, room: "#lunch"),
+             keys: ["id", "from", "text", "sent_at", "hops", "private", "room"], nested: ["from": peerKeys]),
+        Case(label: "sent (room)", output: .sent(id: "fd8095e0a793f5c229f0b9d96f65b7d4", text: "noon?", to: [bob], room: "#lunch"),
+             keys: ["id", "text", "to", "private", "status", "room"], nested: ["to": peerKeys]),
+    ]
+    static let cases: [Case] = placeCases + roomCases + [
         Case(label: "ready", output: .ready(id: bob.id.hex, name: "bob", port: 47001), keys: ["id", "name", "port"]),
         Case(label: "peer connected", output: .peer(bob, state: "connected", address: "127.0.0.1:53296", reason: nil),
              keys: ["peer", "state", "address"], nested: ["peer": peerKeys]),

@@ -437,6 +437,15 @@ public nonisolated struct Meshchat_V1_Broadcast: Sendable {
     set {content = .places(newValue)}
   }
 
+  /// §15: a line to a room, encrypted with the room's key
+  public var room: Meshchat_V1_RoomChat {
+    get {
+      if case .room(let v)? = content {return v}
+      return Meshchat_V1_RoomChat()
+    }
+    set {content = .room(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Content: Equatable, Sendable {
@@ -444,6 +453,8 @@ public nonisolated struct Meshchat_V1_Broadcast: Sendable {
     case data(Meshchat_V1_Data)
     /// §14: pins and withdrawals only
     case places(Meshchat_V1_Places)
+    /// §15: a line to a room, encrypted with the room's key
+    case room(Meshchat_V1_RoomChat)
 
   }
 
@@ -776,6 +787,49 @@ public nonisolated struct Meshchat_V1_PinSet: Sendable {
 
   /// ≤ 64
   public var pins: [Meshchat_V1_Pin] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// §15 a line to a room, readable by those who hold the room's key.
+public nonisolated struct Meshchat_V1_RoomChat: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// 16 bytes: the first 16 of SHA-256("meshchat room id v1" || room key)
+  public var roomID: Data = Data()
+
+  /// 12 random bytes
+  public var nonce: Data = Data()
+
+  /// ChaChaPoly of a serialized RoomText, tag appended; AAD §15.2
+  public var ciphertext: Data = Data()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// §15.2 the plaintext of a RoomChat.
+public nonisolated struct Meshchat_V1_RoomText: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the room's name, e.g. "#lunch"
+  public var room: String = String()
+
+  /// 16 random bytes
+  public var messageID: Data = Data()
+
+  /// ≤ 64,000 bytes of UTF-8
+  public var text: String = String()
+
+  /// Unix ms when the author wrote it
+  public var sentAtMs: Int64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1492,7 +1546,7 @@ nonisolated extension Meshchat_V1_LinkStateNeighbor: SwiftProtobuf.Message, Swif
 
 nonisolated extension Meshchat_V1_Broadcast: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Broadcast"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}identity_key\0\u{3}packet_id\0\u{3}display_name\0\u{3}sent_at_ms\0\u{1}chat\0\u{1}data\0\u{1}places\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}identity_key\0\u{3}packet_id\0\u{3}display_name\0\u{3}sent_at_ms\0\u{1}chat\0\u{1}data\0\u{1}places\0\u{1}room\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1543,6 +1597,19 @@ nonisolated extension Meshchat_V1_Broadcast: SwiftProtobuf.Message, SwiftProtobu
           self.content = .places(v)
         }
       }()
+      case 8: try {
+        var v: Meshchat_V1_RoomChat?
+        var hadOneofValue = false
+        if let current = self.content {
+          hadOneofValue = true
+          if case .room(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.content = .room(v)
+        }
+      }()
       default: break
       }
     }
@@ -1577,6 +1644,10 @@ nonisolated extension Meshchat_V1_Broadcast: SwiftProtobuf.Message, SwiftProtobu
     case .places?: try {
       guard case .places(let v)? = self.content else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
+    }()
+    case .room?: try {
+      guard case .room(let v)? = self.content else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
     }()
     case nil: break
     }
@@ -2228,6 +2299,91 @@ nonisolated extension Meshchat_V1_PinSet: SwiftProtobuf.Message, SwiftProtobuf._
 
   public static func ==(lhs: Meshchat_V1_PinSet, rhs: Meshchat_V1_PinSet) -> Bool {
     if lhs.pins != rhs.pins {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Meshchat_V1_RoomChat: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RoomChat"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}room_id\0\u{1}nonce\0\u{1}ciphertext\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBytesField(value: &self.roomID) }()
+      case 2: try { try decoder.decodeSingularBytesField(value: &self.nonce) }()
+      case 3: try { try decoder.decodeSingularBytesField(value: &self.ciphertext) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.roomID.isEmpty {
+      try visitor.visitSingularBytesField(value: self.roomID, fieldNumber: 1)
+    }
+    if !self.nonce.isEmpty {
+      try visitor.visitSingularBytesField(value: self.nonce, fieldNumber: 2)
+    }
+    if !self.ciphertext.isEmpty {
+      try visitor.visitSingularBytesField(value: self.ciphertext, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Meshchat_V1_RoomChat, rhs: Meshchat_V1_RoomChat) -> Bool {
+    if lhs.roomID != rhs.roomID {return false}
+    if lhs.nonce != rhs.nonce {return false}
+    if lhs.ciphertext != rhs.ciphertext {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Meshchat_V1_RoomText: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RoomText"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}room\0\u{3}message_id\0\u{1}text\0\u{3}sent_at_ms\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.room) }()
+      case 2: try { try decoder.decodeSingularBytesField(value: &self.messageID) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.text) }()
+      case 4: try { try decoder.decodeSingularInt64Field(value: &self.sentAtMs) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.room.isEmpty {
+      try visitor.visitSingularStringField(value: self.room, fieldNumber: 1)
+    }
+    if !self.messageID.isEmpty {
+      try visitor.visitSingularBytesField(value: self.messageID, fieldNumber: 2)
+    }
+    if !self.text.isEmpty {
+      try visitor.visitSingularStringField(value: self.text, fieldNumber: 3)
+    }
+    if self.sentAtMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.sentAtMs, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Meshchat_V1_RoomText, rhs: Meshchat_V1_RoomText) -> Bool {
+    if lhs.room != rhs.room {return false}
+    if lhs.messageID != rhs.messageID {return false}
+    if lhs.text != rhs.text {return false}
+    if lhs.sentAtMs != rhs.sentAtMs {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

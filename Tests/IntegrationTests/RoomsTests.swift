@@ -1,0 +1,93 @@
+import Foundation
+import MeshTestSupport
+import Testing
+
+/// Rooms across the mesh (PROTOCOL.md §15) with real `meshchat` processes: a room line reaches the
+/// room's members across hops and nobody else, a password keeps out those who do not know it,
+/// and rooms and their history survive a restart.
+@Suite("rooms across the mesh", .serialized)
+struct RoomsTests {
+    static func chat(_ name: String, _ directory: TemporaryDirectory, _ extra: [String] = []) throws -> ChatProcess {
+        try ChatProcess(["--name", name, "--json", "--no-discovery", "--data-dir", directory.appending(name)] + extra, label: name)
+    }
+
+    @Test("a line to #lunch (password) reaches carol two hops away; bob, who relays it and joined #lunch without the password, never sees it; carol's rooms and history survive a restart")
+    func passwordRoom() async throws {
+        let directory = TemporaryDirectory()
+        let bob = try Self.chat("bob", directory)
+        let port = try #require(JSONLine(try await bob.waitForEvent("\"event\":\"ready\""))?.int("port"))
+        var carol = try Self.chat("carol", directory, ["--connect", "127.0.0.1:\(port)"])
+        let alice = try Self.chat("alice", directory, ["--connect", "127.0.0.1:\(port)"])
+        try await alice.waitForEvent("\"event\":\"reachable\"", "\"name\":\"carol\"", "\"hops\":2")
+
+        alice.send("/join #Lunch secret pass")
+        let joined = try #require(JSONLine(try await alice.waitForEvent("\"event\":\"joined\"")))
+        #expect(joined.string("room") == "#lunch")
+        #expect(joined.object["password"] as? Bool == true)
+        carol.send("/join #lunch secret pass")
+        try await carol.waitForEvent("\"event\":\"joined\"")
+        bob.send("/join #lunch")
+        try await bob.waitForEvent("\"event\":\"joined\"")
+
+        alice.send("pizza at noon?")
+        let sent = try #require(JSONLine(try await alice.waitForEvent("\"event\":\"sent\"", "pizza at noon?")))
+        #expect(sent.string("room") == "#lunch")
+        let got = try #require(JSONLine(try await carol.waitForEvent("\"event\":\"message\"", "pizza at noon?")))
+        #expect(got.string("room") == "#lunch")
+        #expect(got.int("hops") == 2)
+        #expect((got.object("from")?["name"] as? String) == "alice")
+
+        // A line to everyone still reaches everyone; bob's #lunch (no password) is another room.
+        bob.send("anyone in #lunch?")
+        try await bob.waitForEvent("\"event\":\"sent\"", "anyone in #lunch?")
+        bob.send("/leave")
+        try await bob.waitForEvent("\"event\":\"left\"")
+        bob.send("hello everyone")
+        try await carol.waitForEvent("\"event\":\"message\"", "hello everyone")
+        try await alice.waitForEvent("\"event\":\"message\"", "hello everyone")
+        #expect(!bob.output.contains { $0.contains("pizza at noon?") && $0.contains("\"event\":\"message\"") })
+        #expect(!carol.output.contains { $0.contains("anyone in #lunch?") })
+        #expect(!alice.output.contains { $0.contains("anyone in #lunch?") })
+        let everyone = try #require(JSONLine(carol.output.first { $0.contains("hello everyone") } ?? ""))
+        #expect(everyone.string("room") == nil)
+
+        carol.closeInput()
+        _ = try await carol.waitForExit()
+        carol = try Self.chat("carol", directory, ["--connect", "127.0.0.1:\(port)"])
+        try await carol.waitForEvent("\"event\":\"ready\"")
+        carol.send("/rooms")
+        let rooms = try #require(JSONLine(try await carol.waitForEvent("\"event\":\"rooms\"")))
+        #expect(rooms.object["rooms"] as? [String] == ["#lunch"])
+        #expect(rooms.string("active") == "#lunch")
+        carol.send("/history 10")
+        let history = try await carol.waitForEvent("\"event\":\"history\"")
+        #expect(history.contains("pizza at noon?") && history.contains("\"room\":\"#lunch\""))
+        // Still in the room after the restart: a line typed now goes to #lunch and alice reads it.
+        try await carol.waitForEvent("\"event\":\"reachable\"", "\"name\":\"alice\"")
+        carol.send("yes, noon")
+        let reply = try #require(JSONLine(try await alice.waitForEvent("\"event\":\"message\"", "yes, noon")))
+        #expect(reply.string("room") == "#lunch")
+        for chat in [alice, bob, carol] { chat.closeInput() }
+        for chat in [alice, bob, carol] { _ = try await chat.waitForExit() }
+    }
+
+    @Test("bad room commands say what is wrong and change nothing")
+    func badCommands() async throws {
+        let directory = TemporaryDirectory()
+        let alice = try Self.chat("alice", directory)
+        try await alice.waitForEvent("\"event\":\"ready\"")
+        alice.send("/join lunch")
+        try await alice.waitForEvent("\"event\":\"error\"", "starting with #")
+        alice.send("/join #caf\u{e9}")
+        try await alice.waitForEvent("\"event\":\"error\"", "only a-z")
+        alice.send("/leave")
+        try await alice.waitForEvent("\"event\":\"error\"", "in no room")
+        alice.send("/leave #nowhere")
+        try await alice.waitForEvent("\"event\":\"error\"", "not in #nowhere")
+        alice.send("/rooms")
+        let rooms = try #require(JSONLine(try await alice.waitForEvent("\"event\":\"rooms\"")))
+        #expect((rooms.object["rooms"] as? [Any])?.isEmpty == true)
+        alice.closeInput()
+        _ = try await alice.waitForExit()
+    }
+}
