@@ -13,6 +13,14 @@ public enum ChatCommand: Sendable, Hashable {
     case privateMessage(to: String, text: String)
     /// `/route @name`: the path to a node with each link's latency.
     case route(String)
+    /// `/reply text`: a private line to the last peer who sent me one.
+    case reply(String)
+    /// `/mesh`: the topology as this node knows it, as a text graph.
+    case mesh
+    /// `/block @name`: ignore a peer's lines, private lines and pins (remembered).
+    case block(String)
+    /// `/unblock @name`: stop ignoring a peer.
+    case unblock(String)
     /// `/history [n]`: the last `n` lines (default 20).
     case history(Int)
     /// List connected peers.
@@ -71,13 +79,17 @@ public enum ChatCommand: Sendable, Hashable {
     }
 
     /// Other names of commands: `/who` is `/peers`, `/exit` is `/quit`, `/?` is `/help`.
-    public static let aliases: [String: String] = ["who": "peers", "exit": "quit", "?": "help", "part": "leave"]
+    public static let aliases: [String: String] = ["who": "peers", "exit": "quit", "?": "help", "part": "leave", "r": "reply", "ignore": "block", "unignore": "unblock"]
 
     /// The commands with their one-line usage, in the order `/help` lists them.
     public static let usages: [(name: String, usage: String, summary: String)] = [
         ("peers", "/peers", "list connected, reachable and discovered peers: id, state, hops, next hop, address"),
         ("msg", "/msg @NAME TEXT", "send a private line, end-to-end encrypted, to one peer (name or id prefix); it waits for a route"),
+        ("reply", "/reply TEXT", "send a private line to the last peer who sent you one"),
         ("route", "/route @NAME", "show the path to a peer across the mesh with each link's latency"),
+        ("mesh", "/mesh", "show the mesh as this node knows it: every node and link, as a tree from you"),
+        ("block", "/block @NAME", "ignore a peer's lines, private lines and pins from now on (remembered; /block alone lists them)"),
+        ("unblock", "/unblock @NAME", "stop ignoring a peer"),
         ("history", "/history [N]", "show the last N lines (default 20, at most 1000), kept across restarts"),
         ("join", "/join #ROOM [PASSWORD]", "join a room across the whole mesh (with a password only those who know it can read it); your lines go there"),
         ("leave", "/leave [#ROOM]", "leave a room (the one your lines go to by default); your lines go back to everyone"),
@@ -133,6 +145,18 @@ public enum ChatCommand: Sendable, Hashable {
                 throw .badArgument(command: "msg", "the text is missing")
             }
             return .privateMessage(to: target, text: String(pieces[1]))
+        case "reply", "r":
+            guard !argument.isEmpty else { throw .badArgument(command: "reply", "the text is missing") }
+            return .reply(argument)
+        case "mesh":
+            try noArgument(name, argument)
+            return .mesh
+        case "block", "ignore":
+            return .block(argument.trimmingPrefix("@"))
+        case "unblock", "unignore":
+            let target = argument.trimmingPrefix("@")
+            guard !target.isEmpty else { throw .badArgument(command: "unblock", "a peer is required") }
+            return .unblock(target)
         case "route":
             let target = argument.trimmingPrefix("@")
             guard !target.isEmpty, !target.contains(" ") else { throw .badArgument(command: "route", "one peer is required") }

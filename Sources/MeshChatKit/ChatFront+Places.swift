@@ -4,21 +4,6 @@ import MeshSession
 import Places
 import Synchronization
 
-/// What the last `/near` and `/pins` showed, so `/pin N` and `/unpin N` can refer to them.
-final class PlacesMemory: Sendable {
-    private let state = Mutex<(results: [LookupResult.Hit], pins: [SharedPin])>(([], []))
-
-    var lastResults: [LookupResult.Hit] {
-        get { state.withLock { $0.results } }
-        set { state.withLock { $0.results = newValue } }
-    }
-
-    var lastPins: [SharedPin] {
-        get { state.withLock { $0.pins } }
-        set { state.withLock { $0.pins = newValue } }
-    }
-}
-
 extension ChatFront {
     /// The radius of `/near` and `/map` when none is given: 2 km.
     static let defaultRadius = Distance.kilometres(2)

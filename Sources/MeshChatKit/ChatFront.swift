@@ -28,7 +28,7 @@ public struct ChatFront: Sendable {
     let session: Session
     let messenger: Messenger
     let places: PlaceService
-    let memory = PlacesMemory()
+    let memory = FrontMemory()
     private let book = PeerBook()
     let options: Options
     private let finder: PeerFinder?
@@ -74,6 +74,7 @@ public struct ChatFront: Sendable {
     /// - Parameter lines: the user's lines.
     public func run<Lines: AsyncSequence & Sendable>(lines: Lines) async throws where Lines.Element == String {
         let session = self.session
+        if let blocked = try? await messenger.blocked() { await places.setBlocked(Set(blocked.keys)) }
         try await withThrowingTaskGroup(of: RunChild.self) { group in
             group.addTask {
                 try await session.run()
@@ -149,6 +150,50 @@ public struct ChatFront: Sendable {
                 } catch {
                     emit(.error("nothing was sent: \(error)"))
                 }
+            }
+        case .reply(let text):
+            guard let peer = memory.lastPrivateSender else {
+                emit(.error("/reply: nobody has sent you a private line yet; use /msg @NAME TEXT"))
+                break
+            }
+            do {
+                let stored = try await messenger.send(text: text, to: peer)
+                emit(.sent(id: stored.id, text: text, to: [peer], isPrivate: true, status: stored.status.rawValue))
+            } catch {
+                emit(.error("nothing was sent: \(error)"))
+            }
+        case .mesh:
+            emit(.mesh(meshRows()))
+        case .block(let target):
+            do {
+                if target.isEmpty {
+                    emit(.blocked(try await blockedPeers()))
+                    break
+                }
+                switch PeerLookup.match(target, in: await knownPeers(), noun: "peer") {
+                case .failure(let message):
+                    emit(.error("/block: \(message)"))
+                case .success(let peer):
+                    try await messenger.block(peer)
+                    await places.setBlocked(Set(try await messenger.blocked().keys))
+                    emit(.blocked(try await blockedPeers()))
+                }
+            } catch {
+                emit(.error("/block: \(error)"))
+            }
+        case .unblock(let target):
+            do {
+                let blocked = try await blockedPeers()
+                switch PeerLookup.match(target, in: blocked, noun: "blocked peer") {
+                case .failure(let message):
+                    emit(.error("/unblock: \(message)"))
+                case .success(let peer):
+                    try await messenger.unblock(peer.id)
+                    await places.setBlocked(Set(try await messenger.blocked().keys))
+                    emit(.blocked(try await blockedPeers()))
+                }
+            } catch {
+                emit(.error("/unblock: \(error)"))
             }
         case .route(let target):
             switch PeerLookup.match(target, in: session.reachablePeers.map(\.peer), noun: "reachable peer") {
@@ -227,6 +272,29 @@ public struct ChatFront: Sendable {
         return peers
     }
 
+    private func blockedPeers() async throws -> [PeerID] {
+        try await messenger.blocked().compactMap { try? PeerID(id: $0.key, displayName: $0.value) }
+            .sorted { ($0.displayName, $0.id) < ($1.displayName, $1.id) }
+    }
+
+    /// Every node of the topology with its hops (0 for me, `nil` out of reach) and links.
+    private func meshRows() -> [ChatOutput.MeshNodeRow] {
+        let routes = Dictionary(session.reachablePeers.map { ($0.peer.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let me = session.peer.peerID
+        let entries = session.topology
+        var names: [NodeID: PeerID] = [me.id: me]
+        for entry in entries { names[entry.node.id] = entry.node }
+        for route in routes.values { names[route.peer.id] = route.peer }
+        func peer(_ node: NodeID) -> PeerID { names[node] ?? name(of: node) }
+        var rows = entries.map { entry in
+            ChatOutput.MeshNodeRow(peer: entry.node.id == me.id ? me : entry.node,
+                                   hops: entry.node.id == me.id ? 0 : routes[entry.node.id]?.hops,
+                                   links: entry.neighbors.map { .init(peer: peer($0.node), latency: $0.latency) })
+        }
+        if !rows.contains(where: { $0.peer.id == me.id }) { rows.insert(.init(peer: me, hops: 0, links: []), at: 0) }
+        return rows.sorted { ($0.hops ?? Int.max, $0.peer.displayName) < ($1.hops ?? Int.max, $1.peer.displayName) }
+    }
+
     private func name(of node: NodeID) -> PeerID {
         if let route = session.reachablePeers.first(where: { $0.peer.id == node }) { return route.peer }
         if let known = book.all.first(where: { $0.id == node }) { return known }
@@ -252,7 +320,12 @@ public struct ChatFront: Sendable {
             case .message(let message):
                 var isPrivate = false
                 var room: String?
-                if case .direct = message.conversation { isPrivate = true }
+                if case .direct = message.conversation {
+                    isPrivate = true
+                    if !message.isOutgoing, let sender = try? PeerID(id: message.author, displayName: message.authorName) {
+                        memory.lastPrivateSender = sender
+                    }
+                }
                 if case .room(let name) = message.conversation { room = name }
                 let author = (try? PeerID(id: message.author, displayName: message.authorName)) ?? name(of: message.author)
                 book.note(author)

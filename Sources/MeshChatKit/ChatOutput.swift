@@ -62,6 +62,11 @@ public enum ChatOutput: Sendable {
     case exported(file: String, count: Int)
     /// The answer to `/map`: the picture (text) or the plain description (JSON, or not a terminal).
     case map([String])
+    /// The answer to `/mesh`: every node this node knows with its advertised links; `hops` is
+    /// `nil` for a node out of reach, 0 for me.
+    case mesh([MeshNodeRow])
+    /// The blocked peers, after `/block` or `/unblock` or when listed.
+    case blocked([PeerID])
     /// I joined a room (`/join`); it is now where typed lines go.
     case joined(room: String, hasPassword: Bool)
     /// I left a room (`/leave`); typed lines go to `now` (`nil`: the whole mesh).
@@ -123,6 +128,27 @@ public enum ChatOutput: Sendable {
             self.isOutgoing = isOutgoing
             self.status = status
             self.hops = hops
+        }
+    }
+
+    /// One node of `/mesh`.
+    public struct MeshNodeRow: Sendable, Hashable {
+        /// The node.
+        public let peer: PeerID
+        /// Links from me (0 for me), or `nil` when out of reach.
+        public let hops: Int?
+        /// Its advertised links: the node at the other end and the round trip.
+        public let links: [RouteLink]
+
+        /// Creates a row.
+        /// - Parameters:
+        ///   - peer: the node.
+        ///   - hops: links from me, `nil` when out of reach.
+        ///   - links: its links.
+        public init(peer: PeerID, hops: Int?, links: [RouteLink]) {
+            self.peer = peer
+            self.hops = hops
+            self.links = links
         }
     }
 
@@ -269,6 +295,17 @@ public struct JSONRenderer: Sendable {
             return .object([("event", "exported"), ("file", .string(file)), ("count", .int(count))])
         case .map(let lines):
             return .object([("event", "map"), ("lines", .array(lines.map { .string($0) }))])
+        case .mesh(let rows):
+            return .object([("event", "mesh"), ("nodes", .array(rows.map { row in
+                .object([("id", .string(row.peer.id.hex)), ("name", .string(row.peer.displayName)),
+                         ("hops", row.hops.map { .int($0) } ?? .null),
+                         ("links", .array(row.links.map { link in
+                             .object([("id", .string(link.peer.id.hex)), ("name", .string(link.peer.displayName)),
+                                      ("latency_ms", .double(Self.milliseconds(link.latency)))])
+                         }))])
+            }))])
+        case .blocked(let peers):
+            return .object([("event", "blocked"), ("peers", .array(peers.map(Self.peer)))])
         case .joined(let room, let hasPassword):
             return .object([("event", "joined"), ("room", .string(room)), ("password", .bool(hasPassword))])
         case .left(let room, let now):
@@ -481,6 +518,10 @@ public struct TextRenderer: Sendable {
             return "* wrote \(count) pin\(count == 1 ? "" : "s") to \(file)"
         case .map(let lines):
             return lines.joined(separator: "\n")
+        case .mesh(let rows):
+            return MeshGraphText.render(rows).joined(separator: "\n")
+        case .blocked(let peers):
+            return peers.isEmpty ? "* nobody is blocked" : "* blocked: " + peers.map(\.description).joined(separator: ", ")
         case .joined(let room, let hasPassword):
             return "* joined \(room)\(hasPassword ? " (password: only those who know it can read it)" : ""); your lines go there now, /leave to go back"
         case .left(let room, let now):

@@ -58,6 +58,10 @@ public actor Messenger {
     private var lastPrune: Date?
     /// The joined rooms' keys by name, loaded from the store on first use.
     private var roomKeys: [String: RoomKey]?
+    /// Blocked nodes with the name they had, loaded from the store on first use.
+    private var blockedNodes: [NodeID: String]?
+    /// The setting under which blocked nodes are kept: one "hex name" per line.
+    static let blockedKey = "chat.blocked"
 
     /// Creates a messenger.
     /// - Parameters:
@@ -163,6 +167,55 @@ public actor Messenger {
     /// - Throws: ``MeshStore/StoreError``.
     public func rooms() async throws -> [JoinedRoom] {
         try await db { try $0.rooms() }
+    }
+
+    /// Blocks a node: its lines to the mesh, to rooms and to this node are discarded unread
+    /// from now on (private lines are still acknowledged, so its outbox does not retry them for
+    /// days). Remembered across restarts.
+    /// - Parameter peer: the node.
+    /// - Throws: ``MeshStore/StoreError``.
+    public func block(_ peer: PeerID) async throws {
+        var blocked = try await blocked()
+        blocked[peer.id] = peer.displayName
+        try await saveBlocked(blocked)
+    }
+
+    /// Unblocks a node.
+    /// - Parameter node: the node.
+    /// - Returns: whether it was blocked.
+    /// - Throws: ``MeshStore/StoreError``.
+    @discardableResult
+    public func unblock(_ node: NodeID) async throws -> Bool {
+        var blocked = try await blocked()
+        guard blocked.removeValue(forKey: node) != nil else { return false }
+        try await saveBlocked(blocked)
+        return true
+    }
+
+    /// The blocked nodes with the display name they had when blocked.
+    /// - Throws: ``MeshStore/StoreError``.
+    public func blocked() async throws -> [NodeID: String] {
+        if let blockedNodes { return blockedNodes }
+        let text = try await db { try $0.setting(Self.blockedKey) } ?? ""
+        var nodes: [NodeID: String] = [:]
+        for line in text.split(separator: "\n") {
+            let parts = line.split(separator: " ", maxSplits: 1)
+            if let first = parts.first, let node = try? NodeID(hex: String(first)) {
+                nodes[node] = parts.count > 1 ? String(parts[1]) : node.shortHex
+            }
+        }
+        blockedNodes = nodes
+        return nodes
+    }
+
+    private func saveBlocked(_ nodes: [NodeID: String]) async throws {
+        let text = nodes.sorted { $0.key < $1.key }.map { "\($0.key.hex) \($0.value)" }.joined(separator: "\n")
+        try await db { try $0.setSetting(Self.blockedKey, to: text.isEmpty ? nil : text) }
+        blockedNodes = nodes
+    }
+
+    private func isBlocked(_ node: NodeID) async -> Bool {
+        (try? await blocked()[node]) != nil
     }
 
     private func keys() async throws -> [String: RoomKey] {
@@ -280,6 +333,7 @@ public actor Messenger {
     /// A room line: opened with the key of the joined room it names (others are ignored: this
     /// node is not in that room), stored once, shown.
     private func receivedRoom(_ chat: RoomChatPayload, from sender: PeerID, hops: Int) async {
+        if await isBlocked(sender.id) { return }
         do {
             guard let key = try await keys().values.first(where: { $0.id == chat.roomID }) else { return }
             let text = try key.open(chat, origin: sender.id)
@@ -309,6 +363,7 @@ public actor Messenger {
             if message.isPrivate, let order = text.order {
                 await receivedPrivate(text, order: order, from: message.sender, hops: message.hops)
             } else if !message.isPrivate {
+                if await isBlocked(message.sender.id) { return }
                 do {
                     let sender = message.sender, hops = message.hops
                     if let stored = try await db({ try $0.receiveBroadcast(id: text.id, from: sender.id, fromName: sender.displayName,
@@ -342,6 +397,10 @@ public actor Messenger {
     }
 
     private func receivedPrivate(_ text: TextMessage, order: MessageOrder, from sender: PeerID, hops: Int) async {
+        if await isBlocked(sender.id) {
+            try? await session.sendReceipt(for: [text.id], to: sender)
+            return
+        }
         let incoming = IncomingPrivate(id: text.id, from: sender.id, fromName: sender.displayName, text: text.text,
                                        sentAt: text.sentAt, hops: hops, sequence: order.sequence, floor: order.floor)
         do {

@@ -34,6 +34,7 @@ public actor PlaceService {
     private var limiter = QueryRateLimiter()
     private var pending: [NodeID: Pending] = [:]
     private var reachable: Set<NodeID> = []
+    private var blocked: Set<NodeID> = []
     /// Answers to nodes with no route yet (a lookup can arrive before the asker's advert), sent
     /// when the route appears, given up after the answer timeout.
     private var unsent: [NodeID: [(message: PlacesPayload, until: ContinuousClock.Instant)]] = [:]
@@ -234,7 +235,15 @@ public actor PlaceService {
     /// - Throws: ``StoreError``.
     public func pins() async throws -> [SharedPin] {
         try await db { try $0.prunePins(now: Date()) }
-        return try await db { try $0.pins(now: Date()) }.map(SharedPin.init)
+        let blocked = self.blocked
+        return try await db { try $0.pins(now: Date()) }.filter { !blocked.contains($0.author) }.map(SharedPin.init)
+    }
+
+    /// Ignores nodes: their pins, withdrawals and lookups are dropped, and ``pins()`` leaves
+    /// out the pins they made.
+    /// - Parameter nodes: the blocked nodes (replacing the previous set).
+    public func setBlocked(_ nodes: Set<NodeID>) {
+        blocked = nodes
     }
 
     // MARK: Input
@@ -248,6 +257,7 @@ public actor PlaceService {
     public func handle(_ event: SessionEvent) async -> [PlacesEvent] {
         switch event {
         case .places(let message, let sender, _, let isPrivate):
+            if blocked.contains(sender.id) { return [] }
             return await handle(message, from: sender, isPrivate: isPrivate)
         case .reachabilityChanged(let peer, let route):
             if route == nil {

@@ -91,3 +91,61 @@ struct RoomsTests {
         _ = try await alice.waitForExit()
     }
 }
+
+/// `/reply`, `/mesh`, `/block` and `/unblock` with real processes.
+@Suite("reply, mesh and block", .serialized)
+struct ReplyMeshBlockTests {
+    @Test("/reply answers the last private sender; /mesh draws the tree with every node; /block drops a peer's lines (remembered across a restart) until /unblock")
+    func replyMeshBlock() async throws {
+        let directory = TemporaryDirectory()
+        let bob = try RoomsTests.chat("bob", directory)
+        let port = try #require(JSONLine(try await bob.waitForEvent("\"event\":\"ready\""))?.int("port"))
+        var carol = try RoomsTests.chat("carol", directory, ["--connect", "127.0.0.1:\(port)"])
+        let alice = try RoomsTests.chat("alice", directory, ["--connect", "127.0.0.1:\(port)"])
+        try await alice.waitForEvent("\"event\":\"reachable\"", "\"name\":\"carol\"", "\"hops\":2")
+        try await carol.waitForEvent("\"event\":\"reachable\"", "\"name\":\"alice\"", "\"hops\":2")
+
+        carol.send("/reply nobody yet")
+        try await carol.waitForEvent("\"event\":\"error\"", "/reply")
+        alice.send("/msg @carol are you there?")
+        try await carol.waitForEvent("\"event\":\"message\"", "are you there?")
+        carol.send("/reply yes")
+        let reply = try #require(JSONLine(try await alice.waitForEvent("\"event\":\"message\"", "\"text\":\"yes\"")))
+        #expect(reply.object["private"] as? Bool == true)
+
+        alice.send("/mesh")
+        let mesh = try #require(JSONLine(try await alice.waitForEvent("\"event\":\"mesh\"")))
+        let nodes = try #require(mesh.object["nodes"] as? [[String: Any]])
+        #expect(nodes.compactMap { $0["name"] as? String } == ["alice", "bob", "carol"])
+        #expect(nodes.compactMap { $0["hops"] as? Int } == [0, 1, 2])
+        let bobLinks = (nodes[1]["links"] as? [[String: Any]])?.compactMap { $0["name"] as? String }
+        #expect(Set(bobLinks ?? []) == ["alice", "carol"])
+
+        carol.send("/block @alice")
+        let blocked = try #require(JSONLine(try await carol.waitForEvent("\"event\":\"blocked\"")))
+        #expect((blocked.object["peers"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["alice"])
+        alice.send("/msg @carol blocked line")
+        // Acknowledged (so alice's outbox stops) but never shown to carol.
+        try await alice.waitForEvent("\"event\":\"receipt\"", "\"status\":\"delivered\"")
+        alice.send("to everyone while blocked")
+        // bob forwards alice's line to carol before he shows it, and before his own line on the same link.
+        try await bob.waitForEvent("\"event\":\"message\"", "to everyone while blocked")
+        bob.send("bob to everyone")
+        try await carol.waitForEvent("\"event\":\"message\"", "bob to everyone")
+        #expect(!carol.output.contains { $0.contains("blocked line") || $0.contains("to everyone while blocked") })
+
+        carol.closeInput()
+        _ = try await carol.waitForExit()
+        carol = try RoomsTests.chat("carol", directory, ["--connect", "127.0.0.1:\(port)"])
+        try await carol.waitForEvent("\"event\":\"reachable\"", "\"name\":\"alice\"")
+        carol.send("/block")
+        try await carol.waitForEvent("\"event\":\"blocked\"", "\"name\":\"alice\"")
+        carol.send("/unblock @alice")
+        let none = try #require(JSONLine(try await carol.waitForEvent("\"event\":\"blocked\"", "\"peers\":[]")))
+        #expect((none.object["peers"] as? [Any])?.isEmpty == true)
+        alice.send("welcome back")
+        try await carol.waitForEvent("\"event\":\"message\"", "welcome back")
+        for chat in [alice, bob, carol] { chat.closeInput() }
+        for chat in [alice, bob, carol] { _ = try await chat.waitForExit() }
+    }
+}

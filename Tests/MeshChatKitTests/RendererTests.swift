@@ -53,6 +53,8 @@ struct RendererTests {
         case .pins: "pins"
         case .exported: "exported"
         case .map: "map"
+        case .mesh: "mesh"
+        case .blocked: "blocked"
         case .joined: "joined"
         case .left: "left"
         case .rooms: "rooms"
@@ -87,6 +89,10 @@ struct RendererTests {
         Case(label: "map", output: .map(["map of 51.5074,-0.1278 within 2 km"]), keys: ["lines"]),
     ]
     static let roomCases: [Case] = [
+        Case(label: "mesh", output: .mesh([.init(peer: bob, hops: 0, links: [.init(peer: carol, latency: .microseconds(400))]),
+                                           .init(peer: carol, hops: nil, links: [])]),
+             keys: ["nodes"], nested: ["nodes": ["id", "name", "hops", "links"]]),
+        Case(label: "blocked", output: .blocked([carol]), keys: ["peers"], nested: ["peers": peerKeys]),
         Case(label: "joined", output: .joined(room: "#lunch", hasPassword: true), keys: ["room", "password"]),
         Case(label: "left", output: .left(room: "#lunch", now: nil), keys: ["room", "now"]),
         Case(label: "rooms", output: .rooms(["#lunch", "#ops"], active: "#lunch"), keys: ["rooms", "active"]),
