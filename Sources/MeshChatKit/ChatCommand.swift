@@ -17,6 +17,8 @@ public enum ChatCommand: Sendable, Hashable {
     case reply(String)
     /// `/mesh`: the topology as this node knows it, as a text graph.
     case mesh
+    /// `/ping @name`: the round trip to a node across the mesh.
+    case ping(String)
     /// `/block @name`: ignore a peer's lines, private lines and pins (remembered).
     case block(String)
     /// `/unblock @name`: stop ignoring a peer.
@@ -87,6 +89,7 @@ public enum ChatCommand: Sendable, Hashable {
         ("msg", "/msg @NAME TEXT", "send a private line, end-to-end encrypted, to one peer (name or id prefix); it waits for a route"),
         ("reply", "/reply TEXT", "send a private line to the last peer who sent you one"),
         ("route", "/route @NAME", "show the path to a peer across the mesh with each link's latency"),
+        ("ping", "/ping @NAME", "measure the round trip to a peer across the mesh (a sealed ping and pong)"),
         ("mesh", "/mesh", "show the mesh as this node knows it: every node and link, as a tree from you"),
         ("block", "/block @NAME", "ignore a peer's lines, private lines and pins from now on (remembered; /block alone lists them)"),
         ("unblock", "/unblock @NAME", "stop ignoring a peer"),
@@ -151,6 +154,10 @@ public enum ChatCommand: Sendable, Hashable {
         case "mesh":
             try noArgument(name, argument)
             return .mesh
+        case "ping":
+            let target = argument.trimmingPrefix("@")
+            guard !target.isEmpty, !target.contains(" ") else { throw .badArgument(command: "ping", "one peer is required") }
+            return .ping(target)
         case "block", "ignore":
             return .block(argument.trimmingPrefix("@"))
         case "unblock", "unignore":

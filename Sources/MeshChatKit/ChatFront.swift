@@ -164,6 +164,18 @@ public struct ChatFront: Sendable {
             }
         case .mesh:
             emit(.mesh(meshRows()))
+        case .ping(let target):
+            switch PeerLookup.match(target, in: session.reachablePeers.map(\.peer), noun: "reachable peer") {
+            case .failure(let message):
+                emit(.error("/ping: \(message)"))
+            case .success(let peer):
+                let hops = session.route(to: peer)?.hops ?? 1
+                do {
+                    emit(.pong(peer, roundTrip: try await session.ping(peer), hops: hops))
+                } catch {
+                    emit(.error("/ping: \(error)"))
+                }
+            }
         case .block(let target):
             do {
                 if target.isEmpty {

@@ -65,6 +65,8 @@ public enum ChatOutput: Sendable {
     /// The answer to `/mesh`: every node this node knows with its advertised links; `hops` is
     /// `nil` for a node out of reach, 0 for me.
     case mesh([MeshNodeRow])
+    /// The answer to `/ping`: the round trip across `hops` links, or `nil` when no pong came in time.
+    case pong(PeerID, roundTrip: Duration?, hops: Int)
     /// The blocked peers, after `/block` or `/unblock` or when listed.
     case blocked([PeerID])
     /// I joined a room (`/join`); it is now where typed lines go.
@@ -304,6 +306,9 @@ public struct JSONRenderer: Sendable {
                                       ("latency_ms", .double(Self.milliseconds(link.latency)))])
                          }))])
             }))])
+        case .pong(let peer, let roundTrip, let hops):
+            return .object([("event", "pong"), ("peer", Self.peer(peer)), ("hops", .int(hops)),
+                            ("rtt_ms", roundTrip.map { .double(Self.milliseconds($0)) } ?? .null)])
         case .blocked(let peers):
             return .object([("event", "blocked"), ("peers", .array(peers.map(Self.peer)))])
         case .joined(let room, let hasPassword):
@@ -520,6 +525,9 @@ public struct TextRenderer: Sendable {
             return lines.joined(separator: "\n")
         case .mesh(let rows):
             return MeshGraphText.render(rows).joined(separator: "\n")
+        case .pong(let peer, let roundTrip, let hops):
+            guard let roundTrip else { return "! no pong from \(peer) within 5 s (\(hops) hop\(hops == 1 ? "" : "s") away)" }
+            return "* pong from \(peer.displayName): \(JSONRenderer.milliseconds(roundTrip)) ms (\(hops) hop\(hops == 1 ? "" : "s"))"
         case .blocked(let peers):
             return peers.isEmpty ? "* nobody is blocked" : "* blocked: " + peers.map(\.description).joined(separator: ", ")
         case .joined(let room, let hasPassword):

@@ -43,6 +43,22 @@ final class MeshNode: Sendable {
     let identity: LocalIdentity
     let me: PeerID
     private let state: NIOLockedValueBox<State>
+    /// Pings this node sent across the mesh, by nonce, waiting for their pong (§13.10).
+    private let pings = NIOLockedValueBox<[UInt64: PingWait]>([:])
+
+    /// A ping waiting for its pong.
+    private enum PingWait {
+        /// Sent; nobody waits yet.
+        case sent
+        /// The pong came before anybody waited.
+        case answered
+        /// Somebody waits.
+        case waiting(CheckedContinuation<Bool, Never>)
+    }
+    /// Pongs this node may still send in the current second (§13.10: at most 20 per second).
+    private let pongBudget = NIOLockedValueBox<(second: Int64, left: Int)>((0, 0))
+    /// Pongs answered per second at most (§13.10).
+    static let maxPongsPerSecond = 20
     private let clockStart = ContinuousClock.now
     private let logger: Logger
 
@@ -156,6 +172,7 @@ final class MeshNode: Sendable {
     func received(_ routed: RoutedPayload, from neighbor: NodeID) -> Step {
         let packet: RoutedPacket
         var opened: SessionEvent?
+        var reply: (NodeID, SealedPayload.OneOf_Content)?
         switch Self.decodeHeader(routed) {
         case .failure(let why):
             var step = Step()
@@ -201,14 +218,16 @@ final class MeshNode: Sendable {
                 }
                 packet = header.packet(kind: .unicast(destination: destination), payload: sealed)
                 if destination == identity.nodeID {
-                    opened = open(sealed, header: header, destination: destination)
+                    (opened, reply) = open(sealed, header: header, destination: destination)
                 }
             case nil:
                 logger.debug("ignored a routed packet with an unknown payload (a newer peer's)", metadata: ["mesh.origin": "\(header.origin.shortHex)"])
                 return Step()
             }
         }
-        return run(opened: opened) { state, now in state.router.received(packet, from: neighbor, now: now) }
+        var step = run(opened: opened) { state, now in state.router.received(packet, from: neighbor, now: now) }
+        if let (node, content) = reply, let answer = try? sendSealed(content, to: node) { step.sends += answer.sends }
+        return step
     }
 
     /// Sends a signed broadcast to every node within the hop limit.
@@ -291,7 +310,79 @@ final class MeshNode: Sendable {
     }
 
     /// Opens a packet sealed for this node; `nil` (logged) when it does not open or is stale.
-    private func open(_ sealed: Data, header: Header, destination: NodeID) -> SessionEvent? {
+    private func open(_ sealed: Data, header: Header, destination: NodeID) -> (SessionEvent?, (NodeID, SealedPayload.OneOf_Content)?) {
+        guard let (plaintext, sender) = openSealed(sealed, header: header, destination: destination) else { return (nil, nil) }
+        switch plaintext.content {
+        case .ping(let ping):
+            guard takePongBudget() else {
+                logger.info("did not answer a mesh ping: more than \(Self.maxPongsPerSecond) per second", metadata: ["mesh.origin": "\(sender)"])
+                return (nil, nil)
+            }
+            var pong = Meshchat_V1_Pong()
+            pong.nonce = ping.nonce
+            return (nil, (header.origin, .pong(pong)))
+        case .pong(let pong):
+            let waiter: CheckedContinuation<Bool, Never>? = pings.withLockedValue { pings in
+                switch pings[pong.nonce] {
+                case .sent?:
+                    pings[pong.nonce] = .answered
+                    return nil
+                case .waiting(let continuation)?:
+                    pings[pong.nonce] = nil
+                    return continuation
+                case .answered?, nil:
+                    return nil
+                }
+            }
+            waiter?.resume(returning: true)
+            return (nil, nil)
+        default:
+            return (event(for: plaintext, sender: sender, hops: Int(header.hops) + 1), nil)
+        }
+    }
+
+    private func takePongBudget() -> Bool {
+        let second = Self.nowMilliseconds / 1000
+        return pongBudget.withLockedValue { budget in
+            if budget.second != second { budget = (second, Self.maxPongsPerSecond) }
+            guard budget.left > 0 else { return false }
+            budget.left -= 1
+            return true
+        }
+    }
+
+    /// Registers a ping's nonce before it is sent.
+    func expectPong(_ nonce: UInt64) {
+        pings.withLockedValue { $0[nonce] = .sent }
+    }
+
+    /// Waits for the pong of a registered ping: `true` when it came, `false` after ``cancelPing(_:)``.
+    func waitForPong(_ nonce: UInt64) async -> Bool {
+        await withCheckedContinuation { continuation in
+            let ready: Bool? = pings.withLockedValue { pings in
+                switch pings[nonce] {
+                case .sent?:
+                    pings[nonce] = .waiting(continuation)
+                    return nil
+                case .answered?:
+                    pings[nonce] = nil
+                    return true
+                case .waiting?, nil:
+                    return false
+                }
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+
+    /// Gives up waiting for a pong.
+    func cancelPing(_ nonce: UInt64) {
+        let wait = pings.withLockedValue { $0.removeValue(forKey: nonce) }
+        if case .waiting(let continuation)? = wait { continuation.resume(returning: false) }
+    }
+
+    /// Opens a packet sealed for this node; `nil` (logged) when it does not open or is stale.
+    private func openSealed(_ sealed: Data, header: Header, destination: NodeID) -> (SealedPayload, PeerID)? {
         let plaintext: SealedPayload
         do {
             let known = state.withLockedValue { $0.known[header.origin]?.staticKey }
@@ -311,11 +402,16 @@ final class MeshNode: Sendable {
             return nil
         }
         guard let sender = try? PeerID(id: header.origin, displayName: plaintext.displayName) else { return nil }
-        let hops = Int(header.hops) + 1
+        return (plaintext, sender)
+    }
+
+    /// The event for an opened sealed packet (pings and pongs are handled by ``open(_:header:destination:)``).
+    private func event(for plaintext: SealedPayload, sender: PeerID, hops: Int) -> SessionEvent? {
+        let origin = sender.id
         switch plaintext.content {
         case .chat(let chat):
             guard chat.text.utf8.count <= WireLimits.maxRelayedPayload, let id = try? NodeID(bytes: chat.messageID) else {
-                logger.notice("dropped a private chat: bad id or text over \(WireLimits.maxRelayedPayload) bytes", metadata: ["mesh.origin": "\(header.origin.shortHex)"])
+                logger.notice("dropped a private chat: bad id or text over \(WireLimits.maxRelayedPayload) bytes", metadata: ["mesh.origin": "\(origin.shortHex)"])
                 return nil
             }
             let text = TextMessage(id: id.hex, text: chat.text, sentAt: Date(timeIntervalSince1970: Double(chat.sentAtMs) / 1000),
@@ -328,8 +424,10 @@ final class MeshNode: Sendable {
             return .received(ReceivedMessage(sender: sender, mode: .reliable, content: .data(data.payload), hops: hops, isPrivate: true))
         case .places(let places):
             return .places(places, from: sender, hops: hops, isPrivate: true)
+        case .ping, .pong:
+            return nil
         case nil:
-            logger.debug("ignored a sealed packet with unknown content (a newer peer's)", metadata: ["mesh.origin": "\(header.origin.shortHex)"])
+            logger.debug("ignored a sealed packet with unknown content (a newer peer's)", metadata: ["mesh.origin": "\(origin.shortHex)"])
             return nil
         }
     }

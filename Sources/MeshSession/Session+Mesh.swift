@@ -92,6 +92,35 @@ extension Session {
         }
     }
 
+    /// Measures the round trip to a node across the mesh (PROTOCOL.md §13.10): a sealed ping that
+    /// the node answers with a sealed pong, both relayed like any sealed packet.
+    /// - Parameters:
+    ///   - peer: a reachable node.
+    ///   - timeout: how long to wait for the pong.
+    /// - Returns: the round trip, or `nil` when no pong came within `timeout` (the node answers
+    ///   at most 20 pings per second).
+    /// - Throws: ``SessionError`` `notReachable`.
+    public func ping(_ peer: PeerID, timeout: Duration = .seconds(5)) async throws(SessionError) -> Duration? {
+        var ping = Meshchat_V1_Ping()
+        ping.nonce = UInt64.random(in: 1...UInt64.max)
+        let nonce = ping.nonce
+        let mesh = self.mesh
+        let start = ContinuousClock.now
+        mesh.expectPong(nonce)
+        do {
+            try await sendSealed(.ping(ping), to: peer)
+        } catch {
+            mesh.cancelPing(nonce)
+            throw error
+        }
+        let timer = Task {
+            try? await Task.sleep(for: timeout)
+            mesh.cancelPing(nonce)
+        }
+        defer { timer.cancel() }
+        return await mesh.waitForPong(nonce) ? ContinuousClock.now - start : nil
+    }
+
     /// Sends data to a node that is reachable but not connected, sealed end to end.
     func sendRelayed(_ data: Data, to peer: PeerID) async throws(SessionError) {
         guard data.count <= WireLimits.maxRelayedPayload else {

@@ -113,6 +113,14 @@ struct ReplyMeshBlockTests {
         let reply = try #require(JSONLine(try await alice.waitForEvent("\"event\":\"message\"", "\"text\":\"yes\"")))
         #expect(reply.object["private"] as? Bool == true)
 
+        alice.send("/ping @carol")
+        let pong = try #require(JSONLine(try await alice.waitForEvent("\"event\":\"pong\"")))
+        #expect(pong.int("hops") == 2)
+        let rtt = try #require(pong.object["rtt_ms"] as? Double)
+        #expect(rtt > 0 && rtt < 5000)
+        alice.send("/ping @nobody")
+        try await alice.waitForEvent("\"event\":\"error\"", "/ping")
+
         alice.send("/mesh")
         let mesh = try #require(JSONLine(try await alice.waitForEvent("\"event\":\"mesh\"")))
         let nodes = try #require(mesh.object["nodes"] as? [[String: Any]])

@@ -513,6 +513,24 @@ public nonisolated struct Meshchat_V1_Sealed: Sendable {
     set {content = .places(newValue)}
   }
 
+  /// §13.10: answered with a sealed pong carrying the same nonce
+  public var ping: Meshchat_V1_Ping {
+    get {
+      if case .ping(let v)? = content {return v}
+      return Meshchat_V1_Ping()
+    }
+    set {content = .ping(newValue)}
+  }
+
+  /// §13.10
+  public var pong: Meshchat_V1_Pong {
+    get {
+      if case .pong(let v)? = content {return v}
+      return Meshchat_V1_Pong()
+    }
+    set {content = .pong(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Content: Equatable, Sendable {
@@ -521,6 +539,10 @@ public nonisolated struct Meshchat_V1_Sealed: Sendable {
     case data(Meshchat_V1_Data)
     /// §14: lookups, answers and pin catch-up
     case places(Meshchat_V1_Places)
+    /// §13.10: answered with a sealed pong carrying the same nonce
+    case ping(Meshchat_V1_Ping)
+    /// §13.10
+    case pong(Meshchat_V1_Pong)
 
   }
 
@@ -1667,7 +1689,7 @@ nonisolated extension Meshchat_V1_Broadcast: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Meshchat_V1_Sealed: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Sealed"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}identity_key\0\u{3}static_signature\0\u{3}display_name\0\u{3}sealed_at_ms\0\u{1}chat\0\u{1}receipt\0\u{1}data\0\u{1}places\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}identity_key\0\u{3}static_signature\0\u{3}display_name\0\u{3}sealed_at_ms\0\u{1}chat\0\u{1}receipt\0\u{1}data\0\u{1}places\0\u{1}ping\0\u{1}pong\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1731,6 +1753,32 @@ nonisolated extension Meshchat_V1_Sealed: SwiftProtobuf.Message, SwiftProtobuf._
           self.content = .places(v)
         }
       }()
+      case 9: try {
+        var v: Meshchat_V1_Ping?
+        var hadOneofValue = false
+        if let current = self.content {
+          hadOneofValue = true
+          if case .ping(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.content = .ping(v)
+        }
+      }()
+      case 10: try {
+        var v: Meshchat_V1_Pong?
+        var hadOneofValue = false
+        if let current = self.content {
+          hadOneofValue = true
+          if case .pong(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.content = .pong(v)
+        }
+      }()
       default: break
       }
     }
@@ -1769,6 +1817,14 @@ nonisolated extension Meshchat_V1_Sealed: SwiftProtobuf.Message, SwiftProtobuf._
     case .places?: try {
       guard case .places(let v)? = self.content else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
+    }()
+    case .ping?: try {
+      guard case .ping(let v)? = self.content else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 9)
+    }()
+    case .pong?: try {
+      guard case .pong(let v)? = self.content else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
     }()
     case nil: break
     }
