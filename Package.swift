@@ -11,7 +11,7 @@
 //   MeshSession                the public Multipeer-style API
 //   MeshStore                  persistent outbox, inbound ordering and chat history (SQLite via GRDB)
 //   CZlib, Places              offline place data: loaders and an exact spatial index (no networking)
-//   MeshChatKit, meshchat      the line-mode chat front
+//   MeshChatKit, meshchat      the chat front: line mode for pipes, an interactive terminal otherwise
 import PackageDescription
 
 let package = Package(
@@ -125,7 +125,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // The chat front's logic: line commands, rendering, JSON events, the REPL loop.
+        // The chat front's logic: line commands, rendering, JSON events, the REPL loop, the terminal.
         .target(
             name: "MeshChatKit",
             dependencies: [

@@ -118,7 +118,7 @@ extension ChatFront {
         }
         let pins = try await places.pins().map { MapView.Marker($0.label, at: $0.coordinate) }
         if options.isTerminal && !options.json {
-            emit(.map(view.render(places: markers, pins: pins, colour: true)))
+            emit(.map(view.render(places: markers, pins: pins, colour: options.colour)))
         } else {
             emit(.map(view.describe(places: markers, pins: pins)))
         }

@@ -7,9 +7,11 @@ import MeshStore
 
 /// The line-mode chat loop: reads user lines, runs commands, and shows session events.
 ///
-/// Input and output are injected (an async sequence of lines and a line writer), so tests drive it
-/// without a terminal. Every output goes through ``emit(_:)``, which renders JSON (`--json`) or text.
-/// When the input ends the front disconnects, unless `keepRunningAfterInput` is set.
+/// Input and output are injected (an async sequence of lines, and a line writer or an output
+/// handler), so tests drive it without a terminal. Every output goes through ``emit(_:)``: with a
+/// line writer it is rendered as JSON (`--json`) or text; an output handler such as
+/// ``TerminalIO/show(_:)`` renders it itself. When the input ends the front disconnects, unless
+/// `keepRunningAfterInput` is set.
 public struct ChatFront: Sendable {
     /// Options of the front.
     public struct Options: Sendable {
@@ -19,6 +21,9 @@ public struct ChatFront: Sendable {
         public var keepRunningAfterInput = false
         /// Stdout is a terminal: `/map` draws a picture (else it lists what it would show).
         public var isTerminal = false
+        /// Colour may be used (`/map`'s picture): stdout is a terminal and `NO_COLOR` is not set
+        /// (see ``ColourMode/detect(isTerminal:environment:)``).
+        public var colour = false
         /// The size of `/map`'s picture in terminal cells (the executable uses the terminal's size).
         public var mapSize = (width: 60, height: 20)
         /// Creates the defaults.
@@ -32,10 +37,10 @@ public struct ChatFront: Sendable {
     private let book = PeerBook()
     let options: Options
     private let finder: PeerFinder?
-    private let write: @Sendable (String) -> Void
+    private let show: @Sendable (ChatOutput) -> Void
     private let logger: Logger
 
-    /// Creates a front.
+    /// Creates a front that writes each output as one line of JSON (`options.json`) or text.
     /// - Parameters:
     ///   - session: a started session.
     ///   - messenger: the outbox, receipts and history over that session (it owns the session's events).
@@ -46,19 +51,36 @@ public struct ChatFront: Sendable {
     ///   - write: writes one line of output (stdout in the executable).
     public init(session: Session, messenger: Messenger, places: PlaceService, options: Options, finder: PeerFinder? = nil, logger: Logger,
                 write: @escaping @Sendable (String) -> Void) {
+        let json = options.json
+        self.init(session: session, messenger: messenger, places: places, options: options, finder: finder, logger: logger,
+                  show: { output in if let line = Self.render(output, json: json) { write(line) } })
+    }
+
+    /// Creates a front that hands each output to `show`, which renders it (an interactive
+    /// terminal: ``TerminalIO/show(_:)``).
+    /// - Parameters:
+    ///   - session: a started session.
+    ///   - messenger: the outbox, receipts and history over that session (it owns the session's events).
+    ///   - places: place lookups and pins over that session.
+    ///   - options: output options.
+    ///   - finder: discovery, or `nil` without it (`--no-discovery`).
+    ///   - logger: for diagnostics (stderr in the executable).
+    ///   - show: shows one output; called from several tasks, so it must be thread-safe.
+    public init(session: Session, messenger: Messenger, places: PlaceService, options: Options, finder: PeerFinder? = nil, logger: Logger,
+                show: @escaping @Sendable (ChatOutput) -> Void) {
         self.session = session
         self.messenger = messenger
         self.places = places
         self.finder = finder
         self.options = options
         self.logger = logger
-        self.write = write
+        self.show = show
     }
 
     /// Shows one output.
     /// - Parameter output: what to show.
     public func emit(_ output: ChatOutput) {
-        if let line = Self.render(output, json: options.json) { write(line) }
+        show(output)
     }
 
     /// The line for an output: JSON (`--json`) or text; `nil` when the output has no line in that form.

@@ -9,6 +9,10 @@ import Glibc
 /// Not Foundation's `Process` for commands that start daemons: corelibs-foundation notices a
 /// child's exit when an internal socket closes, and a daemon that inherits it keeps it open,
 /// so `waitUntilExit()` never returns (seen with scripts/netns-hosts up).
+///
+/// The command starts with no signal blocked and SIGPIPE at its default, as from a shell: the
+/// test runner's threads block most signals, and a daemon that inherited that mask (a tmux
+/// server) never saw SIGCHLD, so it neither reaped its children nor exited on `kill-server`.
 public enum Command {
     /// What a command did.
     public struct Result: Sendable {
@@ -42,8 +46,19 @@ public enum Command {
             argv.forEach { free($0) }
             envp.forEach { free($0) }
         }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGPIPE)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, arguments[0], &actions, nil, argv, envp)
+        let spawned = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, envp)
         guard spawned == 0 else {
             throw Failure(description: "could not start \(arguments[0]): \(String(cString: strerror(spawned)))")
         }

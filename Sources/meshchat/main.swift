@@ -125,6 +125,8 @@ struct MeshChat: AsyncParsableCommand {
         let logger = Logger(label: "meshchat")
 
         let output = StandardOutput()
+        // Both stdin and stdout are terminals (and no --json): the interactive terminal.
+        let terminal = json ? nil : TerminalIO.standardStreams()
         let displayName = name ?? Self.defaultName()
         let front: ChatFront
         do {
@@ -145,12 +147,13 @@ struct MeshChat: AsyncParsableCommand {
             options.json = json
             options.keepRunningAfterInput = keepRunning
             options.isTerminal = isatty(STDOUT_FILENO) == 1
+            options.colour = ColourMode.detect(isTerminal: options.isTerminal, environment: ProcessInfo.processInfo.environment).isEnabled
             var size = winsize()
             if options.isTerminal, ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0, size.ws_row > 0 {
                 options.mapSize = (width: min(Int(size.ws_col), 120), height: min(max(Int(size.ws_row) - 4, 10), 40))
             }
             let render: @Sendable (ChatOutput) -> Void = { [json] in
-                if let line = ChatFront.render($0, json: json) { output.writeLine(line) }
+                if let terminal { terminal.show($0) } else if let line = ChatFront.render($0, json: json) { output.writeLine(line) }
             }
             var finder: PeerFinder?
             if !noDiscovery {
@@ -168,7 +171,7 @@ struct MeshChat: AsyncParsableCommand {
                     render(.error("discovery is off: \(error.message)"))
                 }
             }
-            front = ChatFront(session: session, messenger: messenger, places: placeService, options: options, finder: finder, logger: logger) { output.writeLine($0) }
+            front = ChatFront(session: session, messenger: messenger, places: placeService, options: options, finder: finder, logger: logger, show: render)
             front.emit(.ready(id: me.peerID.id.hex, name: me.peerID.displayName, port: boundPort))
             for address in connect {
                 let (host, port) = try HostPort.parse(address)
@@ -182,7 +185,11 @@ struct MeshChat: AsyncParsableCommand {
             logger.error("\(message)")
             throw ExitCode(1)
         }
-        try await front.run(lines: StandardInputLines())
+        if let terminal {
+            try await terminal.run { try await front.run(lines: $0) }
+        } else {
+            try await front.run(lines: StandardInputLines())
+        }
     }
 
     static func defaultName() -> String {

@@ -1,0 +1,283 @@
+import Foundation
+import MeshTransport
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The interactive terminal: the shell around ``KeyDecoder``, ``TerminalScreen`` and
+/// ``TerminalStyle`` that owns the real stdin and stdout when both are terminals.
+///
+/// ``run(_:)`` puts the terminal in raw mode (no echo, no line buffering, no signals from
+/// Ctrl-C/Ctrl-Z, bracketed paste on; output processing is left on), reads key bytes on SwiftNIO's
+/// blocking thread pool, feeds them to the decoder and the editor, and hands each entered line
+/// to the body as an `AsyncSequence` (the one ``ChatFront/run(lines:)`` reads). ``show(_:)`` prints
+/// an output above the input line. Both go through one lock, so output never cuts into a half-drawn
+/// input line. A terminal resize (SIGWINCH) redraws the input line for the new width.
+///
+/// The terminal is put back as it was when the body returns or throws, when the input ends
+/// (Ctrl-D on an empty line; the chat may go on with `--keep-running`, and the terminal is then in
+/// its normal mode again, where Ctrl-C stops the process), at `exit`, on SIGINT, SIGTERM, SIGHUP
+/// and SIGQUIT, and on a crash (see `TerminalSignals`).
+///
+/// Ctrl-C clears the line; on an empty line it prints how to quit, and a second Ctrl-C right
+/// after that sends `/quit`. Ctrl-D on an empty line ends the input, as the end of a file does.
+///
+/// This type is thread-safe.
+public final class TerminalIO: Sendable {
+    /// The lines the user enters, in order; the sequence ends when the input ends.
+    public typealias Lines = AsyncStream<String>
+
+    /// The bytes that turn bracketed paste on and off.
+    static let pasteOn = "\u{1B}[?2004h"
+    static let pasteOff = "\u{1B}[?2004l"
+
+    private struct State: Sendable {
+        var screen: TerminalScreen
+        var decoder = KeyDecoder()
+        var style = TerminalStyle()
+        var names = CompletionNames()
+        var isRaw = false
+        var inputEnded = false
+    }
+
+    /// The colour mode of everything written.
+    public let colour: ColourMode
+    private let state: Mutex<State>
+    private let saved: termios
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+
+    /// The terminal on the process's stdin and stdout, or `nil` when either is not a terminal
+    /// (a pipe, a file): then the chat reads and writes plain lines.
+    /// - Parameters:
+    ///   - prompt: the prompt of the input line.
+    ///   - environment: for the colour mode (`NO_COLOR`, `TERM`, `COLORTERM`).
+    /// - Returns: the terminal, not yet in raw mode.
+    public static func standardStreams(prompt: String = "> ",
+                                       environment: [String: String] = ProcessInfo.processInfo.environment) -> TerminalIO? {
+        guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else { return nil }
+        var modes = termios()
+        guard tcgetattr(STDIN_FILENO, &modes) == 0 else { return nil }
+        var pipeFDs: [Int32] = [-1, -1]
+        guard pipe(&pipeFDs) == 0 else { return nil }
+        for fd in pipeFDs {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
+        return TerminalIO(saved: modes, wake: (pipeFDs[0], pipeFDs[1]), prompt: prompt,
+                          colour: ColourMode.detect(isTerminal: true, environment: environment))
+    }
+
+    private init(saved: termios, wake: (read: Int32, write: Int32), prompt: String, colour: ColourMode) {
+        self.saved = saved
+        self.wakeRead = wake.read
+        self.wakeWrite = wake.write
+        self.colour = colour
+        state = Mutex(State(screen: TerminalScreen(prompt: prompt, width: Self.width(), colour: colour)))
+    }
+
+    deinit {
+        TerminalSignals.forgetWakeFD()
+        close(wakeRead)
+        close(wakeWrite)
+    }
+
+    // MARK: Output
+
+    /// Prints an output above the input line (styled by ``TerminalStyle``), and learns the peer
+    /// names it mentions for Tab completion.
+    /// - Parameter output: what the chat front shows.
+    public func show(_ output: ChatOutput) {
+        state.withLock { state in
+            if state.names.learn(from: output) { state.screen.editor.names = state.names.words }
+            let lines = state.style.lines(for: output, now: Date())
+            Self.write(state.screen.print(lines))
+        }
+    }
+
+    // MARK: Running
+
+    /// Runs `body` with the terminal in raw mode and the user's lines, and puts the terminal back
+    /// when `body` returns or throws.
+    /// - Parameter body: reads the lines (``ChatFront/run(lines:)``).
+    /// - Returns: what `body` returns.
+    /// - Throws: what `body` throws.
+    public func run<Result: Sendable>(_ body: (Lines) async throws -> Result) async throws -> Result {
+        let (lines, continuation) = Lines.makeStream(bufferingPolicy: .unbounded)
+        enterRawMode()
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await self.readKeys(into: continuation) }
+            do {
+                let result = try await body(lines)
+                stopReading()
+                try await group.waitForAll()
+                leaveRawMode()
+                return result
+            } catch {
+                stopReading()
+                try? await group.waitForAll()
+                leaveRawMode()
+                throw error
+            }
+        }
+    }
+
+    private func enterRawMode() {
+        state.withLock { state in
+            guard !state.isRaw, !state.inputEnded else { return }
+            TerminalSignals.install(saved: saved, wakeFD: wakeWrite)
+            var raw = saved
+            raw.c_lflag &= ~tcflag_t(ICANON | ECHO | ISIG | IEXTEN)
+            raw.c_iflag &= ~tcflag_t(IXON | ICRNL | INLCR | IGNCR | BRKINT | ISTRIP)
+            withUnsafeMutableBytes(of: &raw.c_cc) { cc in
+                cc[Int(VMIN)] = 1
+                cc[Int(VTIME)] = 0
+            }
+            guard tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0 else { return }
+            TerminalSignals.isActive = true
+            state.isRaw = true
+            _ = state.screen.resize(width: Self.width())
+            Self.write(Self.pasteOn + state.screen.start())
+        }
+    }
+
+    private func leaveRawMode() {
+        state.withLock { state in Self.write(leaveRawMode(&state)) }
+    }
+
+    /// Back to the saved modes; returns the bytes that erase the input line and end bracketed paste.
+    private func leaveRawMode(_ state: inout State) -> String {
+        guard state.isRaw else { return "" }
+        state.isRaw = false
+        TerminalSignals.isActive = false
+        var modes = saved
+        _ = tcsetattr(STDIN_FILENO, TCSANOW, &modes)
+        return state.screen.stop() + Self.pasteOff
+    }
+
+    private func stopReading() {
+        var byte: UInt8 = 0x53  // "S"
+        _ = Glibc.write(wakeWrite, &byte, 1)
+    }
+
+    // MARK: Input
+
+    private func readKeys(into lines: Lines.Continuation) async {
+        defer { lines.finish() }
+        let reader = KeyReader(input: STDIN_FILENO, wake: wakeRead)
+        while true {
+            guard let event = try? await EventLoops.runBlocking({ reader.next() }) else { return }
+            switch event {
+            case .bytes(let bytes):
+                guard received(bytes, lines) else { return }
+            case .resized:
+                state.withLock { state in Self.write(state.screen.resize(width: Self.width())) }
+            case .ended:
+                state.withLock { state in
+                    state.inputEnded = true
+                    Self.write(leaveRawMode(&state))
+                }
+                return
+            case .stopped:
+                return
+            }
+        }
+    }
+
+    /// Applies typed bytes; returns false once the input has ended.
+    private func received(_ bytes: [UInt8], _ lines: Lines.Continuation) -> Bool {
+        state.withLock { state in
+            guard !state.inputEnded else { return false }
+            var out = ""
+            for key in state.decoder.decode(bytes) {
+                let (action, drawn) = state.screen.press(key)
+                out += drawn
+                switch action {
+                case .submit(let line):
+                    lines.yield(line)
+                case .confirmQuit:
+                    out += state.screen.print([state.style.notice("press Ctrl-C again to quit (or Ctrl-D, or type /quit)", now: Date())])
+                case .quit:
+                    lines.yield("/quit")
+                    state.inputEnded = true
+                case .endOfInput:
+                    state.inputEnded = true
+                case .none, .redraw, .clearScreen:
+                    break
+                }
+                if state.inputEnded { break }
+            }
+            if state.inputEnded { out += leaveRawMode(&state) }
+            Self.write(out)
+            return !state.inputEnded
+        }
+    }
+
+    // MARK: The terminal
+
+    /// The terminal's width in cells (80 when it cannot be asked).
+    private static func width() -> Int {
+        var size = winsize()
+        guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
+        return Int(size.ws_col)
+    }
+
+    /// Writes all of `text` to stdout (a terminal: blocking writes).
+    private static func write(_ text: String) {
+        guard !text.isEmpty else { return }
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { buffer in
+                Glibc.write(STDOUT_FILENO, buffer.baseAddress! + offset, buffer.count - offset)
+            }
+            if written > 0 {
+                offset += written
+            } else if written < 0 && (errno == EINTR || errno == EAGAIN) {
+                continue
+            } else {
+                return
+            }
+        }
+    }
+}
+
+/// Blocking reads of the terminal, woken by a pipe for resizes (SIGWINCH) and for stopping.
+private struct KeyReader: Sendable {
+    enum Event: Sendable {
+        case bytes([UInt8])
+        case resized
+        case ended
+        case stopped
+    }
+
+    let input: Int32
+    let wake: Int32
+
+    /// Waits for input, a resize or a stop. Blocks: call on the blocking thread pool.
+    func next() -> Event {
+        var fds = [pollfd(fd: input, events: Int16(POLLIN), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+        while true {
+            if poll(&fds, 2, -1) < 0 {
+                if errno == EINTR { continue }
+                return .ended
+            }
+            if fds[1].revents != 0 {
+                var signals = [UInt8](repeating: 0, count: 64)
+                let count = read(wake, &signals, signals.count)
+                if count > 0 {
+                    return signals[..<count].contains(0x53) ? .stopped : .resized
+                }
+            }
+            if fds[0].revents != 0 {
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                let count = read(input, &buffer, buffer.count)
+                if count > 0 { return .bytes(Array(buffer[..<count])) }
+                if count < 0 && (errno == EINTR || errno == EAGAIN) { continue }
+                return .ended
+            }
+        }
+    }
+}

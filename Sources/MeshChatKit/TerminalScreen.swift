@@ -1,0 +1,100 @@
+import Foundation
+
+/// The interactive screen as a value: the input line on the bottom row, and output lines
+/// printed above it (pure; every input returns the bytes to write).
+///
+/// Output never mixes with the line being typed: ``print(_:)`` erases the input row, writes the
+/// lines (which scroll up as a terminal does), and draws the prompt, the half-typed text and the
+/// cursor again below them. The shell writes each returned string whole, under one lock, so the
+/// terminal never sees half an input line.
+///
+/// States: before ``start()`` and after ``stop()`` the input line is not shown, and ``print(_:)``
+/// only writes lines; in between it is always the last row.
+public struct TerminalScreen: Sendable {
+    /// The line editor (text, cursor, history, completion).
+    public var editor = LineEditor()
+    /// The prompt before the input.
+    public let prompt: String
+    /// The colour mode of everything written.
+    public let colour: ColourMode
+    /// The terminal's width in cells.
+    public private(set) var width: Int
+    /// Whether the input line is shown.
+    public private(set) var isInputShown = false
+    private var view = InputLineView()
+
+    /// Erases the input line: carriage return, erase to the end of the screen (below the input
+    /// line there is nothing of ours; after a terminal narrowed and rewrapped the input line, its
+    /// second half is there).
+    static let eraseRow = "\r\u{1B}[J"
+
+    /// Creates a screen.
+    /// - Parameters:
+    ///   - prompt: the prompt, e.g. `"> "`.
+    ///   - width: the terminal's width in cells.
+    ///   - colour: the colour mode.
+    public init(prompt: String = "> ", width: Int, colour: ColourMode) {
+        self.prompt = prompt
+        self.width = max(width, 1)
+        self.colour = colour
+    }
+
+    /// Shows the input line.
+    /// - Returns: the bytes that draw it.
+    public mutating func start() -> String {
+        isInputShown = true
+        return redraw()
+    }
+
+    /// Hides the input line, leaving the cursor at the start of its (now empty) row.
+    /// - Returns: the bytes that erase it.
+    public mutating func stop() -> String {
+        guard isInputShown else { return "" }
+        isInputShown = false
+        return Self.eraseRow
+    }
+
+    /// Applies one key to the editor.
+    /// - Parameter key: the key.
+    /// - Returns: the editor's action, and the bytes that show its effect (a redrawn input line,
+    ///   a cleared screen, or the input line erased at the end of input).
+    public mutating func press(_ key: TerminalKey) -> (action: LineEditor.Action, bytes: String) {
+        let action = editor.handle(key)
+        guard isInputShown else { return (action, "") }
+        switch action {
+        case .none, .confirmQuit:
+            return (action, "")
+        case .redraw, .submit:
+            return (action, redraw())
+        case .clearScreen:
+            return (action, "\u{1B}[H\u{1B}[2J" + redraw())
+        case .endOfInput, .quit:
+            return (action, stop())
+        }
+    }
+
+    /// Prints lines above the input line.
+    /// - Parameter lines: the lines (each is split again at line feeds).
+    /// - Returns: the bytes: erase the input row, the lines, the input line drawn again.
+    public mutating func print(_ lines: [StyledText]) -> String {
+        guard !lines.isEmpty else { return "" }
+        let body = lines.map { $0.rendered(colour).replacingOccurrences(of: "\n", with: "\r\n") }.joined(separator: "\r\n") + "\r\n"
+        guard isInputShown else { return body }
+        return Self.eraseRow + body + redraw()
+    }
+
+    /// The terminal changed size.
+    /// - Parameter width: the new width in cells.
+    /// - Returns: the bytes that draw the input line for the new width.
+    public mutating func resize(width: Int) -> String {
+        self.width = max(width, 1)
+        guard isInputShown else { return "" }
+        return Self.eraseRow + redraw()
+    }
+
+    /// The bytes that draw the input line as it is now ("" when it is hidden).
+    public mutating func redraw() -> String {
+        guard isInputShown else { return "" }
+        return view.draw(text: editor.text, cursor: editor.cursor, prompt: prompt, width: width, colour: colour)
+    }
+}
