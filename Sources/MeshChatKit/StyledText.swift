@@ -13,6 +13,8 @@ public enum TextRole: Sendable, Hashable {
     case me
     /// The brackets and arrow of a private line (bold magenta).
     case privateMarker
+    /// The name of a room in a room line (bold blue).
+    case room
     /// The `*` of a system notice (cyan).
     case notice
     /// An error: the `!` and its text (bold red).
@@ -37,6 +39,7 @@ public enum TextRole: Sendable, Hashable {
         case .peer(let id): return PeerPalette.sgr(forPeer: id, mode: mode)
         case .me, .prompt: return "1"
         case .privateMarker: return "1;35"
+        case .room: return "1;34"
         case .notice: return "36"
         case .error: return "1;31"
         case .delivered: return "32"

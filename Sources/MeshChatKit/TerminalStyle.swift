@@ -60,9 +60,14 @@ public struct TerminalStyle: Sendable {
         case .ready(let id, let name, _):
             me = (id, name)
             return notices(TextRenderer().render(output), stamp: stamp)
-        case .message(_, let from, let text, let sentAt, let hops, let isPrivate):
+        case .message(_, let from, let text, let sentAt, let hops, let isPrivate, let room):
             var line = stamp
-            if isPrivate {
+            if let room {
+                line.append("<", .detail)
+                line.append(Self.safe(room) + " ", .room)
+                line.append(Self.safe(from.displayName), .peer(id: from.id.hex))
+                line.append(">", .detail)
+            } else if isPrivate {
                 line.append("[", .privateMarker)
                 line.append(Self.safe(from.displayName), .peer(id: from.id.hex))
                 line.append(" → ", .privateMarker)
@@ -78,10 +83,15 @@ public struct TerminalStyle: Sendable {
                 line.append(" (written \(writtenAt(sentAt, now: now)))", .detail)
             }
             return body(line, text)
-        case .sent(let id, let text, let to, let isPrivate, let status):
+        case .sent(let id, let text, let to, let isPrivate, let status, let room):
             remember(id, text: text, to: isPrivate ? to.first.map { Self.safe($0.displayName) } : nil)
             var line = stamp
-            if isPrivate, let peer = to.first {
+            if let room {
+                line.append("<", .detail)
+                line.append(Self.safe(room) + " ", .room)
+                line.append(Self.safe(me?.name ?? "you"), .me)
+                line.append(">", .detail)
+            } else if isPrivate, let peer = to.first {
                 line.append("[", .privateMarker)
                 line.append("you", .me)
                 line.append(" → ", .privateMarker)

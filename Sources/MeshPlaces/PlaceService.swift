@@ -113,19 +113,21 @@ public actor PlaceService {
         let candidates = coveringPeers(lookup.centre).prefix(PlacesLimits.maxPeersAsked)
         guard !candidates.isEmpty else { return LookupResult(lookup: lookup, hits: [], sources: [], total: 0) }
         var unreachable: [LookupResult.Source] = []
-        var asked: [NodeID: (peer: PeerID, hops: Int)] = [:]
         var message = PlacesPayload()
         message.query = lookup.payload
+        // Registered before the first send: an answer can arrive while a later send is awaited
+        // (the actor is re-entrant), and it must find its lookup.
+        pending[lookup.id] = Pending(asked: Dictionary(candidates.map { ($0.peer.id, $0) }, uniquingKeysWith: { first, _ in first }))
         for (peer, hops) in candidates {
             do {
                 try await session.sendPlaces(message, to: peer)
-                asked[peer.id] = (peer, hops)
             } catch {
+                pending[lookup.id]?.asked[peer.id] = nil
                 unreachable.append(.init(peer: peer, hops: hops, outcome: .unreachable("\(error)")))
             }
         }
+        let asked = pending[lookup.id]?.asked ?? [:]
         if !asked.isEmpty {
-            pending[lookup.id] = Pending(asked: asked)
             let timeout = answerTimeout
             let timer = Task { [weak self] in
                 try? await Task.sleep(for: timeout)
