@@ -62,6 +62,11 @@ struct NameTable: Sendable {
         return (xe - xs) - (ye - ys)
     }
 
+    /// Compares the keys of two places bytewise: negative, zero or positive.
+    func compareKeys(_ a: Int, _ b: Int) -> Int {
+        Self.compare(buffer, starts[a], ends[a], buffer, starts[b], ends[b])
+    }
+
     /// Place indices whose key starts with `query`, ordered by (key bytes, name, index).
     func prefixMatches(_ query: [UInt8]) -> [Int] {
         // First key ≥ query.
@@ -145,16 +150,16 @@ extension PlaceIndex {
     public func named(_ query: String, limit: Int) -> [NameMatch] {
         let key = NameTable.keyBytes(query)
         guard limit > 0, !key.isEmpty else { return [] }
-        var result = names.prefixMatches(key).map { NameMatch(index: $0, place: places[$0], kind: .prefix) }
+        let source = MatchSource(places, origin: nil)
+        var result = names.prefixMatches(key).map { NameMatch(index: $0, in: source, kind: .prefix) }
         if result.count >= limit { return Array(result.prefix(limit)) }
-        let keys = Dictionary(uniqueKeysWithValues: names.substringOnlyMatches(key).map { ($0, NameTable.keyBytes(places[$0].name)) })
-        let rest = keys.keys.sorted { a, b in
-            let ka = keys[a]!, kb = keys[b]!
-            if ka != kb { return ka.lexicographicallyPrecedes(kb) }
+        let rest = names.substringOnlyMatches(key).sorted { a, b in
+            let c = names.compareKeys(a, b)
+            if c != 0 { return c < 0 }
             if places[a].name != places[b].name { return places[a].name < places[b].name }
             return a < b
         }
-        result += rest.prefix(limit - result.count).map { NameMatch(index: $0, place: places[$0], kind: .substring) }
+        result += rest.prefix(limit - result.count).map { NameMatch(index: $0, in: source, kind: .substring) }
         return result
     }
 
@@ -171,10 +176,18 @@ extension PlaceIndex {
     public func named(_ query: String, near origin: Coordinate, limit: Int) -> [PlaceMatch] {
         let key = NameTable.keyBytes(query)
         guard limit > 0, !key.isEmpty, origin.isValid else { return [] }
-        var result = names.prefixMatches(key).map { match($0, from: origin) }.sorted(by: PlaceMatch.precedes)
-        if result.count >= limit { return Array(result.prefix(limit)) }
-        let rest = names.substringOnlyMatches(key).map { match($0, from: origin) }.sorted(by: PlaceMatch.precedes)
-        result += rest.prefix(limit - result.count)
-        return result
+        let q = Geodesy.unitVector(origin)
+        func hits(_ ids: [Int]) -> [Hit] {
+            var hits = ids.map { id in
+                Hit(distance: Geodesy.arcLength(chord: Geodesy.chord(q, unitVector(ofPlace: id))), id: Int32(id))
+            }
+            hits.sortIntoResultOrder(nameRanks)
+            return hits
+        }
+        var result = hits(names.prefixMatches(key))
+        if result.count < limit {
+            result += hits(names.substringOnlyMatches(key)).prefix(limit - result.count)
+        }
+        return matches(Array(result.prefix(limit)), from: origin)
     }
 }

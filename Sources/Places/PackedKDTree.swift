@@ -18,22 +18,23 @@ struct PackedKDTree: Sendable {
     /// The number of points.
     var count: Int { ids.count }
 
-    /// Builds the tree over `points`, `dimensions` values per point, in the caller's order.
-    init(points: [Double], dimensions: Int) {
-        precondition(dimensions > 0 && points.count % dimensions == 0, "points.count must be a multiple of dimensions")
+    /// Builds the tree over `points`, `dimensions` values per point; `ids[i]` is the caller's
+    /// name for point `i` (programmer errors, not data, trap: `ids` must have one per point).
+    init(points: [Double], ids pointIDs: [Int32], dimensions: Int) {
+        precondition(dimensions > 0 && points.count == pointIDs.count * dimensions, "one id per point of \(dimensions) values")
         self.dimensions = dimensions
-        let n = points.count / dimensions
+        let n = pointIDs.count
         var order = (0..<n).map { Int32($0) }
         var axes = [UInt8](repeating: 0, count: n)
         Self.build(&order, &axes, points, dimensions, 0, n)
         var packed = [Double](repeating: 0, count: points.count)
-        for (position, id) in order.enumerated() {
+        for (position, i) in order.enumerated() {
             for a in 0..<dimensions {
-                packed[position * dimensions + a] = points[Int(id) * dimensions + a]
+                packed[position * dimensions + a] = points[Int(i) * dimensions + a]
             }
         }
         coordinates = packed
-        ids = order
+        ids = order.map { pointIDs[Int($0)] }
         self.axes = axes
     }
 
