@@ -1,3 +1,5 @@
+import Foundation
+
 /// A place found by a query before it becomes a ``PlaceMatch``: its distance and its index.
 struct Hit {
     var distance: Double
@@ -9,13 +11,19 @@ struct Hit {
 struct NameRanks: Sendable {
     let ranks: [Int32]
 
-    init(_ names: [String]) {
-        let order = names.indices.sorted { names[$0] < names[$1] }
-        var ranks = [Int32](repeating: 0, count: names.count)
+    init(_ places: [Place]) {
+        let table = SortKeys(places.lazy.map { place -> String.UTF8View in
+            // String order is the order of the names' NFC forms, scalar by scalar, which is the
+            // byte order of their NFC UTF-8; an ASCII name is its own NFC form.
+            let name = place.name
+            return name.utf8.allSatisfy({ $0 < 0x80 }) ? name.utf8 : name.precomposedStringWithCanonicalMapping.utf8
+        })
+        let order = table.sortedIndices { _, _ in false }
+        var ranks = [Int32](repeating: 0, count: places.count)
         var rank: Int32 = 0
         for (i, id) in order.enumerated() {
-            if i > 0 && names[order[i - 1]] != names[id] { rank += 1 }
-            ranks[id] = rank
+            if i > 0 && table.compare(Int(order[i - 1]), Int(id)) != 0 { rank += 1 }
+            ranks[Int(id)] = rank
         }
         self.ranks = ranks
     }
@@ -26,6 +34,75 @@ struct NameRanks: Sendable {
         if a.distance != b.distance { return a.distance < b.distance }
         let ra = ranks[Int(a.id)], rb = ranks[Int(b.id)]
         return ra != rb ? ra < rb : a.id < b.id
+    }
+}
+
+/// Byte strings in one buffer with their first eight bytes as an integer, for sorting many
+/// strings by bytes without touching (or reference-counting) `String`s: most comparisons are
+/// settled by the integers, in two arrays read in order.
+struct SortKeys {
+    private var bytes: [UInt8] = []
+    private var ends: [UInt32] = []
+    private var prefixes: [UInt64] = []
+
+    /// Byte strings of 4 GiB in all at most (names: far more than any data set holds).
+    init(_ strings: some Collection<some Collection<UInt8>>) {
+        ends.reserveCapacity(strings.count)
+        prefixes.reserveCapacity(strings.count)
+        for s in strings {
+            var prefix: UInt64 = 0
+            var n = 0
+            for b in s {
+                bytes.append(b)
+                if n < 8 { prefix |= UInt64(b) << (56 - 8 * n) }
+                n += 1
+            }
+            ends.append(UInt32(truncatingIfNeeded: bytes.count))
+            prefixes.append(prefix)
+        }
+    }
+
+    /// Negative, zero or positive as string `a` sorts before, equal to or after string `b`, bytewise.
+    func compare(_ a: Int, _ b: Int) -> Int {
+        bytes.withUnsafeBufferPointer { p in
+            var i = a == 0 ? 0 : Int(ends[a - 1]), j = b == 0 ? 0 : Int(ends[b - 1])
+            let ie = Int(ends[a]), je = Int(ends[b])
+            while i < ie && j < je {
+                if p[i] != p[j] { return Int(p[i]) - Int(p[j]) }
+                i += 1
+                j += 1
+            }
+            return (ie - i) - (je - j)
+        }
+    }
+
+    /// Indices in byte order of their strings; ties by `tie`, then by index.
+    func sortedIndices(tie: (Int32, Int32) -> Bool) -> [Int32] {
+        var order = (0..<Int32(prefixes.count)).map { $0 }
+        bytes.withUnsafeBufferPointer { p in
+            ends.withUnsafeBufferPointer { ends in
+                prefixes.withUnsafeBufferPointer { prefixes in
+                    order.withUnsafeMutableBufferPointer { order in
+                        IntroSort.sort(order, 0, order.count) { a, b in
+                            let x = Int(a), y = Int(b)
+                            if prefixes[x] != prefixes[y] { return prefixes[x] < prefixes[y] }
+                            var i = x == 0 ? 0 : Int(ends[x - 1]), j = y == 0 ? 0 : Int(ends[y - 1])
+                            let ie = Int(ends[x]), je = Int(ends[y])
+                            while i < ie && j < je {
+                                if p[i] != p[j] { return p[i] < p[j] }
+                                i += 1
+                                j += 1
+                            }
+                            if ie - i != je - j { return ie - i < je - j }
+                            if tie(a, b) { return true }
+                            if tie(b, a) { return false }
+                            return a < b
+                        }
+                    }
+                }
+            }
+        }
+        return order
     }
 }
 
@@ -51,8 +128,7 @@ extension Array where Element == Hit {
             guard n > 16, scale.isFinite else {
                 // Few hits, or all at distance 0 (or too near to square): one comparison sort.
                 withUnsafeMutableBufferPointer { hits in
-                    var sorter = HitSorter(hits: hits, ranks: rankBuffer)
-                    sorter.sort(0, n, depth: 2 * (Int.bitWidth - n.leadingZeroBitCount))
+                    HitSorter(hits: hits, ranks: rankBuffer).sort(0, n)
                 }
                 return
             }
@@ -77,11 +153,10 @@ extension Array where Element == Hit {
                                 next[b] += 1
                             }
                         }
-                        var sorter = HitSorter(hits: out, ranks: rankBuffer)
+                        let sorter = HitSorter(hits: out, ranks: rankBuffer)
                         if largest > 32 {
                             for b in 0..<buckets where starts[b + 1] - starts[b] > 32 {
-                                let lo = Int(starts[b]), hi = Int(starts[b + 1])
-                                sorter.sort(lo, hi, depth: 2 * (Int.bitWidth - (hi - lo).leadingZeroBitCount))
+                                sorter.sort(Int(starts[b]), Int(starts[b + 1]))
                             }
                         }
                         sorter.insertionSort(0, n)
@@ -105,70 +180,11 @@ private struct HitSorter {
         return ra != rb ? ra < rb : a.id < b.id
     }
 
-    mutating func sort(_ lo: Int, _ hi: Int, depth: Int) {
-        var lo = lo, hi = hi, depth = depth
-        while hi - lo > 24 {
-            if depth == 0 {
-                heapSort(lo, hi)
-                return
-            }
-            depth -= 1
-            let mid = lo + (hi - lo) / 2
-            // Median of three to hits[lo]; then partition (Hoare) around it.
-            if before(hits[mid], hits[lo]) { hits.swapAt(mid, lo) }
-            if before(hits[hi - 1], hits[lo]) { hits.swapAt(hi - 1, lo) }
-            if before(hits[hi - 1], hits[mid]) { hits.swapAt(hi - 1, mid) }
-            hits.swapAt(lo, mid)
-            let pivot = hits[lo]
-            var i = lo, j = hi
-            while true {
-                repeat { i += 1 } while i < hi && before(hits[i], pivot)
-                repeat { j -= 1 } while before(pivot, hits[j])
-                if i >= j { break }
-                hits.swapAt(i, j)
-            }
-            hits.swapAt(lo, j)
-            // Recurse into the smaller side, loop on the larger.
-            if j - lo < hi - j - 1 {
-                sort(lo, j, depth: depth)
-                lo = j + 1
-            } else {
-                sort(j + 1, hi, depth: depth)
-                hi = j
-            }
-        }
-        insertionSort(lo, hi)
+    func sort(_ lo: Int, _ hi: Int) {
+        IntroSort.sort(hits, lo, hi) { before($0, $1) }
     }
 
     func insertionSort(_ lo: Int, _ hi: Int) {
-        guard hi - lo > 1 else { return }
-        for i in (lo + 1)..<hi {
-            let x = hits[i]
-            var j = i
-            while j > lo && before(x, hits[j - 1]) {
-                hits[j] = hits[j - 1]
-                j -= 1
-            }
-            hits[j] = x
-        }
-    }
-
-    func heapSort(_ lo: Int, _ hi: Int) {
-        let n = hi - lo
-        func siftDown(_ start: Int, _ end: Int) {
-            var root = start
-            while 2 * root + 1 < end {
-                var child = 2 * root + 1
-                if child + 1 < end && before(hits[lo + child], hits[lo + child + 1]) { child += 1 }
-                guard before(hits[lo + root], hits[lo + child]) else { return }
-                hits.swapAt(lo + root, lo + child)
-                root = child
-            }
-        }
-        for start in stride(from: n / 2 - 1, through: 0, by: -1) { siftDown(start, n) }
-        for end in stride(from: n - 1, to: 0, by: -1) {
-            hits.swapAt(lo, lo + end)
-            siftDown(0, end)
-        }
+        IntroSort.insertionSort(hits, lo, hi) { before($0, $1) }
     }
 }

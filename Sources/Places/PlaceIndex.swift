@@ -43,35 +43,31 @@ public struct PlaceIndex: Sendable {
     /// - Complexity: O(n log n).
     public init(_ places: [Place]) {
         self.places = places
+        // Names first: their scratch arrays are freed before the trees' arrays are allocated,
+        // so the trees reuse that memory (a lower peak).
         var excluded: [Int] = []
+        for (i, p) in places.enumerated() where !p.coordinate.isValid || i >= Self.capacity { excluded.append(i) }
+        nameRanks = NameRanks(places)
+        names = NameTable(places, excluding: excluded, ranks: nameRanks)
         var ids: [Int32] = []
         ids.reserveCapacity(places.count)
-        var unit = [Double]()
+        var unit = [Double]()  // handed to the trees (consume), which reorder them in place
         unit.reserveCapacity(places.count * 3)
         var latLon = [Double]()
         latLon.reserveCapacity(places.count * 2)
         for (i, p) in places.enumerated() {
-            guard p.coordinate.isValid, i < Self.capacity else {
-                excluded.append(i)
-                continue
-            }
+            guard p.coordinate.isValid, i < Self.capacity else { continue }
             let (x, y, z) = Geodesy.unitVector(p.coordinate)
             unit.append(x); unit.append(y); unit.append(z)
             latLon.append(p.latitude); latLon.append(p.longitude)
             ids.append(Int32(i))
         }
         self.excluded = excluded
-        sphere = PackedKDTree(points: unit, ids: ids, dimensions: 3)
-        unit = []
-        grid = PackedKDTree(points: latLon, ids: ids, dimensions: 2)
-        latLon = []
+        sphere = PackedKDTree(points: consume unit, ids: ids, dimensions: 3)
+        grid = PackedKDTree(points: consume latLon, ids: consume ids, dimensions: 2)
         var positions = [Int32](repeating: -1, count: places.count)
         for (position, id) in sphere.ids.enumerated() { positions[Int(id)] = Int32(position) }
         spherePosition = positions
-        var nameList = places.map(\.name)
-        for i in excluded { nameList[i] = "" }  // an empty key matches no query
-        names = NameTable(nameList)
-        nameRanks = NameRanks(places.map(\.name))
     }
 
     /// The number of places given to ``init(_:)``, excluded ones included.
