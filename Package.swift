@@ -126,7 +126,7 @@ let package = Package(
         .executableTarget(
             name: "meshchat",
             dependencies: [
-                "MeshChatKit", "MeshSession", "MeshTransport", "MeshDiscovery", "MeshMessaging", "MeshStore",
+                "MeshChatKit", "MeshSession", "MeshTransport", "MeshDiscovery", "MeshMessaging", "MeshStore", "Places",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
