@@ -69,42 +69,59 @@ public struct CSVLoader: Sendable {
     /// - Throws: ``PlacesError`` when the input is not CSV place data at all: empty, binary,
     ///   a header without the requested columns, or not one usable row.
     public func load(_ data: Data) throws(PlacesError) -> LoadReport {
-        let bytes = [UInt8](try Gzip.inflatingIfNeeded(data))
+        let text = try Gzip.inflatingIfNeeded(data)
+        let result: Result<LoadReport, PlacesError> = text.withUnsafeBytes { raw in
+            do throws(PlacesError) {
+                return .success(try load(raw))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    private func load(_ bytes: UnsafeRawBufferPointer) throws(PlacesError) -> LoadReport {
         if bytes.isEmpty { throw .notCSV("the file is empty") }
         if let nul = bytes.prefix(65_536).firstIndex(of: 0) {
             throw .notCSV("binary data: NUL byte at offset \(nul)")
         }
         var records = CSVRecords(bytes: bytes, separator: separator)
+        var record = CSVRecord()
         var problems: [LoadProblem] = []
         var header: [String]?
         if hasHeader {
-            while header == nil, let first = records.next() {
-                switch first {
-                case .success(let record): header = record.fields
-                case .failure(let problem): throw .notCSV("header: \(problem)")
-                }
+            switch records.next(into: &record) {
+            case .failure(let problem): throw .notCSV("header: \(problem)")
+            case .success(false): throw .notCSV("no header row")
+            case .success(true):
+                if let bad = record.firstInvalidField() { throw .notCSV("header: field \(bad) is not valid UTF-8") }
+                header = (0..<record.count).map { record.string($0) ?? "" }
             }
-            if header == nil { throw .notCSV("no header row") }
         }
-        let mapping = try ColumnMapping(loader: self, header: header)
+        var mapping = try ColumnMapping(loader: self, header: header)
         var places: [Place] = []
+        let lineEnds = ByteSearch.count([0x0A], in: bytes)
+        places.reserveCapacity(lineEnds > 0 ? lineEnds : ByteSearch.count([0x0D], in: bytes))
         var rows = 0
-        while let next = records.next() {
-            rows += 1
-            switch next {
+        while true {
+            switch records.next(into: &record) {
+            case .success(false):
+                if places.isEmpty && rows > 0 {
+                    throw .noPlaces(rows: rows, firstProblem: problems.first)
+                }
+                mapping.attachProperties(to: &places)
+                return LoadReport(places: places, problems: problems)
             case .failure(let problem):
+                rows += 1
                 problems.append(problem)
-            case .success(let record):
+            case .success(true):
+                rows += 1
                 switch mapping.place(from: record) {
                 case .success(let place): places.append(place)
                 case .failure(let problem): problems.append(problem)
                 }
             }
         }
-        if places.isEmpty && rows > 0 {
-            throw .noPlaces(rows: rows, firstProblem: problems.first)
-        }
-        return LoadReport(places: places, problems: problems)
     }
 
     /// Reads places from a CSV file (gzip-compressed or not).
@@ -116,12 +133,17 @@ public struct CSVLoader: Sendable {
     }
 }
 
-/// Resolved 0-based column positions for one file.
+/// Resolved 0-based column positions for one file, and the shared property keys per row width.
 private struct ColumnMapping {
     let latitude: Int
     let longitude: Int
     let name: Int?
     let propertyNames: [String]
+    /// For rows of each field count: the fields that are properties (in order), their keys,
+    /// and the keys' index in the property store.
+    private var layouts: [Int: (fields: [Int], keys: [String], set: Int?)] = [:]
+    private var properties = PropertyStoreBuilder()
+    private var ranges: [Range<Int>] = []
 
     init(loader: CSVLoader, header: [String]?) throws(PlacesError) {
         let folded = header?.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
@@ -157,13 +179,44 @@ private struct ColumnMapping {
         propertyNames = header ?? []
     }
 
-    func place(from record: CSVRecord) -> Result<Place, LoadProblem> {
-        let needed = max(latitude, longitude, name ?? 0) + 1
-        guard record.fields.count >= needed else {
-            return .failure(LoadProblem(line: record.line, message: "\(record.fields.count) field(s), need at least \(needed)"))
+    /// The property fields and keys for rows of `count` fields (a repeated header name keeps
+    /// its first position and the last field's value, as a dictionary would).
+    private mutating func layout(_ count: Int) -> (fields: [Int], keys: [String], set: Int?) {
+        if let known = layouts[count] { return known }
+        var keys: [String] = []
+        var fields: [Int] = []
+        for i in 0..<count where i != latitude && i != longitude && i != name {
+            let key = i < propertyNames.count ? propertyNames[i] : "column \(i + 1)"
+            if let existing = keys.firstIndex(of: key) {
+                fields[existing] = i
+            } else {
+                keys.append(key)
+                fields.append(i)
+            }
         }
-        let latText = record.fields[latitude].trimmingCharacters(in: .whitespaces)
-        let lonText = record.fields[longitude].trimmingCharacters(in: .whitespaces)
+        let made = (fields, keys, properties.keySet(keys))
+        layouts[count] = made
+        return made
+    }
+
+    /// Points the places made by ``place(from:)`` at the finished property store.
+    func attachProperties(to places: inout [Place]) {
+        let store = properties.finish()
+        for i in places.indices {
+            places[i].storage = PlaceProperties(store: store, slot: places[i].storage.slot)
+        }
+    }
+
+    mutating func place(from record: CSVRecord) -> Result<Place, LoadProblem> {
+        let needed = max(latitude, longitude, name ?? 0) + 1
+        guard record.count >= needed else {
+            return .failure(LoadProblem(line: record.line, message: "\(record.count) field(s), need at least \(needed)"))
+        }
+        if let bad = record.firstInvalidField() {
+            return .failure(LoadProblem(line: record.line, message: "field \(bad) is not valid UTF-8"))
+        }
+        let latText = record.trimmedString(latitude)
+        let lonText = record.trimmedString(longitude)
         guard let lat = Double(latText) else {
             return .failure(LoadProblem(line: record.line, message: "latitude \"\(latText)\" (column \(latitude + 1)) is not a number"))
         }
@@ -176,11 +229,13 @@ private struct ColumnMapping {
         guard lon.isFinite, abs(lon) <= 180 else {
             return .failure(LoadProblem(line: record.line, message: "longitude \(lonText) is outside -180...180"))
         }
-        var properties: [String: String] = [:]
-        for (i, value) in record.fields.enumerated() where i != latitude && i != longitude && i != name {
-            let key = i < propertyNames.count ? propertyNames[i] : "column \(i + 1)"
-            properties[key] = value
-        }
-        return .success(Place(name: name.map { record.fields[$0] } ?? "", coordinate: Coordinate(latitude: lat, longitude: lon), properties: properties))
+        let (fields, keys, set) = layout(record.count)
+        ranges.removeAll(keepingCapacity: true)
+        for i in fields { ranges.append(record.range(i)) }
+        // The store is attached when the load is done (attachProperties); until then a place
+        // holds only its slot.
+        let slot = properties.add(set: set, keys: keys, fields: ranges, of: record.bytes)
+        return .success(Place(name: name.map { record.string($0) ?? "" } ?? "", coordinate: Coordinate(latitude: lat, longitude: lon),
+                              properties: PlaceProperties(store: nil, slot: slot)))
     }
 }

@@ -1,17 +1,57 @@
-/// One CSV record: its fields and the 1-based line it starts on.
+/// One CSV record: its fields' bytes (unquoted and unescaped, one after another) and the
+/// 1-based line it starts on. Reused from record to record to avoid allocating per row.
 struct CSVRecord {
-    var line: Int
-    var fields: [String]
+    var line = 0
+    /// Every field's bytes, concatenated.
+    var bytes: [UInt8] = []
+    /// Where each field ends in ``bytes``; field `i` starts where field `i − 1` ends.
+    var ends: [Int] = []
+    /// Whether any byte is outside ASCII (only then can a field be invalid UTF-8).
+    var hasNonASCII = false
+
+    var count: Int { ends.count }
+
+    func range(_ i: Int) -> Range<Int> { (i == 0 ? 0 : ends[i - 1])..<ends[i] }
+
+    /// Field `i` as a string, or nil when it is not valid UTF-8.
+    func string(_ i: Int) -> String? {
+        let r = range(i)
+        return bytes.withUnsafeBufferPointer { b in
+            let field = UnsafeBufferPointer(rebasing: b[r])
+            return hasNonASCII ? String(validating: field, as: UTF8.self) : String(decoding: field, as: UTF8.self)
+        }
+    }
+
+    /// Field `i` without leading and trailing spaces and tabs, as a string (for numbers).
+    func trimmedString(_ i: Int) -> String {
+        var r = range(i)
+        while let first = r.first, bytes[first] == 0x20 || bytes[first] == 0x09 { r = (first + 1)..<r.upperBound }
+        while let last = r.last, bytes[last] == 0x20 || bytes[last] == 0x09 { r = r.lowerBound..<last }
+        return String(decoding: bytes[r], as: UTF8.self)
+    }
+
+    /// The 1-based number of the first field that is not valid UTF-8, if any.
+    func firstInvalidField() -> Int? {
+        guard hasNonASCII else { return nil }
+        return (0..<count).first { string($0) == nil }.map { $0 + 1 }
+    }
+
+    mutating func reset(line: Int) {
+        self.line = line
+        bytes.removeAll(keepingCapacity: true)
+        ends.removeAll(keepingCapacity: true)
+        hasNonASCII = false
+    }
 }
 
 /// An RFC 4180 reader over UTF-8 bytes.
 ///
 /// Handles quoted fields (with `""` escapes and embedded separators and line breaks), LF,
 /// CRLF and lone CR line ends, a UTF-8 byte-order mark, and a missing final line end.
-/// Blank lines are skipped. A field that is not valid UTF-8, or a quote left open at the
-/// end of input, makes the record a problem rather than a record.
+/// Blank lines are skipped. A quote inside an unquoted field is kept as a literal (lenient,
+/// like most readers). A quote left open at the end of input makes the record a problem.
 struct CSVRecords {
-    private let bytes: [UInt8]
+    private let bytes: UnsafeRawBufferPointer
     private let separator: UInt8
     private var position: Int
     private var line = 1
@@ -19,40 +59,30 @@ struct CSVRecords {
     /// - Parameters:
     ///   - bytes: The whole file.
     ///   - separator: The field separator (one ASCII byte).
-    init(bytes: [UInt8], separator: UInt8) {
+    init(bytes: UnsafeRawBufferPointer, separator: UInt8) {
         self.bytes = bytes
         self.separator = separator
-        position = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        position = bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF ? 3 : 0
     }
 
-    /// The next record, a problem for a malformed one, or nil at the end of input.
-    mutating func next() -> Result<CSVRecord, LoadProblem>? {
+    /// Reads the next record into `record`: true when one was read, false at the end of
+    /// input; a problem for a quoted field never closed.
+    mutating func next(into record: inout CSVRecord) -> Result<Bool, LoadProblem> {
         // Skip blank lines.
         while position < bytes.count, bytes[position] == 0x0A || bytes[position] == 0x0D {
             consumeLineEnd()
         }
-        guard position < bytes.count else { return nil }
-        let startLine = line
-        var fields: [String] = []
-        var field: [UInt8] = []
-        var badUTF8: Int?
-        func finishField() {
-            if let s = String(validating: field, as: UTF8.self) {
-                fields.append(s)
-            } else {
-                if badUTF8 == nil { badUTF8 = fields.count + 1 }
-                fields.append("")
-            }
-            field.removeAll(keepingCapacity: true)
-        }
+        guard position < bytes.count else { return .success(false) }
+        record.reset(line: line)
         var quoted = false
         var fieldStart = true
+        var nonASCII: UInt8 = 0
         while position < bytes.count {
             let b = bytes[position]
             if quoted {
                 if b == 0x22 {
                     if position + 1 < bytes.count, bytes[position + 1] == 0x22 {
-                        field.append(0x22)
+                        record.bytes.append(0x22)
                         position += 2
                     } else {
                         quoted = false
@@ -62,7 +92,8 @@ struct CSVRecords {
                     if b == 0x0A || (b == 0x0D && !(position + 1 < bytes.count && bytes[position + 1] == 0x0A)) {
                         line += 1
                     }
-                    field.append(b)
+                    nonASCII |= b
+                    record.bytes.append(b)
                     position += 1
                 }
                 continue
@@ -72,27 +103,26 @@ struct CSVRecords {
                 fieldStart = false
                 position += 1
             } else if b == separator {
-                finishField()
+                record.ends.append(record.bytes.count)
                 fieldStart = true
                 position += 1
             } else if b == 0x0A || b == 0x0D {
                 consumeLineEnd()
                 break
             } else {
-                // A quote inside an unquoted field is kept as a literal (lenient, like most readers).
-                field.append(b)
+                nonASCII |= b
+                record.bytes.append(b)
                 fieldStart = false
                 position += 1
             }
         }
+        record.hasNonASCII = nonASCII >= 0x80
         if quoted {
-            return .failure(LoadProblem(line: startLine, message: "quoted field opened on line \(startLine) is not closed before the end of the file"))
+            let start = record.line
+            return .failure(LoadProblem(line: start, message: "quoted field opened on line \(start) is not closed before the end of the file"))
         }
-        finishField()
-        if let column = badUTF8 {
-            return .failure(LoadProblem(line: startLine, message: "field \(column) is not valid UTF-8"))
-        }
-        return .success(CSVRecord(line: startLine, fields: fields))
+        record.ends.append(record.bytes.count)
+        return .success(true)
     }
 
     private mutating func consumeLineEnd() {

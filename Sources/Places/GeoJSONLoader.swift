@@ -5,14 +5,18 @@ import Foundation
 /// Coordinates are `[longitude, latitude]` (an optional altitude is ignored); integers such
 /// as `[-6,54.7529]` are read as numbers. The name comes from the `name` property (or the
 /// one given), kept exactly as written; every other property goes into
-/// ``Place/properties`` (strings as they are, other values as compact JSON).
+/// ``Place/properties`` (strings as they are, numbers as written in the file, `true`,
+/// `false`, `null`, and arrays and objects as compact JSON with members in file order).
 ///
 /// A bad feature (not an object, no Point geometry, coordinates missing, not numbers or out
-/// of range) is reported in ``LoadReport/problems`` with its 0-based index in `features`
-/// and skipped. Input that is not a FeatureCollection at all throws ``PlacesError``.
+/// of range, a string that is not valid UTF-8) is reported in ``LoadReport/problems`` with the
+/// line it starts on and its 0-based index in `features`, and skipped. Input that is not a
+/// FeatureCollection at all throws ``PlacesError``: text that is not JSON (naming the line and
+/// column of the first syntax error), JSON that is not a FeatureCollection, or a collection in
+/// which not one feature is usable.
 ///
-/// The whole document is parsed in memory with `JSONSerialization`; that suits files of
-/// tens of megabytes, not streams. Line numbers are not reported for GeoJSON.
+/// The text is read in one pass, one feature at a time (``JSONReader``), so memory holds the
+/// inflated text and the places, never a tree of the whole document.
 ///
 /// This type is a value and is thread-safe.
 public struct GeoJSONLoader: Sendable {
@@ -28,40 +32,19 @@ public struct GeoJSONLoader: Sendable {
 
     /// Reads places from GeoJSON bytes (gzip-compressed or not).
     /// - Parameter data: The file's contents.
-    /// - Returns: The places and the features skipped.
+    /// - Returns: The places and the features skipped, with their line numbers.
     /// - Throws: ``PlacesError`` when the gzip framing is broken, the text is not JSON, the
     ///   JSON is not a FeatureCollection, or not one feature is a usable place.
     public func load(_ data: Data) throws(PlacesError) -> LoadReport {
         let json = try Gzip.inflatingIfNeeded(data)
-        let root: Any
-        do {
-            root = try JSONSerialization.jsonObject(with: json, options: [.fragmentsAllowed])
-        } catch {
-            let head = String(decoding: json.prefix(40), as: UTF8.self).debugDescription
-            throw .notJSON("\(json.count) bytes starting \(head) do not parse as JSON: \(error)")
-        }
-        guard let object = root as? [String: Any] else {
-            throw .notFeatureCollection("top level is \(Self.kind(root)), not an object")
-        }
-        guard let type = object["type"] as? String, type == "FeatureCollection" else {
-            throw .notFeatureCollection("top-level \"type\" is \(object["type"].map(Self.kind) ?? "missing"), not \"FeatureCollection\"")
-        }
-        guard let features = object["features"] as? [Any] else {
-            throw .notFeatureCollection("\"features\" is \(object["features"].map(Self.kind) ?? "missing"), not an array")
-        }
-        var places: [Place] = []
-        places.reserveCapacity(features.count)
-        var problems: [LoadProblem] = []
-        for (i, feature) in features.enumerated() {
-            switch place(from: feature) {
-            case .success(let p): places.append(p)
-            case .failure(let bad): problems.append(LoadProblem(feature: i, message: bad.message))
+        let result: Result<LoadReport, PlacesError> = json.withUnsafeBytes { raw in
+            do throws(PlacesError) {
+                return .success(try load(raw))
+            } catch {
+                return .failure(error)
             }
         }
-        if places.isEmpty && !features.isEmpty {
-            throw .noPlaces(rows: features.count, firstProblem: problems.first)
-        }
-        return LoadReport(places: places, problems: problems)
+        return try result.get()
     }
 
     /// Reads places from a GeoJSON file (gzip-compressed or not).
@@ -72,72 +55,172 @@ public struct GeoJSONLoader: Sendable {
         try load(Data(contentsOf: url))
     }
 
-    private struct Bad: Error { let message: String }
+    private func load(_ raw: UnsafeRawBufferPointer) throws(PlacesError) -> LoadReport {
+        var reader = JSONReader(raw)
+        var lines = LineCounter(raw)
+        func notJSON(_ e: JSONSyntaxError) -> PlacesError {
+            let (line, column) = lines.position(of: e.offset)
+            return .notJSON("line \(line), column \(column): \(e.message)")
+        }
+        guard let first = reader.peek() else {
+            throw .notJSON(raw.isEmpty ? "the file is empty" : "the file holds only whitespace")
+        }
+        guard first == UInt8(ascii: "{") else {
+            // Tell JSON that is not an object apart from text that is not JSON at all.
+            let kind: String
+            do throws(JSONSyntaxError) {
+                kind = try reader.value().kind
+                if reader.peek() != nil { throw reader.error("unexpected text after the top-level value") }
+            } catch {
+                throw notJSON(error)
+            }
+            throw .notFeatureCollection("top level is \(kind), not an object")
+        }
+        var builder = PlaceBuilder(nameProperty: nameProperty)
+        builder.places.reserveCapacity(ByteSearch.count(Array("\"Point\"".utf8), in: raw))
+        var problems: [LoadProblem] = []
+        var type: JSONValue?
+        var featuresKind: String?
+        var featureCount = 0
+        var repeatedFeatures: Int?
+        do throws(JSONSyntaxError) {
+            try reader.enter()
+            _ = reader.consume(UInt8(ascii: "{"))
+            if !reader.consume(UInt8(ascii: "}")) {
+                repeat {
+                    let keyOffset = reader.position
+                    let key = try reader.string()
+                    try reader.expect(UInt8(ascii: ":"), "':' after an object key")
+                    switch key {
+                    case "features" where featuresKind != nil:
+                        repeatedFeatures = repeatedFeatures ?? keyOffset
+                        _ = try reader.value()
+                    case "features" where reader.peek() == UInt8(ascii: "["):
+                        featuresKind = "an array"
+                        try reader.enter()
+                        _ = reader.consume(UInt8(ascii: "["))
+                        if !reader.consume(UInt8(ascii: "]")) {
+                            repeat {
+                                _ = reader.peek()
+                                let start = reader.position
+                                reader.stringFlaw = nil
+                                let feature = try reader.value()
+                                switch builder.place(from: feature, flaw: reader.stringFlaw) {
+                                case .success(let place): builder.places.append(place)
+                                case .failure(let bad):
+                                    problems.append(LoadProblem(line: lines.position(of: start).line, feature: featureCount, message: bad.message))
+                                }
+                                featureCount += 1
+                            } while reader.consume(UInt8(ascii: ","))
+                            try reader.expect(UInt8(ascii: "]"), "',' or ']' in the features array")
+                        }
+                        reader.leave()
+                    case "features":
+                        featuresKind = try reader.value().kind
+                    case "type":
+                        type = try reader.value()
+                    default:
+                        _ = try reader.value()
+                    }
+                } while reader.consume(UInt8(ascii: ","))
+                try reader.expect(UInt8(ascii: "}"), "',' or '}' in the top-level object")
+            }
+            if reader.peek() != nil { throw reader.error("unexpected text after the top-level object") }
+        } catch {
+            throw notJSON(error)
+        }
+        if let repeatedFeatures {
+            throw .notFeatureCollection("\"features\" appears a second time, on line \(lines.position(of: repeatedFeatures).line)")
+        }
+        guard case .string("FeatureCollection") = type else {
+            let found = type.map { value -> String in
+                if case .string(let s) = value { return JSONValue.quoted(s) }
+                return value.kind
+            } ?? "missing"
+            throw .notFeatureCollection("top-level \"type\" is \(found), not \"FeatureCollection\"")
+        }
+        guard featuresKind == "an array" else {
+            throw .notFeatureCollection("\"features\" is \(featuresKind ?? "missing"), not an array")
+        }
+        if builder.places.isEmpty && featureCount > 0 {
+            throw .noPlaces(rows: featureCount, firstProblem: problems.first)
+        }
+        return LoadReport(places: builder.finish(), problems: problems)
+    }
+}
 
-    private func place(from feature: Any) -> Result<Place, Bad> {
-        guard let f = feature as? [String: Any] else {
-            return .failure(Bad(message: "is \(Self.kind(feature)), not an object"))
+/// Turns parsed features into places whose properties share one ``PropertyStore``.
+private struct PlaceBuilder {
+    let nameProperty: String
+    var places: [Place] = []
+    private var properties = PropertyStoreBuilder()
+
+    init(nameProperty: String) {
+        self.nameProperty = nameProperty
+    }
+
+    struct Bad: Error { let message: String }
+
+    mutating func place(from feature: JSONValue, flaw: String?) -> Result<Place, Bad> {
+        guard case .object = feature else {
+            return .failure(Bad(message: "is \(feature.kind), not an object"))
         }
-        guard let geometry = f["geometry"] as? [String: Any] else {
-            return .failure(Bad(message: "geometry is \(f["geometry"].map(Self.kind) ?? "missing"), not an object"))
+        guard let geometry = feature["geometry"], case .object = geometry else {
+            return .failure(Bad(message: "geometry is \(feature["geometry"]?.kind ?? "missing"), not an object"))
         }
-        guard let gtype = geometry["type"] as? String, gtype == "Point" else {
+        guard case .string("Point") = geometry["type"] else {
             return .failure(Bad(message: "geometry type is \(geometry["type"].map(Self.describe) ?? "missing"), not \"Point\""))
         }
-        guard let coords = geometry["coordinates"] as? [Any], coords.count >= 2 else {
+        guard case .array(let coords) = geometry["coordinates"], coords.count >= 2 else {
             return .failure(Bad(message: "coordinates \(geometry["coordinates"].map(Self.describe) ?? "missing") are not a [lon, lat] array"))
         }
-        guard let lon = Self.number(coords[0]), let lat = Self.number(coords[1]) else {
-            return .failure(Bad(message: "coordinates \(Self.describe(coords)) are not numbers"))
+        guard case .number(let lonText) = coords[0], case .number(let latText) = coords[1],
+              let lon = Double(lonText), let lat = Double(latText)
+        else {
+            return .failure(Bad(message: "coordinates \(Self.describe(.array(coords))) are not numbers"))
         }
         let coordinate = Coordinate(latitude: lat, longitude: lon)
         guard coordinate.isValid else {
-            return .failure(Bad(message: "coordinates [\(lon), \(lat)] are out of range (lon -180...180, lat -90...90)"))
+            return .failure(Bad(message: "coordinates [\(lonText), \(latText)] are out of range (lon -180...180, lat -90...90)"))
+        }
+        if let flaw {
+            return .failure(Bad(message: flaw))
         }
         var name = ""
-        var properties: [String: String] = [:]
-        if let props = f["properties"] as? [String: Any] {
-            for (key, value) in props {
-                if key == nameProperty, let s = value as? String {
+        var keys: [String] = []
+        var values: [String] = []
+        if case .object(let members) = feature["properties"] {
+            for (key, value) in members {
+                if key == nameProperty, case .string(let s) = value {
                     name = s
+                    continue
+                }
+                let text: String
+                if case .string(let s) = value { text = s } else { text = value.jsonText }
+                if let existing = keys.firstIndex(of: key) {
+                    values[existing] = text  // a repeated key: the last value wins
                 } else {
-                    properties[key] = (value as? String) ?? Self.describe(value)
+                    keys.append(key)
+                    values.append(text)
                 }
             }
         }
-        return .success(Place(name: name, coordinate: coordinate, properties: properties))
+        // The store is attached by finish(); until then a place holds only its slot.
+        let slot = properties.add(keys: keys, values: values)
+        return .success(Place(name: name, coordinate: coordinate, properties: PlaceProperties(store: nil, slot: slot)))
     }
 
-    /// A JSON number as a Double; nil for booleans, strings and everything else.
-    private static func number(_ value: Any) -> Double? {
-        guard let n = value as? NSNumber, !isBoolean(n) else { return nil }
-        return n.doubleValue
-    }
-
-    private static func isBoolean(_ n: NSNumber) -> Bool {
-        // JSONSerialization gives booleans as NSNumber with objCType "c" (and as CFBoolean on Darwin).
-        String(cString: n.objCType) == "c"
-    }
-
-    private static func kind(_ value: Any) -> String {
-        switch value {
-        case is String: "a string"
-        case let n as NSNumber: isBoolean(n) ? "a boolean" : "a number"
-        case is [Any]: "an array"
-        case is [String: Any]: "an object"
-        case is NSNull: "null"
-        default: "\(type(of: value))"
+    /// The places, pointing at the finished property store.
+    mutating func finish() -> [Place] {
+        let store = properties.finish()
+        for i in places.indices {
+            places[i].storage = PlaceProperties(store: store, slot: places[i].storage.slot)
         }
+        return places
     }
 
-    private static func describe(_ value: Any) -> String {
-        if let s = value as? String { return s.debugDescription }
-        if let n = value as? NSNumber { return isBoolean(n) ? (n.boolValue ? "true" : "false") : "\(n)" }
-        if value is NSNull { return "null" }
-        if JSONSerialization.isValidJSONObject(value),
-           let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys]) {
-            return String(decoding: data, as: UTF8.self)
-        }
-        return "\(value)"
+    /// A value as it appears in a message: strings quoted, others as compact JSON.
+    static func describe(_ value: JSONValue) -> String {
+        value.jsonText
     }
 }

@@ -12,45 +12,86 @@ import Darwin
 /// bytes (then name, then index) for prefix lookups by binary search.
 struct NameTable: Sendable {
     private let buffer: [UInt8]
-    private let starts: [Int]
-    private let ends: [Int]
+    /// Where each key starts in `buffer`, plus one entry past the last key's end: key `i`
+    /// is `buffer[start(i) ..< end(i)]`, and the 0 byte before each key makes `end(i)` =
+    /// `starts[i + 1] − 1`. Offsets are 32-bit (half the memory of `Int`); keys past 4 GiB of
+    /// names are left empty, so they match nothing.
+    private let starts: [UInt32]
     private let sorted: [Int32]
 
-    init(_ names: [String]) {
+    /// - Parameters:
+    ///   - places: The places.
+    ///   - excluded: Indices of places left out (ascending): their keys are empty, which no query matches.
+    ///   - ranks: The places' ranks in name order, for ties between equal keys.
+    init(_ places: [Place], excluding excluded: [Int], ranks: NameRanks) {
         var buffer: [UInt8] = []
-        var starts: [Int] = []
-        var ends: [Int] = []
-        starts.reserveCapacity(names.count)
-        ends.reserveCapacity(names.count)
-        for name in names {
+        var starts: [UInt32] = []
+        starts.reserveCapacity(places.count + 1)
+        var skip = excluded[...]
+        for (i, place) in places.enumerated() {
             buffer.append(0)
-            starts.append(buffer.count)
-            buffer.append(contentsOf: Self.keyBytes(name))
-            ends.append(buffer.count)
+            starts.append(UInt32(buffer.count))
+            if skip.first == i {
+                skip.removeFirst()
+                continue
+            }
+            let mark = buffer.count
+            Self.appendKey(place.name, to: &buffer)
+            if buffer.count >= Int(UInt32.max) - 1 { buffer.removeSubrange(mark...) }
         }
         buffer.append(0)
+        starts.append(UInt32(buffer.count))
+        let keys = SortKeys(places.indices.lazy.map { i in buffer[Int(starts[i])..<Int(starts[i + 1]) - 1] })
+        let order = ranks.ranks.withUnsafeBufferPointer { ranks in
+            keys.sortedIndices { a, b in ranks[Int(a)] < ranks[Int(b)] }
+        }
         self.buffer = buffer
         self.starts = starts
-        self.ends = ends
-        sorted = (0..<Int32(names.count)).sorted { a, b in
-            let c = Self.compare(buffer, starts[Int(a)], ends[Int(a)], buffer, starts[Int(b)], ends[Int(b)])
-            if c != 0 { return c < 0 }
-            let na = names[Int(a)], nb = names[Int(b)]
-            return na != nb ? na < nb : a < b
-        }
+        sorted = order
     }
 
     /// The search key of a name, as UTF-8 (see ``PlaceIndex/searchKey(for:)``).
     static func keyBytes(_ name: String) -> [UInt8] {
-        let folded: String
-        if name.utf8.allSatisfy({ $0 < 0x80 }) {
-            folded = name.lowercased()
-        } else {
-            folded = name.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
-        }
-        let collapsed = folded.split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
-        return collapsed.utf8.map { $0 == 0 ? 0x20 : $0 }
+        var key: [UInt8] = []
+        appendKey(name, to: &key)
+        return key
     }
+
+    /// Appends the search key of `name`: ASCII names byte by byte (lowercased, whitespace runs
+    /// collapsed, NUL as a space), others through Foundation's case and diacritic folding.
+    static func appendKey(_ name: String, to out: inout [UInt8]) {
+        let mark = out.count
+        var pendingSpace = false, started = false
+        for b in name.utf8 {
+            if b >= 0x80 {
+                out.removeSubrange(mark...)
+                appendFoldedKey(name, to: &out)
+                return
+            }
+            if b == 0x20 || (b >= 0x09 && b <= 0x0D) {
+                pendingSpace = started
+                continue
+            }
+            if pendingSpace {
+                out.append(0x20)
+                pendingSpace = false
+            }
+            out.append(b == 0 ? 0x20 : (b >= 0x41 && b <= 0x5A ? b + 0x20 : b))
+            started = true
+        }
+    }
+
+    private static func appendFoldedKey(_ name: String, to out: inout [UInt8]) {
+        let folded = name.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
+        let collapsed = folded.split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
+        out.append(contentsOf: collapsed.utf8.lazy.map { $0 == 0 ? 0x20 : $0 })
+    }
+
+    @inline(__always)
+    private func start(_ i: Int) -> Int { Int(starts[i]) }
+
+    @inline(__always)
+    private func end(_ i: Int) -> Int { Int(starts[i + 1]) - 1 }
 
     /// Lexicographic byte comparison of two ranges: negative, zero or positive.
     private static func compare(_ x: [UInt8], _ xs: Int, _ xe: Int, _ y: [UInt8], _ ys: Int, _ ye: Int) -> Int {
@@ -62,6 +103,11 @@ struct NameTable: Sendable {
         return (xe - xs) - (ye - ys)
     }
 
+    /// Compares the keys of two places bytewise: negative, zero or positive.
+    func compareKeys(_ a: Int, _ b: Int) -> Int {
+        Self.compare(buffer, start(a), end(a), buffer, start(b), end(b))
+    }
+
     /// Place indices whose key starts with `query`, ordered by (key bytes, name, index).
     func prefixMatches(_ query: [UInt8]) -> [Int] {
         // First key ≥ query.
@@ -69,14 +115,14 @@ struct NameTable: Sendable {
         while lo < hi {
             let m = (lo + hi) / 2
             let id = Int(sorted[m])
-            if Self.compare(buffer, starts[id], ends[id], query, 0, query.count) < 0 { lo = m + 1 } else { hi = m }
+            if Self.compare(buffer, start(id), end(id), query, 0, query.count) < 0 { lo = m + 1 } else { hi = m }
         }
         var result: [Int] = []
         var i = lo
         while i < sorted.count {
             let id = Int(sorted[i])
-            guard ends[id] - starts[id] >= query.count,
-                  Self.compare(buffer, starts[id], starts[id] + query.count, query, 0, query.count) == 0 else { break }
+            guard end(id) - start(id) >= query.count,
+                  Self.compare(buffer, start(id), start(id) + query.count, query, 0, query.count) == 0 else { break }
             result.append(id)
             i += 1
         }
@@ -93,14 +139,14 @@ struct NameTable: Sendable {
                 while offset < raw.count {
                     guard let at = Self.find(q, in: raw, from: offset) else { return }
                     // The key holding the hit: the last start ≤ at.
-                    var lo = 0, hi = starts.count
+                    var lo = 0, hi = starts.count - 1
                     while lo < hi {
                         let m = (lo + hi) / 2
-                        if starts[m] <= at { lo = m + 1 } else { hi = m }
+                        if start(m) <= at { lo = m + 1 } else { hi = m }
                     }
                     let id = lo - 1
-                    if at != starts[id] { result.append(id) }
-                    offset = ends[id] + 1
+                    if at != start(id) { result.append(id) }
+                    offset = end(id) + 1
                 }
             }
         }
@@ -145,16 +191,16 @@ extension PlaceIndex {
     public func named(_ query: String, limit: Int) -> [NameMatch] {
         let key = NameTable.keyBytes(query)
         guard limit > 0, !key.isEmpty else { return [] }
-        var result = names.prefixMatches(key).map { NameMatch(index: $0, place: places[$0], kind: .prefix) }
+        let source = MatchSource(places, origin: nil)
+        var result = names.prefixMatches(key).map { NameMatch(index: $0, in: source, kind: .prefix) }
         if result.count >= limit { return Array(result.prefix(limit)) }
-        let keys = Dictionary(uniqueKeysWithValues: names.substringOnlyMatches(key).map { ($0, NameTable.keyBytes(places[$0].name)) })
-        let rest = keys.keys.sorted { a, b in
-            let ka = keys[a]!, kb = keys[b]!
-            if ka != kb { return ka.lexicographicallyPrecedes(kb) }
+        let rest = names.substringOnlyMatches(key).sorted { a, b in
+            let c = names.compareKeys(a, b)
+            if c != 0 { return c < 0 }
             if places[a].name != places[b].name { return places[a].name < places[b].name }
             return a < b
         }
-        result += rest.prefix(limit - result.count).map { NameMatch(index: $0, place: places[$0], kind: .substring) }
+        result += rest.prefix(limit - result.count).map { NameMatch(index: $0, in: source, kind: .substring) }
         return result
     }
 
@@ -171,10 +217,18 @@ extension PlaceIndex {
     public func named(_ query: String, near origin: Coordinate, limit: Int) -> [PlaceMatch] {
         let key = NameTable.keyBytes(query)
         guard limit > 0, !key.isEmpty, origin.isValid else { return [] }
-        var result = names.prefixMatches(key).map { match($0, from: origin) }.sorted(by: PlaceMatch.precedes)
-        if result.count >= limit { return Array(result.prefix(limit)) }
-        let rest = names.substringOnlyMatches(key).map { match($0, from: origin) }.sorted(by: PlaceMatch.precedes)
-        result += rest.prefix(limit - result.count)
-        return result
+        let q = Geodesy.unitVector(origin)
+        func hits(_ ids: [Int]) -> [Hit] {
+            var hits = ids.map { id in
+                Hit(distance: Geodesy.arcLength(chord: Geodesy.chord(q, unitVector(ofPlace: id))), id: Int32(id))
+            }
+            hits.sortIntoResultOrder(nameRanks)
+            return hits
+        }
+        var result = hits(names.prefixMatches(key))
+        if result.count < limit {
+            result += hits(names.substringOnlyMatches(key)).prefix(limit - result.count)
+        }
+        return matches(Array(result.prefix(limit)), from: origin)
     }
 }

@@ -1,14 +1,19 @@
-/// A place data set that could not be loaded at all.
+/// A place data set that could not be loaded at all, or user text that could not be read as a
+/// distance, coordinate or box.
 ///
 /// Row-level trouble never throws: a bad row becomes a ``LoadProblem`` in the ``LoadReport``
 /// and the load goes on. This error is for input that is not place data at all (not JSON,
-/// not a FeatureCollection, a CSV without coordinate columns, a broken gzip stream).
+/// not a FeatureCollection, a CSV without coordinate columns, a broken gzip stream, a file
+/// that cannot be read) and for text given to ``Distance/init(parsing:)``,
+/// ``Coordinate/init(parsing:)`` or ``BoundingBox/init(parsing:)``.
 ///
 /// Equality compares ``code`` only; ``description`` says what failed and where.
 public struct PlacesError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What kind of failure this is.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
-        private enum Base: Hashable { case gzip, notJSON, notFeatureCollection, notCSV, noColumns, noPlaces }
+        private enum Base: Hashable {
+            case gzip, notJSON, notFeatureCollection, notCSV, noColumns, noPlaces, unreadable, distance, coordinate, box
+        }
         private let base: Base
 
         /// The bytes are gzip-framed but do not inflate.
@@ -23,6 +28,14 @@ public struct PlacesError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let missingColumns = Code(base: .noColumns)
         /// Rows were read but not one of them held a usable place.
         public static let noPlaces = Code(base: .noPlaces)
+        /// The file could not be read (missing, a directory, no permission).
+        public static let unreadable = Code(base: .unreadable)
+        /// Text given as a distance is not one (see ``Distance/init(parsing:)``).
+        public static let badDistance = Code(base: .distance)
+        /// Text given as a coordinate is not one (see ``Coordinate/init(parsing:)``).
+        public static let badCoordinate = Code(base: .coordinate)
+        /// Text given as a box is not one (see ``BoundingBox/init(parsing:)``).
+        public static let badBox = Code(base: .box)
 
         /// The code's name.
         public var description: String {
@@ -33,6 +46,10 @@ public struct PlacesError: Error, Sendable, Hashable, CustomStringConvertible {
             case .notCSV: "notCSV"
             case .noColumns: "missingColumns"
             case .noPlaces: "noPlaces"
+            case .unreadable: "unreadable"
+            case .distance: "badDistance"
+            case .coordinate: "badCoordinate"
+            case .box: "badBox"
             }
         }
     }
@@ -48,6 +65,10 @@ public struct PlacesError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// What failed, with the value or position involved.
     public var description: String { "\(code): \(detail)" }
+
+    /// What failed, with the value or position involved, without the code's name: a sentence
+    /// to show a user ("distance \"5 parsecs\" has unknown unit …").
+    public var message: String { detail }
 
     /// Compares ``code`` only.
     public static func == (lhs: PlacesError, rhs: PlacesError) -> Bool { lhs.code == rhs.code }
@@ -69,6 +90,18 @@ public struct PlacesError: Error, Sendable, Hashable, CustomStringConvertible {
 
     @inline(never)
     static func missingColumns(_ detail: String) -> PlacesError { PlacesError(.missingColumns, detail) }
+
+    @inline(never)
+    static func unreadable(_ detail: String) -> PlacesError { PlacesError(.unreadable, detail) }
+
+    @inline(never)
+    static func badDistance(_ detail: String) -> PlacesError { PlacesError(.badDistance, detail) }
+
+    @inline(never)
+    static func badCoordinate(_ detail: String) -> PlacesError { PlacesError(.badCoordinate, detail) }
+
+    @inline(never)
+    static func badBox(_ detail: String) -> PlacesError { PlacesError(.badBox, detail) }
 
     @inline(never)
     static func noPlaces(rows: Int, firstProblem: LoadProblem?) -> PlacesError {

@@ -11,7 +11,6 @@ import MeshTransport
 import NIOPosix
 
 /// `meshchat`: peer-to-peer encrypted chat for the terminal and for scripts.
-@main
 struct MeshChat: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "meshchat",
@@ -22,7 +21,11 @@ struct MeshChat: AsyncParsableCommand {
             event is one JSON object per line on stdout (README.md documents them); logs go to stderr.
             Exit status: 0 after /quit or the end of input, 1 when the chat cannot start (a port in use, \
             an unreadable key file), 64 for a bad command line.
+            Offline place data for scripts: meshchat places query --help.
             """)
+
+    /// Runs the chat: ``main()`` (an async context picks the async `main`, not ParsableCommand's).
+    static func runChat() async { await main() }
 
     /// Runs tasks on SwiftNIO's loop threads (no hops between sockets and tasks), keeps freed heap
     /// memory for reuse (large messages), then the command.
@@ -228,4 +231,12 @@ final class StandardOutput: @unchecked Sendable {
             FileHandle.standardOutput.write(Data((line + "\n").utf8))
         }
     }
+}
+
+// The program: `meshchat places …` is the place-data tool (PlacesCommand.swift); anything else
+// is the chat, exactly as before. (Top-level code, not @main: this target has several files.)
+if PlacesTool.handles(CommandLine.arguments.dropFirst()) {
+    PlacesTool.main(Array(CommandLine.arguments.dropFirst()))
+} else {
+    await MeshChat.runChat()
 }

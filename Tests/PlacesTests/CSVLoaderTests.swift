@@ -56,6 +56,43 @@ struct CSVLoaderTests {
         #expect(report.places[0].properties["column 5"] == " +1 781-275-6700")
     }
 
+    @Test("properties: header order, extra fields as column N, a repeated header keeps the last value; equal to a dictionary-made place")
+    func compactProperties() throws {
+        let report = try load("lat,lon,name,a,b,a\n1,2,x,p,q,r\n3,4,y,p\n5,6,z,p,q,r,extra\n")
+        #expect(report.problems.isEmpty)
+        let (x, y, z) = (report.places[0], report.places[1], report.places[2])
+        #expect(x.properties == ["a": "r", "b": "q"])
+        #expect(x.orderedProperties.map(\.key) == ["a", "b"])
+        #expect(x.property("a") == "r" && x.property("b") == "q" && x.property("lat") == nil)
+        #expect(y.properties == ["a": "p"])
+        #expect(z.properties == ["a": "r", "b": "q", "column 7": "extra"])
+        let made = Place(name: "x", coordinate: Coordinate(latitude: 1, longitude: 2), properties: ["b": "q", "a": "r"])
+        #expect(x == made)
+        #expect(x.hashValue == made.hashValue)
+        var changed = x
+        changed.properties["b"] = "new"
+        #expect(changed != x && changed.property("b") == "new" && changed.property("a") == "r")
+    }
+
+    @Test("a NUL byte in a field past the first 64 KiB is kept in the value")
+    func nulInField() throws {
+        var bytes = Array("lat,lon,name,note\n".utf8)
+        while bytes.count < 70_000 { bytes += Array("1,2,pad,x\n".utf8) }
+        bytes += Array("3,4,nul,a".utf8) + [0] + Array("b\n".utf8)
+        let report = try CSVLoader().load(Data(bytes))
+        #expect(report.problems.isEmpty)
+        #expect(report.places.last?.property("note") == "a\u{0}b")
+        #expect(report.places.last?.properties == ["note": "a\u{0}b"])
+    }
+
+    @Test("a field that is not UTF-8 makes its row a problem naming the field")
+    func invalidUTF8() throws {
+        let bytes = Array("lat,lon,name\n1,2,ok\n3,4,".utf8) + [0xC3, 0x28] + Array("\n5,6,é\n".utf8)
+        let report = try CSVLoader().load(Data(bytes))
+        #expect(report.places.map(\.name) == ["ok", "é"])
+        #expect(report.problems.map(\.description) == ["line 3: field 3 is not valid UTF-8"])
+    }
+
     @Test("coordinate columns are guessed from the header like csv2geojson (Latitude, Lng)")
     func guessedColumns() throws {
         let report = try load("Name,Latitude,Lng\nA,10,20\n")

@@ -20,7 +20,76 @@ struct GeoJSONLoaderTests {
         #expect(report.places[0].coordinate == Coordinate(latitude: 51.4528, longitude: -0.103))
         #expect(report.places[1].coordinate == Coordinate(latitude: 54.7529, longitude: -6))
         #expect(report.places[0].properties == ["postcode": "SE24 0NG", "rank": "3", "open": "true"])
+        #expect(report.places[0].property("postcode") == "SE24 0NG")
+        #expect(report.places[0].property("name") == nil)
+        #expect(report.places[0].orderedProperties.map(\.key) == ["postcode", "rank", "open"])
+        #expect(report.places[1].properties.isEmpty)
     }
+
+    @Test("property values: numbers as written, nested values as compact JSON in file order, escapes decoded, last repeated key wins")
+    func propertyValues() throws {
+        let json = #"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"name":"Caf\u00e9 \"Z\" \ud83c\udf55","n":1.50e2,"#
+            + #""tags":{"b":[1, true, null],"a":"x\ny"},"dup":"first","dup":"last","nul":"a\u0000b"},"#
+            + #""geometry":{"type":"Point","coordinates":[1,2,30]}}]}"#
+        let report = try GeoJSONLoader().load(Data(json.utf8))
+        #expect(report.problems.isEmpty)
+        let place = try #require(report.places.first)
+        #expect(place.name == "Café \"Z\" 🍕")
+        #expect(place.property("n") == "1.50e2")
+        #expect(place.property("tags") == #"{"b":[1,true,null],"a":"x\ny"}"#)
+        #expect(place.property("dup") == "last")
+        #expect(place.property("nul") == "a\u{0}b")
+        #expect(place.orderedProperties.count == 4)
+    }
+
+    @Test("problems carry the line each bad feature starts on, for one feature per line and for pretty-printed files")
+    func lineNumbers() throws {
+        let oneLine = "{\"type\":\"FeatureCollection\",\"features\":[\n"
+            + feature("\"ok\"", "[1,2]") + ",\n"
+            + feature("\"far\"", "[200,2]") + ",\r\n"
+            + feature("\"ok2\"", "[1,3]") + ",\n"
+            + "{\"type\":\"Feature\",\"geometry\":null}\n]}\n"
+        let report = try GeoJSONLoader().load(Data(oneLine.utf8))
+        #expect(report.places.map(\.name) == ["ok", "ok2"])
+        #expect(report.problems.map(\.line) == [3, 5])
+        #expect(report.problems.map(\.feature) == [1, 3])
+        #expect(report.problems[0].description.hasPrefix("line 3, feature 1: coordinates [200, 2] are out of range"))
+
+        let pretty = """
+            {
+              "type": "FeatureCollection",
+              "features": [
+                {
+                  "type": "Feature",
+                  "properties": { "name": "A" },
+                  "geometry": { "type": "Point", "coordinates": [0.1, 51.5] }
+                },
+                {
+                  "type": "Feature",
+                  "properties": { "name": "B" },
+                  "geometry": { "type": "Point", "coordinates": ["x", 51.5] }
+                }
+              ]
+            }
+            """
+        let prettyReport = try GeoJSONLoader().load(Data(pretty.utf8))
+        #expect(prettyReport.places.map(\.name) == ["A"])
+        #expect(prettyReport.problems.map(\.line) == [9])
+        #expect(prettyReport.problems.first?.message.contains("not numbers") == true)
+    }
+
+    @Test("a feature with a string that is not UTF-8 is a problem on its line; the rest load")
+    func invalidUTF8() throws {
+        var bytes = Array("{\"type\":\"FeatureCollection\",\"features\":[\n".utf8)
+        bytes += Array(feature("\"ok\"", "[1,2]").utf8) + Array(",\n".utf8)
+        bytes += Array("{\"type\":\"Feature\",\"properties\":{\"name\":\"bad ".utf8) + [0xFF, 0xFE]
+        bytes += Array("\"},\"geometry\":{\"type\":\"Point\",\"coordinates\":[1,2]}}\n]}".utf8)
+        let report = try GeoJSONLoader().load(Data(bytes))
+        #expect(report.places.map(\.name) == ["ok"])
+        #expect(report.problems.map(\.line) == [3])
+        #expect(report.problems.first?.message == "a string is not valid UTF-8")
+    }
+
 
     @Test("bad features are reported by index and skipped")
     func badFeatures() throws {
@@ -36,7 +105,7 @@ struct GeoJSONLoaderTests {
         let report = try GeoJSONLoader().load(Data(json.utf8))
         #expect(report.places.map(\.name) == ["ok"])
         #expect(report.problems.map(\.feature) == [1, 2, 3, 4, 5, 6])
-        #expect(report.problems[0].description == "feature 1: geometry is null, not an object")
+        #expect(report.problems[0].description == "line 1, feature 1: geometry is null, not an object")
         #expect(report.problems[2].message.contains("out of range"))
         #expect(report.problems[3].message.contains("not numbers"))
         #expect(report.problems[4].message.contains("\"LineString\""))
@@ -48,6 +117,30 @@ struct GeoJSONLoaderTests {
         #expect(report.places == [Place(name: "Gz", coordinate: Coordinate(latitude: 2, longitude: 1))])
     }
 
+    @Test("text that is not JSON names the line and column of the first error; no input crashes", arguments: [
+        ("{\"type\":\"FeatureCollection\",\n\"features\":[{\"a\":1,}]}", "line 2, column 20: expected a string"),
+        ("{\"type\":\"FeatureCollection\",\"features\":[1,2", "line 1, column 44: expected ',' or ']' in the features array, found the end of the input"),
+        ("{\"features\":[]} trailing", "line 1, column 17: unexpected text after the top-level object"),
+        ("{\"a\":\"unterminated", "line 1, column 6: a string is not closed"),
+        ("{\"a\":01}", "line 1, column 7: expected ',' or '}' in the top-level object, found '1'"),
+        ("{\"a\":-}", "line 1, column 6: a number has no digits"),
+        ("{\"a\":\"\\x\"}", "line 1, column 7: invalid escape \\x"),
+        ("{\"a\":tru}", "line 1, column 6: expected a value"),
+        ("\u{FEFF}   \n", "the file holds only whitespace"),
+        ("", "the file is empty"),
+        (String(repeating: "[", count: 100_000), "nest deeper than 512 levels"),
+        ("{\"features\":" + String(repeating: "[", count: 600), "nest deeper than 512 levels"),
+    ])
+    func syntaxErrors(text: String, message: String) {
+        do {
+            _ = try GeoJSONLoader().load(Data(text.utf8))
+            Issue.record("no error for \(text.prefix(60).debugDescription)")
+        } catch {
+            #expect(error.code == .notJSON)
+            #expect(error.message.contains(message), "\(error)")
+        }
+    }
+
     @Test("input that is not a FeatureCollection is a clear error")
     func notData() throws {
         #expect(throws: PlacesError.notJSONCode) { try GeoJSONLoader().load(Data("lat,lon\n1,2\n".utf8)) }
@@ -55,6 +148,13 @@ struct GeoJSONLoaderTests {
         #expect(throws: PlacesError.notFeatureCollectionCode) { try GeoJSONLoader().load(Data("{\"type\":\"FeatureCollection\"}".utf8)) }
         #expect(throws: PlacesError.badGzipCode) { try GeoJSONLoader().load(Data(GeoJSONFixtures.gzippedOnePoint.prefix(40))) }
         #expect(throws: PlacesError.badGzipCode) { try GeoJSONLoader().load(Data([0x1f, 0x8b, 0x08, 0x00, 0xff, 0xff, 0xff])) }
+        #expect(throws: PlacesError.notFeatureCollectionCode) { try GeoJSONLoader().load(Data("[1, 2]".utf8)) }
+        #expect(throws: PlacesError.notFeatureCollectionCode) {
+            try GeoJSONLoader().load(Data("{\"type\":\"FeatureCollection\",\"features\":[],\"features\":[]}".utf8))
+        }
+        #expect(throws: PlacesError.notFeatureCollectionCode) {
+            try GeoJSONLoader().load(Data("{\"type\":\"FeatureCollection\",\"features\":{}}".utf8))
+        }
         let empty = try GeoJSONLoader().load(Data("{\"type\":\"FeatureCollection\",\"features\":[]}".utf8))
         #expect(empty.places.isEmpty && empty.problems.isEmpty)
     }

@@ -45,34 +45,65 @@ struct OracleDataSet: Sendable, CustomTestStringConvertible {
 }
 
 /// The brute-force answer to every query: measure every place, filter, sort.
+///
+/// Distances are ``Geodesy/distance(from:to:)`` written out here with the same operations in
+/// the same order (unit vectors, chord, `2R·asin(c/2)`), so they are the same bits while the
+/// scan runs optimised (the library is a debug build in `swift test`); ``distance(_:_:)``
+/// checks that against the library on every call it is asked to.
 struct BruteForce {
     let places: [Place]
+    let coordinates: [Coordinate]
+    let units: [(Double, Double, Double)]
     let keys: [[UInt8]]
 
     init(_ places: [Place]) {
         self.places = places
+        coordinates = places.map(\.coordinate)
+        units = coordinates.map(Self.unitVector)
         keys = places.map { Array(PlaceIndex.searchKey(for: $0.name).utf8) }
     }
 
+    static func unitVector(_ c: Coordinate) -> (Double, Double, Double) {
+        let phi = c.latitude * .pi / 180
+        let lambda = c.longitude * .pi / 180
+        let cp = cos(phi)
+        return (cp * cos(lambda), cp * sin(lambda), sin(phi))
+    }
+
+    @inline(__always)
+    static func distance(_ a: (Double, Double, Double), _ b: (Double, Double, Double)) -> Double {
+        let dx = b.0 - a.0, dy = b.1 - a.1, dz = b.2 - a.2
+        let chord = (dx * dx + dy * dy + dz * dz).squareRoot()
+        return 2 * Geodesy.earthRadius * asin(min(1, max(0, chord) / 2))
+    }
+
+    /// The distance from `origin` to place `i`, the same bits as the library's.
+    func distance(_ origin: Coordinate, _ i: Int) -> Double {
+        Self.distance(Self.unitVector(origin), units[i])
+    }
+
     func distances(from origin: Coordinate) -> [Double] {
-        places.map { Geodesy.distance(from: origin, to: $0.coordinate) }
+        let o = Self.unitVector(origin)
+        return units.map { Self.distance(o, $0) }
     }
 
     private func match(_ i: Int, _ d: Double, _ origin: Coordinate) -> PlaceMatch {
-        PlaceMatch(index: i, place: places[i], distance: Distance(metres: d), bearing: Geodesy.bearing(from: origin, to: places[i].coordinate))
+        PlaceMatch(index: i, place: places[i], distance: Distance(metres: d), bearing: Geodesy.bearing(from: origin, to: coordinates[i]))
+    }
+
+    /// Result order, (distance, name, index), on indices.
+    private func before(_ a: Int, _ b: Int, _ d: [Double]) -> Bool {
+        if d[a] != d[b] { return d[a] < d[b] }
+        if places[a].name != places[b].name { return places[a].name < places[b].name }
+        return a < b
     }
 
     /// k nearest: keep a sorted list of the best k indices while scanning.
     func nearest(_ origin: Coordinate, k: Int, distances d: [Double]) -> [PlaceMatch] {
         var best: [Int] = []
-        func before(_ a: Int, _ b: Int) -> Bool {
-            if d[a] != d[b] { return d[a] < d[b] }
-            if places[a].name != places[b].name { return places[a].name < places[b].name }
-            return a < b
-        }
         for i in places.indices {
-            if best.count == k, !before(i, best[k - 1]) { continue }
-            let at = best.firstIndex { before(i, $0) } ?? best.count
+            if best.count == k, !before(i, best[k - 1], d) { continue }
+            let at = best.firstIndex { before(i, $0, d) } ?? best.count
             best.insert(i, at: at)
             if best.count > k { best.removeLast() }
         }
@@ -80,18 +111,20 @@ struct BruteForce {
     }
 
     func within(_ r: Double, _ origin: Coordinate, distances d: [Double]) -> [PlaceMatch] {
-        places.indices.filter { d[$0] <= r }.map { match($0, d[$0], origin) }.sorted(by: PlaceMatch.precedes)
+        places.indices.filter { d[$0] <= r }.sorted { before($0, $1, d) }.map { match($0, d[$0], origin) }
     }
 
-    func inBox(south: Double, west: Double, north: Double, east: Double) -> [PlaceMatch] {
-        let origin = PlaceIndex.boxCentre(south: south, west: west, north: north, east: east)
-        return places.indices.filter { i in
-            let c = places[i].coordinate
-            guard c.latitude >= south && c.latitude <= north else { return false }
-            return west <= east ? (c.longitude >= west && c.longitude <= east) : (c.longitude >= west || c.longitude <= east)
-        }
-        .map { match($0, Geodesy.distance(from: origin, to: places[$0].coordinate), origin) }
-        .sorted(by: PlaceMatch.precedes)
+    /// Indices inside `box`, in index order.
+    func inside(_ box: BoundingBox) -> [Int] {
+        places.indices.filter { box.contains(coordinates[$0]) }
+    }
+
+    func inBox(_ box: BoundingBox) -> [PlaceMatch] {
+        let origin = box.centre
+        let ids = inside(box)
+        var d = [Double](repeating: 0, count: places.count)
+        for i in ids { d[i] = distance(origin, i) }
+        return ids.sorted { before($0, $1, d) }.map { match($0, d[$0], origin) }
     }
 
     /// Indices whose key starts with / contains (not at the start) the query key.
@@ -100,17 +133,25 @@ struct BruteForce {
         guard !q.isEmpty else { return ([], []) }
         var prefix: [Int] = [], substring: [Int] = []
         for (i, key) in keys.enumerated() where key.count >= q.count {
-            if key.starts(with: q) {
-                prefix.append(i)
-            } else if (1..<(key.count - q.count + 1)).contains(where: { key[$0..<($0 + q.count)].elementsEqual(q) }) {
-                substring.append(i)
+            key.withUnsafeBufferPointer { k in
+                q.withUnsafeBufferPointer { q in
+                    func matches(at start: Int) -> Bool {
+                        for j in 0..<q.count where k[start + j] != q[j] { return false }
+                        return true
+                    }
+                    if matches(at: 0) {
+                        prefix.append(i)
+                    } else if (1..<(k.count - q.count + 1)).contains(where: matches) {
+                        substring.append(i)
+                    }
+                }
             }
         }
         return (prefix, substring)
     }
 
-    func named(_ query: String, limit: Int) -> [NameMatch] {
-        let (p, s) = nameMatches(query)
+    func named(_ matches: (prefix: [Int], substring: [Int]), limit: Int) -> [NameMatch] {
+        let (p, s) = matches
         func order(_ ids: [Int]) -> [Int] {
             ids.sorted { a, b in
                 if keys[a] != keys[b] { return keys[a].lexicographicallyPrecedes(keys[b]) }
@@ -123,10 +164,51 @@ struct BruteForce {
         return Array(all.prefix(limit))
     }
 
-    func named(_ query: String, near origin: Coordinate, limit: Int, distances d: [Double]) -> [PlaceMatch] {
-        let (p, s) = nameMatches(query)
-        let all = p.map { match($0, d[$0], origin) }.sorted(by: PlaceMatch.precedes)
-            + s.map { match($0, d[$0], origin) }.sorted(by: PlaceMatch.precedes)
+    func named(_ matches: (prefix: [Int], substring: [Int]), near origin: Coordinate, limit: Int, distances d: [Double]) -> [PlaceMatch] {
+        let (p, s) = matches
+        let all = p.sorted { before($0, $1, d) }.map { match($0, d[$0], origin) }
+            + s.sorted { before($0, $1, d) }.map { match($0, d[$0], origin) }
         return Array(all.prefix(limit))
+    }
+
+    /// The nearest place (by result order) described from it.
+    func describe(_ point: Coordinate, distances d: [Double]) -> ReverseLookup? {
+        guard let i = places.indices.min(by: { before($0, $1, d) }) else { return nil }
+        return ReverseLookup(coordinate: point, index: i, place: places[i], distance: Distance(metres: d[i]),
+                             bearing: Geodesy.bearing(from: coordinates[i], to: point))
+    }
+
+    /// Grid binning of the places inside `box` (all for nil): per cell, in order of the first
+    /// place in it, the count, the mean latitude and longitude summed in index order, and the
+    /// place nearest the mean (ties by name, then index).
+    func clusters(cellDegrees: Double, in box: BoundingBox?) -> [PlaceCluster] {
+        let ids = box.map(inside) ?? Array(places.indices)
+        var order: [GridCell] = []
+        var members: [GridCell: [Int]] = [:]
+        for i in ids {
+            let cell = GridCell(containing: coordinates[i], size: cellDegrees)
+            if members[cell] == nil { order.append(cell) }
+            members[cell, default: []].append(i)
+        }
+        return order.map { cell in
+            let ids = members[cell]!
+            var lat = 0.0, lon = 0.0
+            for i in ids {
+                lat += coordinates[i].latitude
+                lon += coordinates[i].longitude
+            }
+            let centroid = Coordinate(latitude: lat / Double(ids.count), longitude: lon / Double(ids.count))
+            let c = Self.unitVector(centroid)
+            var best = ids[0]
+            var bestDistance = Self.distance(c, units[best])
+            for i in ids.dropFirst() {
+                let d = Self.distance(c, units[i])
+                if d < bestDistance || (d == bestDistance && (places[i].name < places[best].name || (places[i].name == places[best].name && i < best))) {
+                    best = i
+                    bestDistance = d
+                }
+            }
+            return PlaceCluster(cell: cell, count: ids.count, centroid: centroid, representativeIndex: best, representative: places[best])
+        }
     }
 }

@@ -1,0 +1,92 @@
+extension PlaceIndex {
+    // MARK: - Bounding box
+
+    /// Every place inside a latitude/longitude box.
+    ///
+    /// The box is `south ≤ latitude ≤ north` and, when `west ≤ east`, `west ≤ longitude ≤ east`;
+    /// when `west > east` it crosses the antimeridian: `longitude ≥ west` or `longitude ≤ east`.
+    /// Edges are inclusive; the predicate is exactly this (``BoundingBox/contains(_:)``), so a
+    /// place at longitude −180 is not in a box whose eastern edge is 180 unless `west` is −180.
+    /// - Parameters:
+    ///   - south: The southern edge in degrees.
+    ///   - west: The western edge in degrees.
+    ///   - north: The northern edge in degrees.
+    ///   - east: The eastern edge in degrees.
+    ///   - origin: The reference point for distances and bearings; nil for the box's centre
+    ///     (see ``boxCentre(south:west:north:east:)``).
+    /// - Returns: Matches ordered by (distance, name, index); empty when `south > north`, an
+    ///   edge is NaN, or `origin` is given and not a valid coordinate.
+    public func inBox(south: Double, west: Double, north: Double, east: Double, from origin: Coordinate? = nil) -> [PlaceMatch] {
+        inBox(BoundingBox(south: south, west: west, north: north, east: east), from: origin)
+    }
+
+    /// Every place inside a box; see ``inBox(south:west:north:east:from:)``.
+    /// - Parameters:
+    ///   - box: The box (it crosses the antimeridian when `west > east`).
+    ///   - origin: The reference point for distances and bearings; nil for the box's centre.
+    /// - Returns: Matches ordered by (distance, name, index); empty when `south > north`, an
+    ///   edge is NaN, or `origin` is given and not a valid coordinate.
+    public func inBox(_ box: BoundingBox, from origin: Coordinate? = nil) -> [PlaceMatch] {
+        let reference = origin ?? box.centre
+        guard reference.isValid || origin == nil else { return [] }
+        var ids: [Int32] = []
+        collect(box, into: &ids)
+        guard !ids.isEmpty else { return [] }
+        let q = Geodesy.unitVector(reference)
+        var hits = ids.map { id in
+            Hit(distance: Geodesy.arcLength(chord: Geodesy.chord(q, unitVector(ofPlace: Int(id)))), id: id)
+        }
+        hits.sortIntoResultOrder(nameRanks)
+        return matches(hits, from: reference)
+    }
+
+    /// The centre of a latitude/longitude box, antimeridian-aware.
+    /// - Parameters:
+    ///   - south: The southern edge in degrees.
+    ///   - west: The western edge in degrees.
+    ///   - north: The northern edge in degrees.
+    ///   - east: The eastern edge in degrees.
+    /// - Returns: The midpoint in latitude and in longitude (going east from `west` to `east`).
+    public static func boxCentre(south: Double, west: Double, north: Double, east: Double) -> Coordinate {
+        BoundingBox(south: south, west: west, north: north, east: east).centre
+    }
+
+    /// Appends the ids of the indexed places inside `box` (in tree order). The two halves of an
+    /// antimeridian box are disjoint (lon ≥ west > east ≥ lon is impossible), so no id repeats.
+    func collect(_ box: BoundingBox, into ids: inout [Int32]) {
+        guard box.south <= box.north, !box.west.isNaN, !box.east.isNaN, indexedCount > 0 else { return }
+        if box.west <= box.east {
+            collect(south: box.south, west: box.west, north: box.north, east: box.east, into: &ids)
+        } else {
+            collect(south: box.south, west: box.west, north: box.north, east: .infinity, into: &ids)
+            collect(south: box.south, west: -.infinity, north: box.north, east: box.east, into: &ids)
+        }
+    }
+
+    private func collect(south: Double, west: Double, north: Double, east: Double, into ids: inout [Int32]) {
+        grid.coordinates.withUnsafeBufferPointer { coordinates in
+            grid.ids.withUnsafeBufferPointer { treeIDs in
+                grid.axes.withUnsafeBufferPointer { axes in
+                    func inside(_ p: Int) -> Bool {
+                        let lat = coordinates[2 * p], lon = coordinates[2 * p + 1]
+                        return lat >= south && lat <= north && lon >= west && lon <= east
+                    }
+                    func visit(_ start: Int, _ end: Int) {
+                        if end - start <= PackedKDTree.leafSize {
+                            for p in start..<end where inside(p) { ids.append(treeIDs[p]) }
+                            return
+                        }
+                        let mid = (start + end) / 2
+                        let axis = Int(axes[mid])
+                        let split = coordinates[2 * mid + axis]
+                        let (low, high) = axis == 0 ? (south, north) : (west, east)
+                        if inside(mid) { ids.append(treeIDs[mid]) }
+                        if low <= split { visit(start, mid) }
+                        if high >= split { visit(mid + 1, end) }
+                    }
+                    visit(0, treeIDs.count)
+                }
+            }
+        }
+    }
+}
