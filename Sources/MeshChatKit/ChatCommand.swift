@@ -98,7 +98,7 @@ public enum ChatCommand: Sendable, Hashable {
         ("leave", "/leave [#ROOM]", "leave a room (the one your lines go to by default); your lines go back to everyone"),
         ("rooms", "/rooms", "list the rooms you are in, and the one your lines go to"),
         ("here", "/here [LAT,LON]", "set your location (remembered across restarts), or show it"),
-        ("near", "/near [RADIUS] [TEXT]", "places around you (default 2 km; e.g. 500m, 5km, 3mi), here or asked of peers whose data covers it"),
+        ("near", "/near [RADIUS] [TEXT]", "places around you (default 2 km; e.g. 500m, 5km, 3mi; a bare number is metres), here or asked of peers whose data covers it"),
         ("pin", "/pin LAT,LON LABEL [NOTE] | /pin N [NOTE]", "share a pin with everyone (a quoted label may have spaces; N: a /near result)"),
         ("pins", "/pins [--geojson FILE]", "list live pins with distance and direction, or write them to a GeoJSON file"),
         ("unpin", "/unpin [N|all]", "withdraw your pin everywhere (N: from the last /pins list)"),
@@ -236,7 +236,7 @@ public enum ChatCommand: Sendable, Hashable {
         guard let first = pieces.first, first.first.map({ $0.isNumber || $0 == "." }) == true else { return (nil, argument) }
         let radius: Distance
         do {
-            radius = try PlaceArguments.distance(String(first))
+            radius = try Distance(parsing: String(first))
         } catch {
             throw .badArgument(command: command, error.message)
         }

@@ -134,16 +134,10 @@ extension ChatFront {
         }
     }
 
-    /// "2.1 km NE of Clapham" from my data, or `nil` without data near.
+    /// "2.1 km NE of Clapham" from my data, or `nil` without data.
     private func describe(_ point: Coordinate) -> String? {
-        var best: PlaceMatch?
-        for set in places.local.sets {
-            if let match = set.index.nearest(to: point, k: 1).first, best.map({ match.distance < $0.distance }) ?? true { best = match }
-        }
-        guard let best else { return nil }
-        // From the place to me: "2.1 km NE of Clapham".
-        let bearing = Geodesy.bearing(from: best.place.coordinate, to: point)
-        return best.distance.metres < 1 ? "at \(best.place.displayName)" : "\(PlaceText.offset(best.distance, bearing)) of \(best.place.displayName)"
+        let found = places.local.sets.compactMap { $0.index.describe(point) }
+        return found.min { $0.distance < $1.distance }?.formatted()
     }
 
     private static func clippedLabel(_ name: String) -> String {

@@ -334,7 +334,7 @@ public struct JSONRenderer: Sendable {
                                                   ("lon", .double(hit.coordinate.longitude)),
                                                   ("distance_m", .double((hit.distance.metres * 10).rounded() / 10)),
                                                   ("bearing_deg", .double((hit.bearing * 10).rounded() / 10)),
-                                                  ("compass", .string(PlaceText.compass(hit.bearing))), ("place_set", .string(hit.placeSet))]
+                                                  ("compass", .string(CompassPoint(bearing: hit.bearing).abbreviation)), ("place_set", .string(hit.placeSet))]
             members.append(("source", hit.source.map(Self.peer) ?? .string("me")))
             return .object(members)
         }
@@ -391,15 +391,15 @@ public struct TextRenderer: Sendable {
     private static func time(_ date: Date) -> String { date.formatted(date: .abbreviated, time: .shortened) }
 
     private static func away(_ pin: SharedPin, _ from: Coordinate?) -> String {
-        guard let from else { return " at \(PlaceText.point(pin.coordinate))" }
-        return ", \(PlaceText.offset(.metres(Geodesy.distance(from: from, to: pin.coordinate)), Geodesy.bearing(from: from, to: pin.coordinate)))"
+        guard let from else { return " at \(MapWording.text(for: pin.coordinate))" }
+        return ", \(MapWording.whereabouts(distance: Geodesy.distance(from: from, to: pin.coordinate), bearing: Geodesy.bearing(from: from, to: pin.coordinate)))"
     }
 
     private static func places(_ result: LookupResult) -> String {
         let lookup = result.lookup
         let what = lookup.text.isEmpty ? "places" : "\"\(lookup.text)\""
-        let area = "within \(PlaceText.distance(lookup.radius)) of \(PlaceText.point(lookup.centre))"
-        if result.nobodyCovers { return "! nobody within reach holds place data covering \(PlaceText.point(lookup.centre))" }
+        let area = "within \(lookup.radius.formatted()) of \(MapWording.text(for: lookup.centre))"
+        if result.nobodyCovers { return "! nobody within reach holds place data covering \(MapWording.text(for: lookup.centre))" }
         var lines: [String] = []
         if result.hits.isEmpty {
             lines.append("* no \(what) \(area)")
@@ -410,7 +410,7 @@ public struct TextRenderer: Sendable {
             for (n, hit) in result.hits.enumerated() {
                 let number = String(n + 1).leftPadded(to: width)
                 let source = hit.source.map { " [from \($0.displayName)]" } ?? ""
-                lines.append("\(number). \(hit.name) — \(PlaceText.offset(hit.distance, hit.bearing))\(source)")
+                lines.append("\(number). \(hit.name) — \(MapWording.whereabouts(distance: hit.distance.metres, bearing: hit.bearing))\(source)")
             }
         }
         for source in result.sources where source.peer != nil {
@@ -503,11 +503,11 @@ public struct TextRenderer: Sendable {
             return "* invitation from \(peer) ended: \(reason)"
         case .here(let point, let description):
             guard let point else { return "* your location is not set: /here LAT,LON" }
-            return "* you are at \(PlaceText.point(point))\(description.map { " (\($0))" } ?? "")"
+            return "* you are at \(MapWording.text(for: point))\(description.map { " (\($0))" } ?? "")"
         case .places(let result):
             return Self.places(result)
         case .pinned(let pin, let nobody):
-            return "* pinned \"\(pin.label)\" at \(PlaceText.point(pin.coordinate)) until \(Self.time(pin.expiresAt))"
+            return "* pinned \"\(pin.label)\" at \(MapWording.text(for: pin.coordinate)) until \(Self.time(pin.expiresAt))"
                 + (nobody ? "; nobody is connected: peers get it when they are reachable" : "")
         case .pin(let pin, let from):
             return "* \(pin.author.displayName) pinned \"\(pin.label)\"\(Self.away(pin, from))\(pin.note.isEmpty ? "" : ": \(pin.note)")"

@@ -34,10 +34,7 @@ public enum MapWording {
     /// - Returns: The point ("N" for a non-finite bearing).
     public static func compassPoint(forBearing bearing: Double) -> String {
         guard bearing.isFinite else { return "N" }
-        var wrapped = bearing.truncatingRemainder(dividingBy: 360)
-        if wrapped < 0 { wrapped += 360 }
-        let sector = Int((wrapped + 22.5) / 45) % 8
-        return compassPoints[sector]
+        return CompassPoint(bearing: bearing).abbreviation
     }
 
     /// Where something is from me: "120 m NE", or "here" when it is less than half a metre away

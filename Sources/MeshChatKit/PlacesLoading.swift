@@ -5,41 +5,39 @@ import Places
 
 /// Loads the `--places` files for the chat: each becomes an indexed data set advertised to the mesh.
 public enum PlacesLoading {
-    /// Loads every file; a bad row is logged with its line number and skipped, a file that is not
-    /// place data stops the chat with an error naming it.
+    /// Bad rows reported one by one in the log; the rest are counted.
+    static let problemsLogged = 20
+
+    /// Loads every file (``Places/PlaceDataSet/load(contentsOf:options:)``: GeoJSON, gzipped or
+    /// not, or CSV with latitude/longitude/name columns found by their headers). A bad row is
+    /// logged with its line number and skipped; a file that is not place data stops the chat with
+    /// an error naming it.
     /// - Parameters:
-    ///   - paths: GeoJSON (gzipped or not) or CSV files.
+    ///   - paths: the files.
     ///   - logger: where skipped rows are reported.
     /// - Returns: the indexed data sets.
-    /// - Throws: ``PlacesInputError`` naming the file that is not place data.
+    /// - Throws: ``MeshPlaces/PlacesInputError`` naming the file and what is wrong with it.
     public static func load(_ paths: [String], logger: Logger) throws -> LocalPlaces {
         var sets: [LocalPlaces.DataSet] = []
         for path in paths {
-            let url = URL(fileURLWithPath: path)
-            let report: LoadReport
+            let dataSet: PlaceDataSet
             do {
-                let lower = path.lowercased()
-                if lower.hasSuffix(".csv") || lower.hasSuffix(".csv.gz") {
-                    report = try CSVLoader().load(contentsOf: url)
-                } else {
-                    report = try GeoJSONLoader().load(contentsOf: url)
-                }
+                dataSet = try PlaceDataSet.load(contentsOf: URL(fileURLWithPath: path))
             } catch {
-                throw PlacesInputError("--places \(path): \(error)")
+                throw PlacesInputError("--places \(path): \(error.message)")
             }
-            for problem in report.problems.prefix(20) {
+            for problem in dataSet.problems.prefix(problemsLogged) {
                 logger.warning("skipped a bad place", metadata: ["file": "\(path)", "problem": "\(problem)"])
             }
-            if report.problems.count > 20 {
-                logger.warning("skipped \(report.problems.count - 20) more bad places", metadata: ["file": "\(path)"])
+            if dataSet.problems.count > problemsLogged {
+                logger.warning("skipped \(dataSet.problems.count - problemsLogged) more bad places", metadata: ["file": "\(path)"])
             }
-            let places = report.places
-            let lats = places.map(\.latitude), lons = places.map(\.longitude)
-            var name = url.lastPathComponent
+            let bounds = dataSet.summary.bounds ?? BoundingBox(south: 0, west: 0, north: 0, east: 0)
+            var name = URL(fileURLWithPath: path).lastPathComponent
             while name.utf8.count > PlacesLimits.placeSetNameBytes.upperBound { name.removeLast() }
-            let info = PlaceSetInfo(name: name, count: places.count, south: lats.min() ?? 0, west: lons.min() ?? 0,
-                                    north: lats.max() ?? 0, east: lons.max() ?? 0)
-            sets.append(.init(info: info, index: PlaceIndex(places)))
+            let info = PlaceSetInfo(name: name, count: dataSet.summary.count, south: bounds.south, west: bounds.west,
+                                    north: bounds.north, east: bounds.east)
+            sets.append(.init(info: info, index: dataSet.index))
         }
         return LocalPlaces(sets)
     }

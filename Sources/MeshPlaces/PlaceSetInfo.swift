@@ -62,12 +62,11 @@ public struct PlaceSetInfo: Sendable, Hashable {
         return payload
     }
 
+    /// The box.
+    public var bounds: BoundingBox { BoundingBox(south: south, west: west, north: north, east: east) }
+
     /// Whether a point lies in the box (edges included; antimeridian-aware).
     /// - Parameter point: the point.
     /// - Returns: whether lookups around it can be answered from this set.
-    public func covers(_ point: Coordinate) -> Bool {
-        guard point.latitude >= south, point.latitude <= north else { return false }
-        return west <= east ? (point.longitude >= west && point.longitude <= east)
-                            : (point.longitude >= west || point.longitude <= east)
-    }
+    public func covers(_ point: Coordinate) -> Bool { bounds.contains(point) }
 }

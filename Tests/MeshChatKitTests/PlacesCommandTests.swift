@@ -18,17 +18,17 @@ struct PlacesCommandTests {
     func here() throws {
         #expect(try ChatCommand.parse("/here 51.5074,-0.1278") == .here(Coordinate(latitude: 51.5074, longitude: -0.1278)))
         #expect(try ChatCommand.parse("/here") == .here(nil))
-        #expect(Self.message("/here 91,0")?.contains("latitude 91.0 is out of range") == true)
+        #expect(Self.message("/here 91,0")?.contains("latitude 91 in \"91,0\" is outside -90...90") == true)
         #expect(Self.message("/here london")?.contains("usage: /here [LAT,LON]") == true)
     }
 
-    @Test("/near and /map: an optional radius in m, km or mi (a bare number is km), then the text")
+    @Test("/near and /map: an optional radius in m, km, mi or ft (a bare number is metres), then the text")
     func near() throws {
         #expect(try ChatCommand.parse("/near") == .near(radius: nil, text: ""))
         #expect(try ChatCommand.parse("/near pizza hut") == .near(radius: nil, text: "pizza hut"))
         #expect(try ChatCommand.parse("/near 500m") == .near(radius: .metres(500), text: ""))
         #expect(try ChatCommand.parse("/near 5mi pizza") == .near(radius: .miles(5), text: "pizza"))
-        #expect(try ChatCommand.parse("/near 2.5 cafe") == .near(radius: .kilometres(2.5), text: "cafe"))
+        #expect(try ChatCommand.parse("/near 250 cafe") == .near(radius: .metres(250), text: "cafe"))
         #expect(Self.message("/near 5parsecs")?.contains("unit \"parsecs\"") == true)
         #expect(Self.message("/near 101km")?.contains("out of range") == true)
         #expect(Self.message("/near 0.5m")?.contains("out of range") == true)

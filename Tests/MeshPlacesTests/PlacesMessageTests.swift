@@ -97,15 +97,6 @@ struct PlacesMessageTests {
         #expect(throws: PlacesInputError.self) { try PlaceSetInfo(validating: upsideDown) }
     }
 
-    @Test("LAT,LON parsing names the bad part")
-    func coordinates() throws {
-        #expect(try Coordinate(parsing: "51.5074, -0.1278") == Self.london)
-        #expect(throws: PlacesInputError("latitude \"north\" is not a number")) { try Coordinate(parsing: "north,0") }
-        #expect(throws: PlacesInputError("longitude 181.0 is out of range −180 to 180")) { try Coordinate(parsing: "0,181") }
-        #expect(throws: PlacesInputError.self) { try Coordinate(parsing: "51.5") }
-        #expect(throws: PlacesInputError.self) { try Coordinate(parsing: "1,2,3") }
-    }
-
     @Test("GeoJSON export: a FeatureCollection of Points in [lon, lat] order with the pin's fields")
     func geoJSON() throws {
         let pin = try SharedPin(author: Self.alice, coordinate: Self.london, label: "Meet \"here\"", note: "gates", createdAt: Self.now)
