@@ -147,7 +147,7 @@ let package = Package(
             name: "meshbench",
             dependencies: [
                 "MeshSession", "MeshTransport", "MeshLink", "MeshNoise", "MeshWire",
-                "MeshRouting", "MeshTestSupport", "MeshMessaging", "MeshStore",
+                "MeshRouting", "MeshTestSupport", "MeshMessaging", "MeshStore", "Places",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -2,8 +2,8 @@
 ///
 /// This type is a value and is thread-safe.
 public struct LoadProblem: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The 1-based line the record starts on, when known (always for CSV; for GeoJSON only
-    /// when the file has one feature per line).
+    /// The 1-based line the record starts on (a CSV row, or the `{` of a GeoJSON feature);
+    /// the loaders always set it.
     public var line: Int?
     /// The 0-based index in the FeatureCollection's `features` array (GeoJSON only).
     public var feature: Int?
@@ -21,7 +21,7 @@ public struct LoadProblem: Error, Sendable, Hashable, CustomStringConvertible {
         self.message = message
     }
 
-    /// "line 7: latitude \"abc\" is not a number" or "feature 12: …".
+    /// "line 7: latitude \"abc\" is not a number" or "line 12, feature 11: …".
     public var description: String {
         var parts: [String] = []
         if let line { parts.append("line \(line)") }
