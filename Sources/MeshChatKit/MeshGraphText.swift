@@ -24,7 +24,8 @@ enum MeshGraphText {
         var children: [NodeID: [NodeID]] = [:]
         for node in order.dropFirst() { children[parent[node]!.0, default: []].append(node) }
 
-        var lines = ["* mesh: \(rows.filter { $0.hops != nil }.count) nodes reachable, \(Self.linkCount(rows)) links"]
+        let nodes = rows.filter { $0.hops != nil }.count, links = Self.linkCount(rows)
+        var lines = ["* mesh: \(nodes) node\(nodes == 1 ? "" : "s") reachable, \(links) link\(links == 1 ? "" : "s")"]
         func name(_ node: NodeID) -> String { byID[node]?.peer.displayName ?? node.shortHex }
         lines.append("\(name(me.peer.id)) (you)")
         func draw(_ node: NodeID, prefix: String) {

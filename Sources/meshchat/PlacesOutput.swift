@@ -1,4 +1,5 @@
 import Foundation
+import MeshChatKit
 import Places
 
 /// What `meshchat places query` prints: results as a table or JSON lines, load problems on stderr.
@@ -83,50 +84,25 @@ enum PlacesOutput {
         }.joined(separator: "\n") + "\n"
     }
 
-    /// Rows as JSON Lines: one object per result.
+    /// Rows as JSON Lines: one object per result (written by the chat's JSON writer).
     static func jsonLines(_ rows: [Row], dataSet: String) -> String {
         rows.map { row in
-            var fields = [
-                ("name", quoted(row.place.displayName)),
-                ("lat", number(row.place.latitude)),
-                ("lon", number(row.place.longitude)),
+            var fields: [(String, JSONValue)] = [
+                ("name", .string(row.place.displayName)),
+                ("lat", .double(row.place.latitude)),
+                ("lon", .double(row.place.longitude)),
             ]
             if let distance = row.distance, let bearing = row.bearing {
-                fields.append(("distance_m", number((distance.metres * 100).rounded() / 100)))
-                fields.append(("bearing_deg", number((bearing * 100).rounded() / 100)))
-                fields.append(("compass", quoted(CompassPoint(bearing: bearing).abbreviation)))
+                fields.append(("distance_m", .double((distance.metres * 100).rounded() / 100)))
+                fields.append(("bearing_deg", .double((bearing * 100).rounded() / 100)))
+                fields.append(("compass", .string(CompassPoint(bearing: bearing).abbreviation)))
             }
-            if let match = row.match { fields.append(("match", quoted(match))) }
-            fields.append(("index", "\(row.index)"))
-            fields.append(("dataset", quoted(dataSet)))
-            let properties = row.place.orderedProperties.map { "\(quoted($0.key)):\(quoted($0.value))" }.joined(separator: ",")
-            fields.append(("properties", "{\(properties)}"))
-            return "{" + fields.map { "\(quoted($0.0)):\($0.1)" }.joined(separator: ",") + "}\n"
+            if let match = row.match { fields.append(("match", .string(match))) }
+            fields.append(("index", .int(row.index)))
+            fields.append(("dataset", .string(dataSet)))
+            fields.append(("properties", .object(row.place.orderedProperties.map { ($0.key, .string($0.value)) })))
+            return JSONValue.object(fields).serialized + "\n"
         }.joined()
-    }
-
-    /// A JSON number for a finite double ("51.5", "-0.1383", "1e-05").
-    static func number(_ value: Double) -> String {
-        value.isFinite ? "\(value)" : "null"
-    }
-
-    /// A JSON string literal.
-    static func quoted(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
     }
 
     /// Writes text to stdout in one write.
