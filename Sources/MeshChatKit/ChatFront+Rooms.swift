@@ -9,17 +9,24 @@ extension ChatFront {
     static let activeRoomKey = "chat.room"
 
     /// The room typed lines go to (remembered across restarts), or `nil` for the whole mesh.
+    /// Read from the store once per run; `/join` and `/leave` keep the copy in memory current.
     func activeRoom() async -> String? {
+        if let known = memory.activeRoom { return known }
         let store = messenger.store
-        guard let name = try? await EventLoops.runBlocking({ try store.setting(Self.activeRoomKey) }) else { return nil }
-        // Only a room still joined (its key known) can take lines.
-        let joined = (try? await messenger.rooms().map(\.name)) ?? []
-        return joined.contains(name) ? name : nil
+        var active: String?
+        if let name = try? await EventLoops.runBlocking({ try store.setting(Self.activeRoomKey) }),
+           (try? await messenger.rooms().map(\.name))?.contains(name) == true {
+            // Only a room still joined (its key known) can take lines.
+            active = name
+        }
+        memory.activeRoom = .some(active)
+        return active
     }
 
     private func setActiveRoom(_ name: String?) async throws {
         let store = messenger.store
         try await EventLoops.runBlocking { try store.setSetting(Self.activeRoomKey, to: name) }
+        memory.activeRoom = .some(name)
     }
 
     /// Runs `/join`, `/leave` and `/rooms`.

@@ -3,12 +3,14 @@ import MeshSession
 import Synchronization
 
 /// What the front remembers between commands: the last `/near` results and `/pins` list (so
-/// `/pin N` and `/unpin N` can refer to them) and the last private sender (for `/reply`).
+/// `/pin N` and `/unpin N` can refer to them), the last private sender (for `/reply`) and the
+/// room typed lines go to (`nil` until read from the store).
 final class FrontMemory: Sendable {
     private struct State {
         var results: [LookupResult.Hit] = []
         var pins: [SharedPin] = []
         var lastPrivateSender: PeerID?
+        var activeRoom: String??
     }
 
     private let state = Mutex(State())
@@ -21,6 +23,11 @@ final class FrontMemory: Sendable {
     var lastPins: [SharedPin] {
         get { state.withLock { $0.pins } }
         set { state.withLock { $0.pins = newValue } }
+    }
+
+    var activeRoom: String?? {
+        get { state.withLock { $0.activeRoom } }
+        set { state.withLock { $0.activeRoom = newValue } }
     }
 
     var lastPrivateSender: PeerID? {
