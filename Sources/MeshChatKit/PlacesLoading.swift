@@ -32,11 +32,11 @@ public enum PlacesLoading {
             if dataSet.problems.count > problemsLogged {
                 logger.warning("skipped \(dataSet.problems.count - problemsLogged) more bad places", metadata: ["file": "\(path)"])
             }
+            // An empty set has no box: it covers nothing but a point nobody asks about.
             let bounds = dataSet.summary.bounds ?? BoundingBox(south: 0, west: 0, north: 0, east: 0)
             var name = URL(fileURLWithPath: path).lastPathComponent
             while name.utf8.count > PlacesLimits.placeSetNameBytes.upperBound { name.removeLast() }
-            let info = PlaceSetInfo(name: name, count: dataSet.summary.count, south: bounds.south, west: bounds.west,
-                                    north: bounds.north, east: bounds.east)
+            let info = PlaceSetInfo(name: name, count: dataSet.summary.count, bounds: bounds)
             sets.append(.init(info: info, index: dataSet.index))
         }
         return LocalPlaces(sets)

@@ -18,7 +18,7 @@ struct LocalPlacesTests {
 
     static func local(_ sets: [(String, [Place])]) -> LocalPlaces {
         LocalPlaces(sets.map { name, places in
-            .init(info: PlaceSetInfo(name: name, count: places.count, south: 51, west: -1, north: 52, east: 1), index: PlaceIndex(places))
+            .init(info: PlaceSetInfo(name: name, count: places.count, bounds: BoundingBox(south: 51, west: -1, north: 52, east: 1)), index: PlaceIndex(places))
         })
     }
 

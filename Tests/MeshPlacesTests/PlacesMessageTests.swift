@@ -82,7 +82,7 @@ struct PlacesMessageTests {
 
     @Test("data-set adverts: a bad name or box is refused; covers() is antimeridian-aware with inclusive edges")
     func placeSets() throws {
-        let fiji = PlaceSetInfo(name: "fiji", count: 10, south: -21, west: 176, north: -12, east: -178)
+        let fiji = PlaceSetInfo(name: "fiji", count: 10, bounds: BoundingBox(south: -21, west: 176, north: -12, east: -178))
         #expect(try PlaceSetInfo(validating: fiji.payload) == fiji)
         #expect(fiji.covers(Coordinate(latitude: -17, longitude: 179.9)))
         #expect(fiji.covers(Coordinate(latitude: -17, longitude: -179)))
