@@ -40,25 +40,38 @@ public struct LocalPlaces: Sendable {
     /// - Returns: the answer.
     public func answer(_ lookup: PlaceLookup) -> PlaceAnswer {
         let key = PlaceIndex.searchKey(for: lookup.text)
-        var found: [(distance: Double, hit: PlaceHit)] = []
+        // Names are folded only to match a text or to find one place in two sets; hits are built
+        // only for the places returned.
+        let overlapping = sets.count > 1
+        var found: [(distance: Double, set: Int, place: Place)] = []
         var seen = Set<DuplicateKey>()
-        for set in sets {
+        for (number, set) in sets.enumerated() {
             for match in set.index.within(lookup.radius, of: lookup.centre) {
-                let folded = key.isEmpty ? "" : PlaceIndex.searchKey(for: match.place.name)
-                if !key.isEmpty, !folded.contains(key) { continue }
-                let duplicate = DuplicateKey(name: key.isEmpty ? PlaceIndex.searchKey(for: match.place.name) : folded,
-                                             coordinate: match.place.coordinate)
-                guard seen.insert(duplicate).inserted else { continue }
-                found.append((match.distance.metres,
-                              PlaceHit(name: Self.clipped(match.place.displayName), coordinate: match.place.coordinate, placeSet: set.info.name)))
+                var folded: String?
+                if !key.isEmpty {
+                    let name = PlaceIndex.searchKey(for: match.place.name)
+                    guard name.contains(key) else { continue }
+                    folded = name
+                }
+                if overlapping {
+                    let duplicate = DuplicateKey(name: folded ?? PlaceIndex.searchKey(for: match.place.name), coordinate: match.place.coordinate)
+                    guard seen.insert(duplicate).inserted else { continue }
+                }
+                found.append((match.distance.metres, number, match.place))
             }
         }
-        found.sort { a, b in
-            if a.distance != b.distance { return a.distance < b.distance }
-            if a.hit.name != b.hit.name { return a.hit.name < b.hit.name }
-            return a.hit.placeSet < b.hit.placeSet
+        // One set's matches come nearest first already (ties by name, then index).
+        if overlapping {
+            found.sort { a, b in
+                if a.distance != b.distance { return a.distance < b.distance }
+                if a.place.name != b.place.name { return a.place.name < b.place.name }
+                return a.set < b.set
+            }
         }
-        return PlaceAnswer(id: lookup.id, hits: found.prefix(lookup.limit).map(\.hit), total: found.count)
+        let hits = found.prefix(lookup.limit).map {
+            PlaceHit(name: Self.clipped($0.place.displayName), coordinate: $0.place.coordinate, placeSet: sets[$0.set].info.name)
+        }
+        return PlaceAnswer(id: lookup.id, hits: hits, total: found.count)
     }
 
     private struct DuplicateKey: Hashable {
