@@ -6,16 +6,12 @@ import Testing
 /// SIGKILL and restarted on the same data directory.
 @Suite("outbox and history across crashes", .serialized)
 struct OutboxTests {
-    static func chat(_ name: String, _ directory: TemporaryDirectory, _ extra: [String] = []) throws -> ChatProcess {
-        try ChatProcess(["--name", name, "--json", "--no-discovery", "--data-dir", directory.appending(name)] + extra, label: name)
-    }
-
     @Test("lines to a peer that is away wait on disk: the sender killed with -9 and restarted delivers them once, in order, when the peer is back")
     func senderCrashesWhileQueued() async throws {
         let directory = TemporaryDirectory()
-        var bob = try Self.chat("bob", directory)
+        var bob = try ChatProcess.local("bob", directory)
         let port = try #require(JSONLine(try await bob.waitForEvent("\"event\":\"ready\""))?.int("port"))
-        var alice = try Self.chat("alice", directory, ["--connect", "127.0.0.1:\(port)"])
+        var alice = try ChatProcess.local("alice", directory, ["--connect", "127.0.0.1:\(port)"])
         try await alice.waitForEvent("\"event\":\"reachable\"", "\"name\":\"bob\"")
         bob.send("/quit")
         #expect(try await bob.waitForExit() == 0)
@@ -32,9 +28,9 @@ struct OutboxTests {
         alice.kill9()
         _ = try await alice.waitForExit()
 
-        bob = try Self.chat("bob", directory, ["--port", "\(port)"])
+        bob = try ChatProcess.local("bob", directory, ["--port", "\(port)"])
         try await bob.waitForEvent("\"event\":\"ready\"")
-        alice = try Self.chat("alice", directory, ["--connect", "127.0.0.1:\(port)"])
+        alice = try ChatProcess.local("alice", directory, ["--connect", "127.0.0.1:\(port)"])
         for id in ids {
             try await alice.waitForEvent("\"event\":\"receipt\"", id, "\"status\":\"delivered\"")
         }
@@ -55,7 +51,7 @@ struct OutboxTests {
     @Test("a crash at any moment loses no accepted line: every line reported sent before SIGKILL is in the history after a restart")
     func crashLosesNothingAccepted() async throws {
         let directory = TemporaryDirectory()
-        var alice = try Self.chat("alice", directory)
+        var alice = try ChatProcess.local("alice", directory)
         try await alice.waitForEvent("\"event\":\"ready\"")
         alice.send(lines: (1...300).map { "line \($0) to the mesh" })
         // Kill it mid-stream: after the 40th acceptance, while the rest are still being written.
@@ -65,7 +61,7 @@ struct OutboxTests {
         let accepted = alice.output.filter { $0.contains("\"event\":\"sent\"") }.compactMap { JSONLine($0)?.string("id") }
         #expect(accepted.count >= 40)
 
-        alice = try Self.chat("alice", directory)
+        alice = try ChatProcess.local("alice", directory)
         try await alice.waitForEvent("\"event\":\"ready\"")
         alice.send("/history 1000")
         let history = try #require(JSONLine(try await alice.waitForEvent("\"event\":\"history\"")))

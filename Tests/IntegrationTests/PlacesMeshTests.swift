@@ -20,18 +20,14 @@ struct PlacesMeshTests {
 
     static let here = (lat: 51.5074, lon: -0.1278)
 
-    static func chat(_ name: String, _ directory: TemporaryDirectory, _ extra: [String] = []) throws -> ChatProcess {
-        try ChatProcess(["--name", name, "--json", "--no-discovery", "--data-dir", directory.appending(name)] + extra, label: name)
-    }
-
     /// alice — bob — carol on loopback (alice and carol not linked); carol holds the fixture.
     static func line(_ directory: TemporaryDirectory) async throws -> (alice: ChatProcess, bob: ChatProcess, carol: ChatProcess) {
         let data = directory.appending("london.geojson")
         try Data(fixture.utf8).write(to: URL(fileURLWithPath: data))
-        let bob = try chat("bob", directory)
+        let bob = try ChatProcess.local("bob", directory)
         let port = try #require(JSONLine(try await bob.waitForEvent("\"event\":\"ready\""))?.int("port"))
-        let carol = try chat("carol", directory, ["--connect", "127.0.0.1:\(port)", "--places", data])
-        let alice = try chat("alice", directory, ["--connect", "127.0.0.1:\(port)"])
+        let carol = try ChatProcess.local("carol", directory, ["--connect", "127.0.0.1:\(port)", "--places", data])
+        let alice = try ChatProcess.local("alice", directory, ["--connect", "127.0.0.1:\(port)"])
         try await alice.waitForEvent("\"event\":\"reachable\"", "\"name\":\"carol\"", "\"hops\":2")
         try await carol.waitForEvent("\"event\":\"reachable\"", "\"name\":\"alice\"", "\"hops\":2")
         return (alice, bob, carol)
@@ -184,7 +180,7 @@ struct PlacesMeshTests {
 
         // dave joins after both pins were broadcast: each author catches him up.
         let port = try #require(JSONLine(bob.output.first { $0.contains("\"event\":\"ready\"") } ?? "")?.int("port"))
-        let dave = try Self.chat("dave", directory, ["--connect", "127.0.0.1:\(port)"])
+        let dave = try ChatProcess.local("dave", directory, ["--connect", "127.0.0.1:\(port)"])
         try await dave.waitForEvent("\"event\":\"pin\"", id)
         try await dave.waitForEvent("\"event\":\"pin\"", "Pizza Express")
         dave.send("/pins")
@@ -193,7 +189,7 @@ struct PlacesMeshTests {
 
         // carol's pins survive a restart.
         try await Self.stop(carol)
-        let carolAgain = try Self.chat("carol", directory, ["--connect", "127.0.0.1:\(port)"])
+        let carolAgain = try ChatProcess.local("carol", directory, ["--connect", "127.0.0.1:\(port)"])
         try await carolAgain.waitForEvent("\"event\":\"ready\"")
         carolAgain.send("/pins")
         let kept = try #require(JSONLine(try await carolAgain.waitForEvent("\"event\":\"pins\"")))

@@ -7,17 +7,13 @@ import Testing
 /// and rooms and their history survive a restart.
 @Suite("rooms across the mesh", .serialized)
 struct RoomsTests {
-    static func chat(_ name: String, _ directory: TemporaryDirectory, _ extra: [String] = []) throws -> ChatProcess {
-        try ChatProcess(["--name", name, "--json", "--no-discovery", "--data-dir", directory.appending(name)] + extra, label: name)
-    }
-
     @Test("a line to #lunch (password) reaches carol two hops away; bob, who relays it and joined #lunch without the password, never sees it; carol's rooms and history survive a restart")
     func passwordRoom() async throws {
         let directory = TemporaryDirectory()
-        let bob = try Self.chat("bob", directory)
+        let bob = try ChatProcess.local("bob", directory)
         let port = try #require(JSONLine(try await bob.waitForEvent("\"event\":\"ready\""))?.int("port"))
-        var carol = try Self.chat("carol", directory, ["--connect", "127.0.0.1:\(port)"])
-        let alice = try Self.chat("alice", directory, ["--connect", "127.0.0.1:\(port)"])
+        var carol = try ChatProcess.local("carol", directory, ["--connect", "127.0.0.1:\(port)"])
+        let alice = try ChatProcess.local("alice", directory, ["--connect", "127.0.0.1:\(port)"])
         try await alice.waitForEvent("\"event\":\"reachable\"", "\"name\":\"carol\"", "\"hops\":2")
 
         alice.send("/join #Lunch secret pass")
@@ -53,7 +49,7 @@ struct RoomsTests {
 
         carol.closeInput()
         _ = try await carol.waitForExit()
-        carol = try Self.chat("carol", directory, ["--connect", "127.0.0.1:\(port)"])
+        carol = try ChatProcess.local("carol", directory, ["--connect", "127.0.0.1:\(port)"])
         try await carol.waitForEvent("\"event\":\"ready\"")
         carol.send("/rooms")
         let rooms = try #require(JSONLine(try await carol.waitForEvent("\"event\":\"rooms\"")))
@@ -74,7 +70,7 @@ struct RoomsTests {
     @Test("bad room commands say what is wrong and change nothing")
     func badCommands() async throws {
         let directory = TemporaryDirectory()
-        let alice = try Self.chat("alice", directory)
+        let alice = try ChatProcess.local("alice", directory)
         try await alice.waitForEvent("\"event\":\"ready\"")
         alice.send("/join lunch")
         try await alice.waitForEvent("\"event\":\"error\"", "starting with #")
@@ -98,10 +94,10 @@ struct ReplyMeshBlockTests {
     @Test("/reply answers the last private sender; /mesh draws the tree with every node; /block drops a peer's lines (remembered across a restart) until /unblock")
     func replyMeshBlock() async throws {
         let directory = TemporaryDirectory()
-        let bob = try RoomsTests.chat("bob", directory)
+        let bob = try ChatProcess.local("bob", directory)
         let port = try #require(JSONLine(try await bob.waitForEvent("\"event\":\"ready\""))?.int("port"))
-        var carol = try RoomsTests.chat("carol", directory, ["--connect", "127.0.0.1:\(port)"])
-        let alice = try RoomsTests.chat("alice", directory, ["--connect", "127.0.0.1:\(port)"])
+        var carol = try ChatProcess.local("carol", directory, ["--connect", "127.0.0.1:\(port)"])
+        let alice = try ChatProcess.local("alice", directory, ["--connect", "127.0.0.1:\(port)"])
         try await alice.waitForEvent("\"event\":\"reachable\"", "\"name\":\"carol\"", "\"hops\":2")
         try await carol.waitForEvent("\"event\":\"reachable\"", "\"name\":\"alice\"", "\"hops\":2")
 
@@ -144,7 +140,7 @@ struct ReplyMeshBlockTests {
 
         carol.closeInput()
         _ = try await carol.waitForExit()
-        carol = try RoomsTests.chat("carol", directory, ["--connect", "127.0.0.1:\(port)"])
+        carol = try ChatProcess.local("carol", directory, ["--connect", "127.0.0.1:\(port)"])
         try await carol.waitForEvent("\"event\":\"reachable\"", "\"name\":\"alice\"")
         carol.send("/block")
         try await carol.waitForEvent("\"event\":\"blocked\"", "\"name\":\"alice\"")
