@@ -43,14 +43,16 @@ extension Session {
 
     /// Sends an encrypted room line (``RoomKey/seal(_:origin:)``) to every node in the mesh,
     /// signed by this node (PROTOCOL.md §13.5, §15).
-    /// - Parameter chat: the line; serialized, at most ``WireLimits/maxBroadcastPayload`` bytes.
+    /// - Parameter chat: the line; serialized, at most ``WireLimits/maxBroadcastPayload`` +
+    ///   ``WireLimits/maxRoomChatOverhead`` bytes.
     /// - Returns: whether no neighbour was there to take it (then nothing was sent).
     /// - Throws: ``SessionError`` `payloadTooLarge`.
     @discardableResult
     public func broadcastRoom(_ chat: RoomChatPayload) async throws(SessionError) -> Bool {
         let size = chat.serialized.count
-        guard size <= WireLimits.maxBroadcastPayload + 128 else {
-            throw .payloadTooLarge(size, limit: WireLimits.maxBroadcastPayload, mode: .reliable)
+        let limit = WireLimits.maxBroadcastPayload + WireLimits.maxRoomChatOverhead
+        guard size <= limit else {
+            throw .payloadTooLarge(size, limit: limit, mode: .reliable)
         }
         let step = mesh.broadcast(.room(chat), sentAt: MeshNode.nowMilliseconds)
         await perform(step)
