@@ -177,6 +177,17 @@ public struct Router: Sendable {
         return actions
     }
 
+    /// What this node's advert carries besides its neighbours (the signed attachment: its display
+    /// name, for instance) changed: a new advert goes out at once, or when the rate limit allows
+    /// (``RoutingConfiguration/minAdvertInterval``).
+    /// - Parameter now: the current time.
+    /// - Returns: the actions (the new advert for every neighbour, or none while it waits).
+    public mutating func attachmentChanged(now: RouterInstant) -> [RouterAction] {
+        var actions: [RouterAction] = []
+        requestAdvert(now: now, into: &actions)
+        return actions
+    }
+
     // MARK: - Timers
 
     /// The time in ``nextDeadline`` came: sends a pending or refresh advert, expires old adverts.

@@ -18,6 +18,9 @@ final class MeshNode: Sendable {
     struct Known: Sendable {
         var peer: PeerID
         var staticKey: Curve25519.KeyAgreement.PublicKey
+        /// The sequence of the advert the name and key came from; `nil` when they came from a
+        /// handshake (which is always current).
+        var sequence: UInt64?
     }
 
     /// What to do after an input.
@@ -41,7 +44,9 @@ final class MeshNode: Sendable {
     static let freshness: Duration = .seconds(600)
 
     let identity: LocalIdentity
-    let me: PeerID
+    /// This node as adverts, broadcasts and sealed packets name it (``rename(_:)`` changes it).
+    var me: PeerID { current.withLockedValue { $0 } }
+    private let current: NIOLockedValueBox<PeerID>
     private let state: NIOLockedValueBox<State>
     /// Pings this node sent across the mesh, by nonce, waiting for their pong (§13.10).
     private let pings = NIOLockedValueBox<[UInt64: PingWait]>([:])
@@ -64,17 +69,17 @@ final class MeshNode: Sendable {
 
     init(peer: LocalPeer, configuration: RoutingConfiguration, placeSets: [PlaceSetPayload], logger: Logger) {
         self.identity = peer.identity
-        self.me = peer.peerID
+        let current = NIOLockedValueBox(peer.peerID)
+        self.current = current
         self.logger = logger
         let identity = peer.identity
-        let displayName = peer.peerID.displayName
         let advertisedSets = Array(placeSets.prefix(WireLimits.maxPlaceSets))
         // Sequences start at the wall clock so that a restarted node's adverts replace its old ones (§13.2).
         let initialSequence = UInt64(max(0, Date().timeIntervalSince1970 * 1000))
         let router = Router(localNode: identity.nodeID, configuration: configuration, initialSequence: initialSequence,
                             now: RouterInstant(offset: .zero)) { advert in
             var payload = LinkStatePayload()
-            payload.displayName = displayName
+            payload.displayName = current.withLockedValue { $0.displayName }
             payload.sequence = advert.sequence
             payload.neighbors = advert.neighbors.map {
                 var neighbor = LinkStateNeighborPayload()
@@ -142,10 +147,25 @@ final class MeshNode: Sendable {
     /// neighbour is known (name and key) before its first advert arrives.
     func neighborUp(_ peer: PeerID, staticKey: Data, latency: Duration?) -> Step {
         let micros = latency.map(Self.micros) ?? 1_000
+        var renamed: SessionEvent?
         if let key = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: staticKey) {
-            state.withLockedValue { $0.known[peer.id] = Known(peer: peer, staticKey: key) }
+            state.withLockedValue { state in
+                if let old = state.known[peer.id]?.peer, old.displayName != peer.displayName {
+                    renamed = .peerRenamed(peer, previousName: old.displayName)
+                }
+                state.known[peer.id] = Known(peer: peer, staticKey: key, sequence: state.known[peer.id]?.sequence)
+            }
         }
-        return run { state, now in state.router.neighborUp(peer.id, latencyMicros: micros, now: now) }
+        var step = run { state, now in state.router.neighborUp(peer.id, latencyMicros: micros, now: now) }
+        if let renamed { step.events.insert(renamed, at: 0) }
+        return step
+    }
+
+    /// This node's display name changed: adverts, broadcasts and sealed packets carry the new one
+    /// from now on, and a new advert tells the mesh (at once, or when the rate limit allows).
+    func rename(_ peer: PeerID) -> Step {
+        current.withLockedValue { $0 = peer }
+        return run { state, now in state.router.attachmentChanged(now: now) }
     }
 
     /// A neighbour's link ended.
@@ -172,6 +192,7 @@ final class MeshNode: Sendable {
     func received(_ routed: RoutedPayload, from neighbor: NodeID) -> Step {
         let packet: RoutedPacket
         var opened: SessionEvent?
+        var renamed: SessionEvent?
         var reply: (NodeID, SealedPayload.OneOf_Content)?
         switch Self.decodeHeader(routed) {
         case .failure(let why):
@@ -188,7 +209,7 @@ final class MeshNode: Sendable {
                     logger.notice("dropped a link-state advert", metadata: ["mesh.origin": "\(header.origin.shortHex)", "mesh.from": "\(neighbor.shortHex)", "error": "\(error)"])
                     return Step()
                 }
-                learn(advert, origin: header.origin)
+                renamed = learn(advert, origin: header.origin)
                 let neighbors = advert.neighbors.compactMap { neighbor in
                     (try? NodeID(bytes: neighbor.nodeID)).map { AdvertNeighbor(id: $0, latencyMicros: neighbor.latencyUs) }
                 }
@@ -226,6 +247,7 @@ final class MeshNode: Sendable {
             }
         }
         var step = run(opened: opened) { state, now in state.router.received(packet, from: neighbor, now: now) }
+        if let renamed { step.events.append(renamed) }
         if let (node, content) = reply, let answer = try? sendSealed(content, to: node) { step.sends += answer.sends }
         return step
     }
@@ -298,14 +320,21 @@ final class MeshNode: Sendable {
         }
     }
 
-    private func learn(_ advert: LinkStatePayload, origin: NodeID) {
+    /// Remembers what a verified advert says about its origin (name, static key, place sets), unless
+    /// an advert with a newer sequence already did.
+    /// - Returns: ``SessionEvent/peerRenamed(_:previousName:)`` when the origin's name changed.
+    private func learn(_ advert: LinkStatePayload, origin: NodeID) -> SessionEvent? {
         guard origin != identity.nodeID,
               let staticKey = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: advert.staticKey),
-              let peer = try? PeerID(id: origin, displayName: advert.displayName) else { return }
+              let peer = try? PeerID(id: origin, displayName: advert.displayName) else { return nil }
         let sets = Array(advert.placeSets.prefix(WireLimits.maxPlaceSets))
-        state.withLockedValue {
-            $0.known[origin] = Known(peer: peer, staticKey: staticKey)
-            $0.placeSets[origin] = sets
+        return state.withLockedValue { state -> SessionEvent? in
+            let old = state.known[origin]
+            if let seen = old?.sequence, advert.sequence <= seen { return nil }
+            state.known[origin] = Known(peer: peer, staticKey: staticKey, sequence: advert.sequence)
+            state.placeSets[origin] = sets
+            guard let old, old.peer.displayName != peer.displayName else { return nil }
+            return .peerRenamed(peer, previousName: old.peer.displayName)
         }
     }
 

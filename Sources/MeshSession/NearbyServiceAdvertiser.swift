@@ -39,8 +39,8 @@ public final class NearbyServiceAdvertiser: Sendable {
         case invitationEnded(Invitation, reason: String)
     }
 
-    /// This node.
-    public let peer: PeerID
+    /// This node, under the name it is announced with (``rename(to:)`` changes it).
+    public var peer: PeerID { current.withLockedValue { $0 } }
     /// The caller's key/value pairs, validated.
     public let discoveryInfo: [String: String]
     /// The service type.
@@ -50,6 +50,7 @@ public final class NearbyServiceAdvertiser: Sendable {
     public let events: AsyncStream<Event>
 
     private let sink: AsyncStream<Event>.Continuation
+    private let current: NIOLockedValueBox<PeerID>
     private let backend: LazyDiscoveryBackend
     private let running = NIOLockedValueBox<(handle: any DiscoveryHandle, session: Session)?>(nil)
     private let logger: Logger
@@ -69,7 +70,7 @@ public final class NearbyServiceAdvertiser: Sendable {
         self.serviceType = try ServiceType(serviceType)
         let info = discoveryInfo ?? [:]
         try Advertisement.validate(info)
-        self.peer = peer
+        self.current = NIOLockedValueBox(peer)
         self.discoveryInfo = info
         self.backend = LazyDiscoveryBackend(backend, logger: logger)
         self.logger = logger
@@ -91,6 +92,7 @@ public final class NearbyServiceAdvertiser: Sendable {
             sink.yield(.didNotStart(DiscoveryError(.notRunning, "the session is not started: call session.start() before advertising it")))
             return
         }
+        let peer = self.peer
         do {
             let backend = try self.backend.get()
             let advertisement = try Advertisement(nodeID: peer.id, displayName: peer.displayName,
@@ -125,6 +127,20 @@ public final class NearbyServiceAdvertiser: Sendable {
             session.invitationObserver.withLockedValue { $0 = nil }
             sink.yield(.didNotStart(error))
         }
+    }
+
+    /// Announces this node under another display name (after ``Session/rename(to:)``): while
+    /// running, the service is withdrawn and published again with the new instance name and TXT
+    /// record, and ``Event/started(name:)`` follows; browsers see the old name lost and the new one
+    /// found, with the same node id. Invitations that arrive in between are declined.
+    /// - Parameter displayName: 1–63 bytes of UTF-8.
+    /// - Throws: ``SessionError`` `invalidDisplayName`; nothing changes then.
+    public func rename(to displayName: String) throws(SessionError) {
+        let renamed = try PeerID(id: peer.id, displayName: displayName)
+        current.withLockedValue { $0 = renamed }
+        guard let session = running.withLockedValue({ $0?.session }) else { return }
+        stop()
+        start(session: session)
     }
 
     /// Withdraws the announcement; invitations are declined from now on. Idempotent.

@@ -70,6 +70,14 @@ public struct LocalPeer: Sendable, CustomStringConvertible {
         self.identity = identity
     }
 
+    /// The same node under another display name (the keys, and so the id, stay).
+    /// - Parameter displayName: 1–63 bytes of UTF-8.
+    /// - Returns: the renamed node.
+    /// - Throws: ``SessionError`` `invalidDisplayName`.
+    public func renamed(to displayName: String) throws(SessionError) -> LocalPeer {
+        try LocalPeer(displayName: displayName, identity: identity)
+    }
+
     /// The peer id; keys are never printed.
     public var description: String { peerID.description }
 }

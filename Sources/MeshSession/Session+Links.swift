@@ -291,7 +291,7 @@ extension Session {
     private enum Registration { case first, replaced, lost }
 
     private func registerLink(_ info: LinkInfo, peer: PeerID, channel: any Channel, writer: LinkWriter) -> Registration {
-        let me = self.peer.peerID.id
+        let me = localID
         let initiator = info.role == .initiator ? me : peer.id
         let entry = LinkRegistry.Entry(peer: peer, channel: channel, writer: writer, initiator: initiator)
         let (result, loser): (Registration, (any Channel)?) = registry.withLockedValue { registry in

@@ -159,7 +159,7 @@ extension Session {
     /// - Returns: whether the envelope was consumed.
     func forwardInTransit(_ envelope: Envelope, from node: NodeID, channel: any Channel) -> Bool {
         guard case .routed(let routed)? = envelope.body, case .sealed? = routed.payload,
-              routed.destination.count == NodeID.byteCount, !routed.destination.elementsEqual(peer.peerID.id.bytes),
+              routed.destination.count == NodeID.byteCount, !routed.destination.elementsEqual(localID.bytes),
               registry.withLockedValue({ $0.entries[node]?.channel === channel }) else { return false }
         let step = mesh.received(routed, from: node)
         if let violation = step.violation {

@@ -65,14 +65,17 @@ public final class Session: Sendable {
     /// The largest payload of one ``SendMode/reliable`` send (16 MiB less envelope framing).
     public static let maxReliablePayload = WireLimits.maxMessageSize - 16
 
-    /// This node.
-    public let peer: LocalPeer
+    /// This node, under its current display name (``rename(to:)`` changes it; the id stays).
+    public var peer: LocalPeer { localPeer.withLockedValue { $0 } }
     /// The settings.
     public let configuration: Configuration
     /// Everything the session reports. One consumer; ends after ``disconnect()``.
     public let events: EventQueue<SessionEvent>
 
     let logger: Logger
+    private let localPeer: NIOLockedValueBox<LocalPeer>
+    /// This node's id (fixed for the session's life; read on every packet in transit).
+    let localID: NodeID
     private let group: any EventLoopGroup
     let registry = NIOLockedValueBox(LinkRegistry())
     /// Who hears about received invitations (the advertiser); `nil` declines them all.
@@ -113,7 +116,8 @@ public final class Session: Sendable {
     ///     notice for links closed by a local decision).
     public init(peer: LocalPeer, configuration: Configuration = Configuration(),
                 logger: Logger = Logger(label: "meshchat.session", factory: { _ in SwiftLogNoOpLogHandler() })) {
-        self.peer = peer
+        self.localPeer = NIOLockedValueBox(peer)
+        self.localID = peer.peerID.id
         self.configuration = configuration
         self.events = EventQueue(capacity: configuration.eventCapacity)
         var logger = logger
@@ -130,6 +134,7 @@ public final class Session: Sendable {
     /// The transport settings with the mesh's fast path for packets in transit.
     private var transportSettings: TCPTransport.Settings {
         var settings = configuration.transport
+        settings.displayName = { [weak self] in self?.peer.peerID.displayName }
         settings.interceptor = { [weak self] envelope, node, channel in
             guard let self else { return false }
             return self.forwardInTransit(envelope, from: node, channel: channel)
@@ -189,6 +194,22 @@ public final class Session: Sendable {
         sockets.withLockedValue { $0 = Sockets(server: server, udp: udp, port: port) }
         logger.debug("session listening", metadata: ["tcp.port": "\(port)", "udp.port": "\(udp?.port ?? 0)"])
         return port
+    }
+
+    /// Changes this node's display name (IRC's `/nick`); the node id stays, so peers keep
+    /// recognising it and private lines keep their order.
+    ///
+    /// A new link-state advert carries the name across the mesh at once (or within
+    /// ``RoutingConfiguration/minAdvertInterval``), so every node reports
+    /// ``SessionEvent/peerRenamed(_:previousName:)``; later handshakes, broadcasts and sealed packets
+    /// use it, and other nodes' ``connectedPeers`` and ``reachablePeers`` show it. Announcing the
+    /// name on the local network is the advertiser's: ``NearbyServiceAdvertiser/rename(to:)``.
+    /// - Parameter displayName: 1–63 bytes of UTF-8.
+    /// - Throws: ``SessionError`` `invalidDisplayName`; nothing changes then.
+    public func rename(to displayName: String) async throws(SessionError) {
+        let renamed = try peer.renamed(to: displayName)
+        localPeer.withLockedValue { $0 = renamed }
+        await perform(mesh.rename(renamed.peerID))
     }
 
     /// The TCP port, once started.
@@ -326,9 +347,11 @@ public final class Session: Sendable {
 
     // MARK: Sending
 
-    /// The peers connected now.
+    /// The peers connected now, under their latest names (a rename after the handshake counts).
     public var connectedPeers: [PeerID] {
-        registry.withLockedValue { $0.entries.values.map(\.peer) }.sorted { $0.id < $1.id }
+        registry.withLockedValue { $0.entries.values.map(\.peer) }
+            .map { mesh.peer($0.id) ?? $0 }
+            .sorted { $0.id < $1.id }
     }
 
     /// Sends bytes to peers (Multipeer's `send(_:toPeers:with:)`), connected or reachable across

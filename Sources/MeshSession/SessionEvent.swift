@@ -194,6 +194,10 @@ public enum SessionEvent: Sendable {
     /// A line to a room arrived, still encrypted (PROTOCOL.md §15): signed by `from`; only
     /// holders of the room's key can read it (``RoomKey/open(_:origin:)``).
     case room(RoomChatPayload, from: PeerID, hops: Int)
+    /// A node changed its display name (IRC's nick change): its newer link-state advert, or a new
+    /// link's handshake, names it differently than before (PROTOCOL.md §13.2.3). `peer` carries
+    /// the new name.
+    case peerRenamed(PeerID, previousName: String)
 }
 
 /// Why an invitation this node made did not connect.

@@ -33,6 +33,9 @@ public struct TCPTransport: Sendable {
         public var timing = LinkHandler.Timing()
         /// Sees application envelopes on the event loop first (``LinkHandler/Interceptor``).
         public var interceptor: LinkHandler.Interceptor?
+        /// The display name for each new link's handshake, asked when the link starts (a node that
+        /// renames itself); `nil`, or a `nil` answer, keeps ``TCPTransport/handshake``'s.
+        public var displayName: (@Sendable () -> String?)?
         /// Creates the defaults.
         public init() {}
     }
@@ -94,7 +97,7 @@ public struct TCPTransport: Sendable {
                         channel.close(promise: nil)
                         return try Self.wrap(channel, handler: nil, settings: settings)
                     }
-                    let machine = try HandshakeStateMachine(role: .responder, configuration: handshake)
+                    let machine = try HandshakeStateMachine(role: .responder, configuration: settings.current(handshake))
                     let handler = LinkHandler(handshake: machine, budget: budget, timing: settings.timing,
                                               interceptor: settings.interceptor, logger: logger)
                     return try Self.wrap(channel, handler: handler, settings: settings)
@@ -124,7 +127,7 @@ public struct TCPTransport: Sendable {
             .connectTimeout(settings.connectTimeout)
             .connect(host: host, port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    let machine = try HandshakeStateMachine(role: .initiator, configuration: handshake)
+                    let machine = try HandshakeStateMachine(role: .initiator, configuration: settings.current(handshake))
                     let handler = LinkHandler(handshake: machine, budget: nil, timing: settings.timing,
                                               interceptor: settings.interceptor, logger: logger)
                     return try Self.wrap(channel, handler: handler, settings: settings)
@@ -143,5 +146,15 @@ public struct TCPTransport: Sendable {
                 backPressureStrategy: .init(lowWatermark: settings.inboundLowWatermark,
                                             highWatermark: settings.inboundHighWatermark),
                 isOutboundHalfClosureEnabled: false))
+    }
+}
+
+extension TCPTransport.Settings {
+    /// `handshake` with the current display name, when ``displayName`` gives one.
+    func current(_ handshake: HandshakeStateMachine.Configuration) -> HandshakeStateMachine.Configuration {
+        guard let name = displayName?() else { return handshake }
+        var configuration = handshake
+        configuration.displayName = name
+        return configuration
     }
 }

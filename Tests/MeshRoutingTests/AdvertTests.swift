@@ -57,6 +57,20 @@ struct AdvertTests {
         #expect(router.neighborUp(node(4), latencyMicros: 1000, now: at(ms: 200)).sentAdverts.map(\.sequence) == [3])
     }
 
+    @Test("a changed attachment (a new display name) makes a new advert at once, or at the end of the batching interval")
+    func attachmentChanged() {
+        var router = makeRouter()
+        _ = router.neighborUp(node(1), latencyMicros: 1000, now: at(ms: 0))
+        // Within 50 ms of the last advert: it waits for the timer.
+        #expect(router.attachmentChanged(now: at(ms: 10)).sentAdverts.isEmpty)
+        #expect(router.nextDeadline == at(ms: 50))
+        #expect(router.timerFired(now: at(ms: 50)).sentAdverts.map(\.sequence) == [2])
+        // Later: at once, with the same neighbours and the next sequence.
+        let adverts = router.attachmentChanged(now: at(ms: 500)).sentAdverts
+        #expect(adverts.map(\.sequence) == [3])
+        #expect(adverts.first?.neighbors.map(\.id) == [node(1)])
+    }
+
     @Test("without changes the advert is refreshed every 30 s with the next sequence")
     func refresh() {
         var router = makeRouter()

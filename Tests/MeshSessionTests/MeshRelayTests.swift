@@ -96,6 +96,45 @@ struct MeshRelayTests {
         for node in [a, b, c] { await node.stop() }
     }
 
+    @Test("A renames itself: B and C report peerRenamed from the new advert, show the new name, and lines and new links carry it")
+    func rename() async throws {
+        var (a, b, c, _, rb, rc) = try await Self.line()
+        let aID = a.id.id
+        await #expect(throws: SessionError.self) { try await a.session.rename(to: "") }
+        await #expect(throws: SessionError.self) { try await a.session.rename(to: String(repeating: "x", count: 64)) }
+        #expect(a.session.peer.peerID.displayName == "alice")
+        try await a.session.rename(to: "alicia")
+        #expect(a.session.peer.peerID.displayName == "alicia")
+        #expect(a.session.peer.peerID.id == aID)
+        for reader in [rb, rc] {
+            var reader = reader
+            let (peer, previous) = try await reader.next { event -> (PeerID, String)? in
+                if case .peerRenamed(let peer, let previous) = event, peer.id == aID { return (peer, previous) }
+                return nil
+            }
+            #expect(peer.displayName == "alicia")
+            #expect(previous == "alice")
+        }
+        #expect(b.session.connectedPeers.first { $0.id == aID }?.displayName == "alicia")
+        #expect(c.session.reachablePeers.first { $0.peer.id == aID }?.peer.displayName == "alicia")
+        // Lines carry the new name; a new link's handshake does too.
+        _ = try await a.session.broadcast(text: "new name")
+        let sender = try await rc.next { event -> PeerID? in
+            if case .received(let message) = event, case .text(let text) = message.content, text.text == "new name" { return message.sender }
+            return nil
+        }
+        #expect(sender.displayName == "alicia")
+        let d = try await Node("dave")
+        var rd = EventReader(d)
+        d.session.connect(host: "127.0.0.1", port: a.port)
+        let linked = try await rd.next { event -> PeerID? in
+            if case .peerChanged(let peer, .connected) = event, peer.id == aID { return peer }
+            return nil
+        }
+        #expect(linked.displayName == "alicia")
+        for node in [a, b, c, d] { await node.stop() }
+    }
+
     @Test("when B leaves, C becomes unreachable for A and sends to C fail with notConnected")
     func routeBreaks() async throws {
         var (a, b, c, ra, _, _) = try await Self.line()
