@@ -25,6 +25,8 @@ public enum ChatCommand: Sendable, Hashable {
     case unblock(String)
     /// `/history [n]`: the last `n` lines (default 20).
     case history(Int)
+    /// `/nick NAME`: change my display name for this run (peers see it at once).
+    case nick(String)
     /// List connected peers.
     case peers
     /// Show help, optionally for one command.
@@ -86,6 +88,7 @@ public enum ChatCommand: Sendable, Hashable {
     /// The commands with their one-line usage, in the order `/help` lists them.
     public static let usages: [(name: String, usage: String, summary: String)] = [
         ("peers", "/peers", "list connected, reachable and discovered peers: id, state, hops, next hop, address"),
+        ("nick", "/nick NAME", "change your display name (1 to 63 bytes) for this run; every peer sees the change at once"),
         ("msg", "/msg @NAME TEXT", "send a private line, end-to-end encrypted, to one peer (name or id prefix); it waits for a route"),
         ("reply", "/reply TEXT", "send a private line to the last peer who sent you one"),
         ("route", "/route @NAME", "show the path to a peer across the mesh with each link's latency"),
@@ -126,6 +129,15 @@ public enum ChatCommand: Sendable, Hashable {
         case "peers", "who":
             try noArgument(name, argument)
             return .peers
+        case "nick":
+            guard !argument.isEmpty else { throw .badArgument(command: "nick", "a new name is required") }
+            guard argument.utf8.count <= 63 else {
+                throw .badArgument(command: "nick", "\"\(argument.prefix(40))…\" is \(argument.utf8.count) bytes; a name has 1 to 63")
+            }
+            guard !argument.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw .badArgument(command: "nick", "a name cannot contain control characters")
+            }
+            return .nick(argument)
         case "help", "?":
             return .help(argument.isEmpty ? nil : argument.lowercased().trimmingPrefix("/"))
         case "quit", "exit":

@@ -272,6 +272,16 @@ public struct ChatFront: Sendable {
             var accept = false
             if case .accept = command { accept = true }
             if let problem = finder.answer(name, accept: accept) { emit(.error(problem)) }
+        case .nick(let name):
+            let previous = session.peer.peerID.displayName
+            guard name != previous else { emit(.notice("you are already called \(name)")); break }
+            do {
+                try await session.rename(to: name)
+                finder?.rename(to: name)
+                emit(.nick(session.peer.peerID, previous: previous, isMe: true))
+            } catch {
+                emit(.error("/nick: \(error)"))
+            }
         case .help(let topic):
             emit(.help(Self.helpText(topic)))
         case .connect(let host, let port):
@@ -402,6 +412,10 @@ public struct ChatFront: Sendable {
             emit(.invitationFailed(peer, kind: failure.kind.rawValue, message: failure.message))
         case .reachabilityChanged(let peer, let route):
             emit(.reachability(peer, hops: route?.hops, via: route?.nextHop))
+        case .peerRenamed(let peer, let previous):
+            book.note(peer)
+            if memory.lastPrivateSender?.id == peer.id { memory.lastPrivateSender = peer }
+            emit(.nick(peer, previous: previous, isMe: false))
         case .receipt, .places, .room:
             break
         }

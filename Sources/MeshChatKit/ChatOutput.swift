@@ -69,6 +69,8 @@ public enum ChatOutput: Sendable {
     case pong(PeerID, roundTrip: Duration?, hops: Int)
     /// The blocked peers, after `/block` or `/unblock` or when listed.
     case blocked([PeerID])
+    /// A display name changed: mine after `/nick` (`isMe`), or a peer's; `peer` has the new name.
+    case nick(PeerID, previous: String, isMe: Bool)
     /// I joined a room (`/join`); it is now where typed lines go.
     case joined(room: String, hasPassword: Bool)
     /// I left a room (`/leave`); typed lines go to `now` (`nil`: the whole mesh).
@@ -311,6 +313,8 @@ public struct JSONRenderer: Sendable {
                             ("rtt_ms", roundTrip.map { .double(Self.milliseconds($0)) } ?? .null)])
         case .blocked(let peers):
             return .object([("event", "blocked"), ("peers", .array(peers.map(Self.peer)))])
+        case .nick(let peer, let previous, let isMe):
+            return .object([("event", "nick"), ("peer", Self.peer(peer)), ("previous", .string(previous)), ("me", .bool(isMe))])
         case .joined(let room, let hasPassword):
             return .object([("event", "joined"), ("room", .string(room)), ("password", .bool(hasPassword))])
         case .left(let room, let now):
@@ -530,6 +534,8 @@ public struct TextRenderer: Sendable {
             return "* pong from \(peer.displayName): \(JSONRenderer.milliseconds(roundTrip)) ms (\(hops) hop\(hops == 1 ? "" : "s"))"
         case .blocked(let peers):
             return peers.isEmpty ? "* nobody is blocked" : "* blocked: " + peers.map(\.description).joined(separator: ", ")
+        case .nick(let peer, let previous, let isMe):
+            return isMe ? "* you are now known as \(peer.displayName)" : "* \(previous) is now known as \(peer.displayName)"
         case .joined(let room, let hasPassword):
             return "* joined \(room)\(hasPassword ? " (password: only those who know it can read it)" : ""); your lines go there now, /leave to go back"
         case .left(let room, let now):

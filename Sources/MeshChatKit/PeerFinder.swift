@@ -75,6 +75,16 @@ public final class PeerFinder: Sendable {
         }
     }
 
+    /// Announces the session under a new display name (after ``Session/rename(to:)``).
+    /// - Parameter displayName: the new name (already accepted by the session).
+    public func rename(to displayName: String) {
+        do {
+            try advertiser.rename(to: displayName)
+        } catch {
+            logger.warning("could not announce the new name", metadata: ["error": "\(error)"])
+        }
+    }
+
     /// Feeds a session event (the front owns the session's event stream).
     /// - Parameter event: the event.
     public func sessionEvent(_ event: SessionEvent) {
@@ -83,7 +93,7 @@ public final class PeerFinder: Sendable {
             perform(state.withLock { $0.policy.peerChanged(peer, peerState) })
         case .invitationFailed(let peer, let failure):
             perform(state.withLock { $0.policy.invitationFailed(peer, failure) })
-        case .received, .connectFailed, .reachabilityChanged, .receipt, .places, .room:
+        case .received, .connectFailed, .reachabilityChanged, .receipt, .places, .room, .peerRenamed:
             break
         }
     }

@@ -60,6 +60,9 @@ public struct TerminalStyle: Sendable {
         case .ready(let id, let name, _):
             me = (id, name)
             return notices(TextRenderer().render(output), stamp: stamp)
+        case .nick(let peer, _, let isMe):
+            if isMe { me = (peer.id.hex, peer.displayName) }
+            return notices(TextRenderer().render(output), stamp: stamp)
         case .message(_, let from, let text, let sentAt, let hops, let isPrivate, let room):
             var line = stamp
             if let room {

@@ -134,3 +134,28 @@ struct ChatCommandTests {
         #expect(throws: HostPort.ParseError.self) { try HostPort.parse("") }
     }
 }
+
+/// `/nick`: the new name is the rest of the line; a bad one is refused with the usage.
+@Suite("chat commands: /nick")
+struct NickCommandTests {
+    @Test("/nick NAME takes the rest of the line, spaces and all, up to 63 bytes")
+    func names() throws {
+        #expect(try ChatCommand.parse("/nick alicia") == .nick("alicia"))
+        #expect(try ChatCommand.parse("/NICK  Alice Liddell ") == .nick("Alice Liddell"))
+        #expect(try ChatCommand.parse("/nick " + String(repeating: "é", count: 31)) == .nick(String(repeating: "é", count: 31)))
+        #expect(try ChatCommand.parse("/nick " + String(repeating: "x", count: 63)) == .nick(String(repeating: "x", count: 63)))
+    }
+
+    @Test("a missing, too long or control-character name is an error with the usage", arguments: [
+        ("/nick", "a new name is required"),
+        ("/nick    ", "a new name is required"),
+        ("/nick " + String(repeating: "x", count: 64), "64 bytes; a name has 1 to 63"),
+        ("/nick " + String(repeating: "é", count: 32), "64 bytes; a name has 1 to 63"),
+        ("/nick bad\u{1b}[31mname", "control characters"),
+    ])
+    func refused(line: String, why: String) {
+        let message = ChatCommandTests.parseError(line)?.message ?? ""
+        #expect(message.contains(why))
+        #expect(message.hasSuffix("usage: /nick NAME"))
+    }
+}

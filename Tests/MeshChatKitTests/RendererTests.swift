@@ -55,6 +55,7 @@ struct RendererTests {
         case .map: "map"
         case .mesh: "mesh"
         case .blocked: "blocked"
+        case .nick: "nick"
         case .pong: "pong"
         case .joined: "joined"
         case .left: "left"
@@ -94,6 +95,7 @@ struct RendererTests {
                                            .init(peer: carol, hops: nil, links: [])]),
              keys: ["nodes"], nested: ["nodes": ["id", "name", "hops", "links"]]),
         Case(label: "blocked", output: .blocked([carol]), keys: ["peers"], nested: ["peers": peerKeys]),
+        Case(label: "nick", output: .nick(bob, previous: "robert", isMe: false), keys: ["peer", "previous", "me"], nested: ["peer": peerKeys]),
         Case(label: "pong", output: .pong(carol, roundTrip: .microseconds(812), hops: 2), keys: ["peer", "hops", "rtt_ms"], nested: ["peer": peerKeys]),
         Case(label: "joined", output: .joined(room: "#lunch", hasPassword: true), keys: ["room", "password"]),
         Case(label: "left", output: .left(room: "#lunch", now: nil), keys: ["room", "now"]),
