@@ -97,6 +97,19 @@ public final class TerminalIO: Sendable {
         }
     }
 
+    /// Runs `write`, which puts text on this terminal through another stream (log lines on
+    /// stderr), with the input line erased before and drawn again after, under the lock that
+    /// orders every output: a log line never cuts into the line being typed.
+    /// - Parameter write: writes the text (and its newline).
+    public func writeAboveInput(_ write: () -> Void) {
+        state.withLock { state in
+            let (before, after) = state.screen.aroundForeignOutput()
+            Self.write(before)
+            write()
+            Self.write(after)
+        }
+    }
+
     // MARK: Running
 
     /// Runs `body` with the terminal in raw mode and the user's lines, and puts the terminal back

@@ -83,6 +83,14 @@ public struct TerminalScreen: Sendable {
         return Self.eraseRow + body + redraw()
     }
 
+    /// The bytes around text that another writer puts on the terminal (log lines on stderr):
+    /// erase the input row before it, draw the input line again after it. Both are empty while
+    /// the input line is hidden.
+    public mutating func aroundForeignOutput() -> (before: String, after: String) {
+        guard isInputShown else { return ("", "") }
+        return (Self.eraseRow, redraw())
+    }
+
     /// The terminal changed size.
     /// - Parameter width: the new width in cells.
     /// - Returns: the bytes that draw the input line for the new width.

@@ -1,3 +1,4 @@
+import Foundation
 @testable import MeshChatKit
 import MeshTestSupport
 import Testing
@@ -106,6 +107,23 @@ struct TerminalScreenTests {
         rig.type(.text("X"))
         #expect(rig.terminal.visibleLines.last == "> half typXed")
         #expect(rig.terminal.unknown.isEmpty)
+    }
+
+    @Test("text another writer puts on the terminal (a log line on stderr) goes above the input line, which is drawn again intact")
+    func foreignOutput() {
+        var rig = Rig()
+        #expect(rig.screen.aroundForeignOutput() == ("", ""))
+        rig.start()
+        rig.type(.text("half typed"), .left)
+        let (before, after) = rig.screen.aroundForeignOutput()
+        // The tty turns stderr's \n into \r\n (ONLCR stays on in raw mode).
+        rig.terminal.feed(before + "2026-11-22T20:20:18+0000 debug meshchat: [MeshTransport] a log line\r\n" + after)
+        #expect(rig.terminal.visibleLines == ["2026-11-22T20:20:18+0000 debug meshchat:", " [MeshTransport] a log line", "> half typed"])
+        #expect(rig.terminal.column == 2 + 9)
+        let line = TerminalLogHandler.format(date: Date(timeIntervalSince1970: 1_795_344_648), level: "notice", label: "meshchat",
+                                             metadata: ["b": "2", "a": "1"], source: "MeshSession", message: "closing a link")
+        #expect(line.hasSuffix(" notice meshchat: a=1 b=2 [MeshSession] closing a link\n"))
+        #expect(line.hasPrefix("2026-11-22T"))
     }
 
     @Test("many lines scroll the screen; the input line stays the last row, and lines longer than the terminal wrap above it")

@@ -1,0 +1,53 @@
+import Foundation
+import Logging
+
+/// Log lines on stderr that keep clear of the input line: each is written through
+/// ``TerminalIO/writeAboveInput(_:)``, so the input line is erased first and drawn again after,
+/// as for chat output. The format is swift-log's `StreamLogHandler`'s
+/// (`TIMESTAMP LEVEL LABEL: METADATA [SOURCE] MESSAGE`).
+///
+/// Only for an interactive terminal; scripts and `--json` runs log with `StreamLogHandler` as
+/// usual. This type is thread-safe.
+public struct TerminalLogHandler: LogHandler {
+    /// The lowest level written.
+    public var logLevel: Logger.Level
+    /// Metadata added to every line.
+    public var metadata: Logger.Metadata = [:]
+    private let label: String
+    private let terminal: TerminalIO
+
+    /// Creates a handler.
+    /// - Parameters:
+    ///   - label: the logger's label.
+    ///   - terminal: the terminal whose input line the lines keep clear of.
+    ///   - level: the lowest level written.
+    public init(label: String, terminal: TerminalIO, level: Logger.Level) {
+        self.label = label
+        self.terminal = terminal
+        self.logLevel = level
+    }
+
+    /// One metadata value.
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    /// Writes one line to stderr, above the input line.
+    public func log(level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?,
+                    source: String, file: String, function: String, line: UInt) {
+        let merged = metadata.merging(explicit ?? [:]) { _, new in new }
+        let text = Self.format(date: Date(), level: level.rawValue, label: label, metadata: merged.mapValues { "\($0)" },
+                               source: source, message: "\(message)")
+        terminal.writeAboveInput {
+            FileHandle.standardError.write(Data(text.utf8))
+        }
+    }
+
+    /// One line as `StreamLogHandler` writes it, with its newline.
+    static func format(date: Date, level: String, label: String, metadata: [String: String], source: String, message: String) -> String {
+        let pretty = metadata.isEmpty ? "" : " " + metadata.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        let stamp = date.formatted(.iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: false).timeSeparator(.colon))
+        return "\(stamp) \(level) \(label):\(pretty) [\(source)] \(message)\n"
+    }
+}
