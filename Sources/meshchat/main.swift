@@ -120,6 +120,9 @@ struct MeshChat: AsyncParsableCommand {
                               logger: logger, show: render)
             front.emit(.ready(id: node.me.peerID.id.hex, name: node.me.peerID.displayName, port: node.port))
             node.connectToGivenPeers()
+            if let terminal, let problem = terminal.keepHistory(in: settings.dataDirectory) {
+                render(.error(problem))
+            }
         } catch {
             let message = "\(error)"
             if json {
