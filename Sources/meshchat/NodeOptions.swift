@@ -41,7 +41,7 @@ struct NodeOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Load place data (GeoJSON, gzipped or not, or CSV with lat/lon/name columns) to answer lookups from; repeatable.", valueName: "FILE"))
     var places: [String] = []
 
-    @Option(name: .long, help: "Log level on stderr: trace, debug, info, notice (the default), warning, error, critical.")
+    @Option(name: .long, help: "Log level on stderr (default: notice).")
     var logLevel: Logger.Level?
 
     func validate() throws {

@@ -53,15 +53,15 @@ struct SendCommand: AsyncParsableCommand {
         commandName: "send",
         abstract: "Send one line from a script, wait for its delivery, and exit.",
         discussion: """
-            Starts a node as the chat does (same data directory, identity, message store, discovery, \\
-            --connect, --service and configuration file), waits until the peer given with --to is reachable \\
-            (a display name or an id prefix, as /msg takes it), writes the line to the outbox on disk, sends it \\
-            end-to-end encrypted and waits for the peer's delivery receipt. Without --to the line goes to everyone \\
+            Starts a node as the chat does (same data directory, identity, message store, discovery, \
+            --connect, --service and configuration file), waits until the peer given with --to is reachable \
+            (a display name or an id prefix, as /msg takes it), writes the line to the outbox on disk, sends it \
+            end-to-end encrypted and waits for the peer's delivery receipt. Without --to the line goes to everyone \
             in the mesh and is done once it went to at least one connected peer (broadcasts have no receipts).
-            Exit status: 0 delivered (without --to: sent); 67 no peer, or several, go by that name (nothing is \\
-            stored); 75 the timeout passed first: the line stays in the outbox of the data directory and goes out \\
-            the next time meshchat runs with it (the chat, or another send), so do not send it again; 64 a bad \\
-            command line; 78 a bad configuration file; 1 the node cannot start (a port in use, another meshchat \\
+            Exit status: 0 delivered (without --to: sent); 67 no peer, or several, go by that name (nothing is \
+            stored); 75 the timeout passed first: the line stays in the outbox of the data directory and goes out \
+            the next time meshchat runs with it (the chat, or another send), so do not send it again; 64 a bad \
+            command line; 78 a bad configuration file; 1 the node cannot start (a port in use, another meshchat \
             running with the same data directory: stop it, or use --data-dir).
             """)
 

@@ -43,7 +43,7 @@ struct MeshChat: AsyncParsableCommand {
     @OptionGroup var node: NodeOptions
 
     @Flag(name: .long, inversion: .prefixedNo,
-          help: "Do not invite found peers or accept invitations by yourself: use /invite, /accept and /decline (default: off).")
+          help: "Invite found peers and answer invitations only by hand, with /invite, /accept and /decline (--no-manual: by themselves, the default).")
     var manual: Bool?
 
     @Option(name: .long, help: ArgumentHelp("Announce KEY=VALUE to browsing peers (discoveryInfo); repeatable.", valueName: "KEY=VALUE"))
