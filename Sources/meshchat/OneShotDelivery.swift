@@ -115,86 +115,60 @@ struct OneShotDelivery: Sendable {
         }
     }
 
-    /// The line's journey; `wait` returns after the next event (false when there will be none).
-    private func deliver(deadline: ContinuousClock.Instant, statuses: Statuses,
-                         wait: () async -> Bool) async -> SendReport {
+    /// The line's journey, as ``OneShotSend`` decides it; `wait` returns after the next event
+    /// (false when there will be none).
+    private func deliver(deadline: ContinuousClock.Instant, statuses: Statuses, wait: () async -> Bool) async -> SendReport {
         let session = node.session
-        func status(of id: String) -> DeliveryStatus? { statuses[id] }
-        func timeLeft() -> Bool { ContinuousClock.now < deadline }
-
-        guard let target else {
-            // To everyone: done once it went to at least one connected peer.
-            let stored: StoredMessage
-            do {
-                stored = try await node.messenger.send(text: text, to: nil)
-            } catch {
-                return .failure("nothing was sent: \(error)", status: ExitStatus.cannotStart)
-            }
-            var report = SendReport(status: ExitStatus.ok, outcome: "sent", sentence: "", id: stored.id)
-            while stored.status != .sent && status(of: stored.id) != .sent {
-                guard timeLeft(), await wait() else {
-                    report.status = ExitStatus.timedOut
-                    report.outcome = "queued"
-                    report.sentence = "no peer connected within \(seconds(timeout)); the line stays in the outbox of "
-                        + "\(node.settings.dataDirectory) and goes out the next time meshchat runs with that data directory"
-                    return report
+        var machine = OneShotSend(target: target)
+        var id: String?
+        var action = machine.observe(reachable: session.reachablePeers.map(\.peer), connected: session.connectedPeers, status: nil)
+        while true {
+            switch action {
+            case .store(let peer):
+                do {
+                    let stored = try await node.messenger.send(text: text, to: peer)
+                    id = stored.id
+                    action = machine.stored(id: stored.id, status: statuses[stored.id] ?? stored.status, connected: session.connectedPeers)
+                } catch {
+                    return .failure("nothing was sent: \(error)", status: ExitStatus.cannotStart)
+                }
+            case .finish(let outcome):
+                return report(outcome, id: id)
+            case .wait:
+                if ContinuousClock.now < deadline, await wait() {
+                    action = machine.observe(reachable: session.reachablePeers.map(\.peer), connected: session.connectedPeers,
+                                             status: id.flatMap { statuses[$0] })
+                } else {
+                    action = machine.deadlinePassed(known: await knownPeers())
+                    // The machine never waits past its deadline; a wait here would spin.
+                    guard action != .wait else { return .failure("nothing more to wait for", status: ExitStatus.timedOut) }
                 }
             }
-            report.to = session.connectedPeers
-            report.sentence = "sent to everyone: went to " + report.to.map(describe).joined(separator: ", ")
-            return report
         }
+    }
 
-        // The peer: reachable, by name or id prefix, as /msg resolves it.
-        var peer: PeerID?
-        while peer == nil {
-            let reachable = session.reachablePeers.map(\.peer)
-            let candidates = PeerLookup.candidates(target, in: reachable)
-            if candidates.count > 1, case .failure(let message) = PeerLookup.match(target, in: reachable, noun: "reachable peer") {
-                return .failure("\(message); nothing was sent", status: ExitStatus.unknownPeer)
+    /// The report of an outcome.
+    private func report(_ outcome: OneShotSend.Outcome, id: String?) -> SendReport {
+        let outbox = "the line stays in the outbox of \(node.settings.dataDirectory) and goes out the next time meshchat runs "
+            + "with that data directory (do not send it again)"
+        switch outcome {
+        case .delivered(let peer):
+            return SendReport(status: ExitStatus.ok, outcome: "delivered", sentence: "delivered to \(describe(peer))", id: id,
+                              to: [peer], isPrivate: true)
+        case .sent(let peers):
+            return SendReport(status: ExitStatus.ok, outcome: "sent",
+                              sentence: "sent to everyone: went to " + peers.map(describe).joined(separator: ", "), id: id, to: peers)
+        case .queued(let peer, let reason):
+            let why = switch reason {
+            case .noReceipt: "no delivery receipt from \(peer.map(describe) ?? "anyone")"
+            case .unreachable: "\(peer.map(describe) ?? "nobody") was not reachable"
+            case .nobodyConnected: "no peer connected"
             }
-            peer = candidates.first
-            if peer == nil {
-                guard timeLeft(), await wait() else { break }
-            }
+            return SendReport(status: ExitStatus.timedOut, outcome: "queued", sentence: "\(why) within \(seconds(timeout)); \(outbox)",
+                              id: id, to: peer.map { [$0] } ?? [], isPrivate: peer != nil)
+        case .unknownPeer(let message):
+            return .failure(message, status: ExitStatus.unknownPeer)
         }
-        var queuedUnreachable = false
-        if peer == nil {
-            // Out of reach until the deadline: a peer known from the history gets the line
-            // queued (as /msg does); a name nobody has is refused.
-            let known = await knownPeers()
-            switch PeerLookup.match(target, in: known, noun: "peer") {
-            case .failure(let message) where PeerLookup.candidates(target, in: known).count > 1:
-                return .failure("\(message); nothing was sent", status: ExitStatus.unknownPeer)
-            case .failure:
-                return .failure("no peer called \"\(target)\" was reachable within \(seconds(timeout)), and none is in the history; "
-                                + "nothing was sent", status: ExitStatus.unknownPeer)
-            case .success(let known):
-                peer = known
-                queuedUnreachable = true
-            }
-        }
-        guard let peer else { return .failure("no peer", status: ExitStatus.unknownPeer) }
-        let stored: StoredMessage
-        do {
-            stored = try await node.messenger.send(text: text, to: peer)
-        } catch {
-            return .failure("nothing was sent: \(error)", status: ExitStatus.cannotStart)
-        }
-        var report = SendReport(status: ExitStatus.ok, outcome: "delivered", sentence: "", id: stored.id, to: [peer], isPrivate: true)
-        while !queuedUnreachable && status(of: stored.id) != .delivered {
-            guard timeLeft(), await wait() else { break }
-        }
-        if !queuedUnreachable && status(of: stored.id) == .delivered {
-            report.sentence = "delivered to \(describe(peer))"
-            return report
-        }
-        report.status = ExitStatus.timedOut
-        report.outcome = "queued"
-        let why = queuedUnreachable ? "\(describe(peer)) was not reachable" : "no delivery receipt from \(describe(peer))"
-        report.sentence = "\(why) within \(seconds(timeout)); the line stays in the outbox of \(node.settings.dataDirectory) "
-            + "and goes out the next time meshchat runs with that data directory (do not send it again)"
-        return report
     }
 
     /// Reachable peers, and the authors of lines in the history (as `/msg` knows them).
