@@ -36,6 +36,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
         // Frames, records, datagrams and the protobuf envelope: pure codecs over ByteBuffer.
@@ -131,6 +132,7 @@ let package = Package(
             dependencies: [
                 "MeshSession", "MeshDiscovery", "MeshMessaging", "MeshStore", "MeshPlaces", "Places", "MeshLink", "MeshTransport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
             ]
         ),
         .executableTarget(

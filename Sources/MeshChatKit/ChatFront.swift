@@ -430,7 +430,11 @@ public struct ChatFront: Sendable {
             guard let entry = ChatCommand.usages.first(where: { $0.name == topic }) else {
                 return "no command /\(topic); type /help for the list"
             }
-            return "\(entry.usage)\n  \(entry.summary)"
+            var text = "\(entry.usage)\n  \(entry.summary)"
+            if let detail = ChatCommand.details[entry.name] { text += "\n  \(detail)" }
+            let aliases = ChatCommand.aliases(of: entry.name)
+            if !aliases.isEmpty { text += "\n  Also: " + aliases.map { "/" + $0 }.joined(separator: ", ") }
+            return text
         }
         let width = ChatCommand.usages.map(\.usage.count).max() ?? 0
         let lines = ChatCommand.usages.map { "  \($0.usage.padding(toLength: width, withPad: " ", startingAt: 0))  \($0.summary)" }

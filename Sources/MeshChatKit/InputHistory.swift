@@ -1,4 +1,5 @@
-/// The lines the user entered, for recalling with Up and Down (pure; kept in memory only).
+/// The lines the user entered, for recalling with Up and Down (pure; the terminal keeps them
+/// across sessions with ``InputHistoryFile``).
 ///
 /// - Blank lines are not kept.
 /// - Duplicates collapse: entering a line that is already in the history moves it to the newest
@@ -17,6 +18,32 @@ public struct InputHistory: Sendable, Hashable {
     /// - Parameter limit: the most lines kept (at least 1; default 1,000).
     public init(limit: Int = 1_000) {
         self.limit = max(1, limit)
+    }
+
+    /// Creates a history holding earlier lines (read back from disk).
+    /// - Parameters:
+    ///   - limit: the most lines kept (at least 1).
+    ///   - lines: the lines, oldest first; added in order, so blanks go, duplicates collapse
+    ///     and only the newest `limit` stay.
+    public init(limit: Int = 1_000, lines: [String]) {
+        self.init(limit: limit)
+        for line in lines { add(line) }
+    }
+
+    /// The form of a line that may be written to disk: a `/join #ROOM PASSWORD` loses its
+    /// password (`/join #ROOM`), so a room's password never reaches the history file; every
+    /// other line is kept as it is.
+    /// - Parameter line: an entered line.
+    /// - Returns: the line to write.
+    public static func forDisk(_ line: String) -> String {
+        let words = line.split(maxSplits: 2, omittingEmptySubsequences: true, whereSeparator: \.isWhitespace)
+        guard let command = words.first, command.lowercased() == "/join" else { return line }
+        return words.count > 1 ? "\(command) \(words[1])" : String(command)
+    }
+
+    /// The entries as they may be written to disk (``forDisk(_:)``), each once, oldest first.
+    public var entriesForDisk: [String] {
+        InputHistory(limit: limit, lines: entries.map(Self.forDisk)).entries
     }
 
     /// Adds an entered line as the newest entry.

@@ -85,6 +85,14 @@ public struct LineEditor: Sendable {
         history = InputHistory(limit: historyLimit)
     }
 
+    /// Replaces the history with earlier lines (read back from disk at start), and stops browsing.
+    /// - Parameter lines: the lines, oldest first.
+    public mutating func restoreHistory(_ lines: [String]) {
+        history = InputHistory(limit: history.limit, lines: lines)
+        browsing = nil
+        draft = nil
+    }
+
     /// Applies one key.
     /// - Parameter key: the key.
     /// - Returns: what to do.

@@ -18,11 +18,7 @@ public enum PeerLookup {
     ///   - noun: what the candidates are, for the error ("reachable peer").
     /// - Returns: the peer, or why none could be chosen.
     public static func match(_ name: String, in peers: [PeerID], noun: String) -> Outcome {
-        var candidates = peers.filter { $0.displayName == name }
-        if candidates.isEmpty { candidates = peers.filter { $0.displayName.lowercased() == name.lowercased() } }
-        if candidates.isEmpty, name.count >= 2, name.allSatisfy(\.isHexDigit) {
-            candidates = peers.filter { $0.id.hex.hasPrefix(name.lowercased()) }
-        }
+        let candidates = candidates(name, in: peers)
         switch candidates.count {
         case 1: return .success(candidates[0])
         case 0: return .failure("no \(noun) is called \"\(name)\" (see /peers)")
@@ -30,6 +26,24 @@ public enum PeerLookup {
             return .failure("\"\(name)\" matches \(candidates.count) peers; use an id prefix: "
                             + candidates.map { "\($0.displayName) \($0.id.shortHex)" }.joined(separator: ", "))
         }
+    }
+}
+
+extension PeerLookup {
+    /// The peers `name` may mean, by the rules of ``match(_:in:noun:)``: one is a match,
+    /// several are ambiguous.
+    /// - Parameters:
+    ///   - name: what the user typed (without `@`).
+    ///   - peers: the candidates.
+    /// - Returns: the peers with that exact display name, else that name in any case, else
+    ///   (for two or more hex digits) whose id starts with it.
+    public static func candidates(_ name: String, in peers: [PeerID]) -> [PeerID] {
+        var candidates = peers.filter { $0.displayName == name }
+        if candidates.isEmpty { candidates = peers.filter { $0.displayName.lowercased() == name.lowercased() } }
+        if candidates.isEmpty, name.count >= 2, name.allSatisfy(\.isHexDigit) {
+            candidates = peers.filter { $0.id.hex.hasPrefix(name.lowercased()) }
+        }
+        return candidates
     }
 }
 

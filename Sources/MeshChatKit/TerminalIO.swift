@@ -40,6 +40,10 @@ public final class TerminalIO: Sendable {
         var names = CompletionNames()
         var isRaw = false
         var inputEnded = false
+        /// The input history's file, once ``keepHistory(in:)`` was called.
+        var historyPath: String?
+        /// A failed save was reported (reported once per run).
+        var historySaveFailed = false
     }
 
     /// The colour mode of everything written.
@@ -107,6 +111,43 @@ public final class TerminalIO: Sendable {
             Self.write(before)
             write()
             Self.write(after)
+        }
+    }
+
+    // MARK: History
+
+    /// Loads the input history from ``InputHistoryFile/fileName`` in the data directory, and
+    /// saves it there after every entered line from now on (each `/join` without its password).
+    /// - Parameter directory: the data directory.
+    /// - Returns: a sentence when the file exists but cannot be read (the history starts empty
+    ///   and is saved anew), else `nil`.
+    public func keepHistory(in directory: String) -> String? {
+        let path = directory + "/" + InputHistoryFile.fileName
+        var problem: String?
+        var lines: [String] = []
+        do {
+            lines = try InputHistoryFile.load(from: path)
+        } catch {
+            problem = "the input history was not loaded: \(error)"
+        }
+        state.withLock { state in
+            state.screen.editor.restoreHistory(lines)
+            state.historyPath = path
+        }
+        return problem
+    }
+
+    /// Writes the history after an entered line (on the blocking pool: it syncs the disk).
+    private func saveHistory(_ entries: [String]) async {
+        guard let path = state.withLock({ $0.historyPath }) else { return }
+        do {
+            try await EventLoops.runBlocking { try InputHistoryFile.save(entries, to: path) }
+        } catch {
+            let first = state.withLock { state in
+                defer { state.historySaveFailed = true }
+                return !state.historySaveFailed
+            }
+            if first { show(.error("the input history was not saved: \(error)")) }
         }
     }
 
@@ -184,7 +225,9 @@ public final class TerminalIO: Sendable {
             guard let event = try? await EventLoops.runBlocking({ reader.next() }) else { return }
             switch event {
             case .bytes(let bytes):
-                guard received(bytes, lines) else { return }
+                let (goesOn, history) = received(bytes, lines)
+                if let history { await saveHistory(history) }
+                guard goesOn else { return }
             case .resized:
                 state.withLock { state in Self.write(state.screen.resize(width: Self.width())) }
             case .ended:
@@ -199,17 +242,20 @@ public final class TerminalIO: Sendable {
         }
     }
 
-    /// Applies typed bytes; returns false once the input has ended.
-    private func received(_ bytes: [UInt8], _ lines: Lines.Continuation) -> Bool {
+    /// Applies typed bytes; returns false once the input has ended, and the history to save
+    /// when a line was entered.
+    private func received(_ bytes: [UInt8], _ lines: Lines.Continuation) -> (goesOn: Bool, history: [String]?) {
         state.withLock { state in
-            guard !state.inputEnded else { return false }
+            guard !state.inputEnded else { return (false, nil) }
             var out = ""
+            var entered = false
             for key in state.decoder.decode(bytes) {
                 let (action, drawn) = state.screen.press(key)
                 out += drawn
                 switch action {
                 case .submit(let line):
                     lines.yield(line)
+                    entered = true
                 case .confirmQuit:
                     out += state.screen.print([state.style.notice("press Ctrl-C again to quit (or Ctrl-D, or type /quit)", now: Date())])
                 case .quit:
@@ -224,7 +270,8 @@ public final class TerminalIO: Sendable {
             }
             if state.inputEnded { out += leaveRawMode(&state) }
             Self.write(out)
-            return !state.inputEnded
+            let history = entered && state.historyPath != nil ? state.screen.editor.history.entriesForDisk : nil
+            return (!state.inputEnded, history)
         }
     }
 

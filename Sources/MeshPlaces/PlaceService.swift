@@ -31,6 +31,7 @@ public actor PlaceService {
     private let store: MessageStore
     private let logger: Logger
     private let answerTimeout: Duration
+    private let defaultHere: Coordinate?
     private var limiter = QueryRateLimiter()
     private var pending: [NodeID: Pending] = [:]
     private var reachable: Set<NodeID> = []
@@ -51,23 +52,27 @@ public actor PlaceService {
     ///   - store: where pins and the location are kept.
     ///   - local: this node's data sets (none for a node without data).
     ///   - answerTimeout: how long a lookup waits for peers' answers.
+    ///   - defaultHere: the location ``here()`` gives while none was set with ``setHere(_:)``
+    ///     (the chat's configuration file sets it).
     ///   - logger: for dropped input.
     public init(session: Session, store: MessageStore, local: LocalPlaces, answerTimeout: Duration = PlacesLimits.answerTimeout,
-                logger: Logger) {
+                defaultHere: Coordinate? = nil, logger: Logger) {
         self.session = session
         self.store = store
         self.local = local
         self.answerTimeout = answerTimeout
+        self.defaultHere = defaultHere
         self.logger = logger
     }
 
     // MARK: Location
 
-    /// This node's remembered location (``setHere(_:)``), if any.
+    /// This node's remembered location (``setHere(_:)``), else the default location given at
+    /// creation, if any.
     /// - Throws: ``StoreError`` when the store cannot be read.
     public func here() async throws -> Coordinate? {
-        guard let text = try await db({ try $0.setting(Self.hereKey) }) else { return nil }
-        return try? Coordinate(parsing: text)
+        guard let text = try await db({ try $0.setting(Self.hereKey) }) else { return defaultHere }
+        return (try? Coordinate(parsing: text)) ?? defaultHere
     }
 
     /// Remembers this node's location, on disk when it returns.

@@ -56,12 +56,21 @@ public final class ChatProcess: @unchecked Sendable {
         return packageRoot.appendingPathComponent(".build/debug")
     }
 
+    /// An empty directory given to every process as `XDG_CONFIG_HOME` (unless the test sets
+    /// it), so tests never read the configuration file of the user who runs them.
+    public static let emptyConfigHome: String = {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("meshchat-test-config-\(getpid())").path
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }()
+
     /// Starts an executable from ``binDirectory``.
     /// - Parameters:
     ///   - arguments: its arguments.
     ///   - executable: `meshchat` (the default) or `meshbench`.
     ///   - label: a name for failure messages.
-    ///   - environment: extra environment variables.
+    ///   - environment: extra environment variables (`XDG_CONFIG_HOME` is ``emptyConfigHome``
+    ///     unless given here).
     ///   - launcher: runs the executable through this command instead, e.g.
     ///     `["scripts/netns-hosts", "exec", "A"]` (relative paths are from the package root).
     /// - Throws: when the executable is missing or cannot start.
@@ -83,6 +92,8 @@ public final class ChatProcess: @unchecked Sendable {
         process.standardOutput = stdoutPipe
         process.standardError = stderrPipe
         var env = ProcessInfo.processInfo.environment
+        // Never the user's configuration file: an empty configuration home unless the test gives one.
+        env["XDG_CONFIG_HOME"] = Self.emptyConfigHome
         for (key, value) in environment { env[key] = value }
         process.environment = env
         try process.run()

@@ -58,7 +58,8 @@ public final class TmuxSession: Sendable {
     ///   - command: the program and its arguments (the first an absolute path).
     ///   - width: the terminal's width in cells.
     ///   - height: the terminal's height in rows.
-    ///   - environment: variables to set for the program.
+    ///   - environment: variables to set for the program (`XDG_CONFIG_HOME` is
+    ///     ``ChatProcess/emptyConfigHome`` unless given here).
     ///   - unset: variables to remove from the program's environment (e.g. `NO_COLOR`).
     ///   - directory: where the socket and the configuration go.
     ///   - shellSuffix: shell text run after the program in the same pane (e.g. `; stty -a > FILE`).
@@ -73,6 +74,9 @@ public final class TmuxSession: Sendable {
             .write(toFile: configuration, atomically: true, encoding: .utf8)
         var line = "env"
         for name in unset { line += " -u " + Self.quoted(name) }
+        // Never the user's configuration file: an empty configuration home unless the test gives one.
+        var environment = environment
+        if environment["XDG_CONFIG_HOME"] == nil { environment["XDG_CONFIG_HOME"] = ChatProcess.emptyConfigHome }
         for (key, value) in environment.sorted(by: { $0.key < $1.key }) { line += " " + Self.quoted("\(key)=\(value)") }
         line += " " + command.map(Self.quoted).joined(separator: " ") + shellSuffix
         let result = try Command.run([tmux, "-f", configuration, "-S", socket, "new-session", "-d", "-x", String(width), "-y", String(height),

@@ -19,9 +19,14 @@ struct MeshChat: AsyncParsableCommand {
             Type a line to send it to everyone in the mesh, /msg @NAME TEXT for one peer (end-to-end \
             encrypted, relayed by other peers, kept until delivered); /help lists the commands. With --json every \
             event is one JSON object per line on stdout (README.md documents them); logs go to stderr.
-            Exit status: 0 after /quit or the end of input, 1 when the chat cannot start (a port in use, \
-            an unreadable key file), 64 for a bad command line.
-            Offline place data for scripts: meshchat places query --help.
+            Settings may also come from a TOML configuration file, $XDG_CONFIG_HOME/meshchat/config.toml \
+            (else ~/.config/meshchat/config.toml) or --config FILE: keys name, port, connect, data_dir, hop_limit, \
+            service, discovery, manual, info, places, location (LAT,LON: your location until /here sets one), \
+            log_level. Options on the command line override the file.
+            Exit status: 0 after /quit or the end of input; 1 when the chat cannot start (a port in use, \
+            an unreadable key file, another meshchat running with the same data directory); 64 for a bad \
+            command line; 78 for a bad configuration file (the message names the file, line and key).
+            One line from a script: meshchat send --help. Offline place data for scripts: meshchat places query --help.
             """)
 
     /// Runs the chat: ``main()`` (an async context picks the async `main`, not ParsableCommand's).
@@ -35,35 +40,14 @@ struct MeshChat: AsyncParsableCommand {
         await main(nil)
     }
 
-    @Option(name: .long, help: "Your display name: 1 to 63 bytes of UTF-8 (default: this machine's host name).")
-    var name: String?
+    @OptionGroup var node: NodeOptions
 
-    @Option(name: .long, help: "TCP and UDP port to listen on; 0 picks a free port, which is printed.")
-    var port: Int = 0
-
-    @Option(name: .long, help: ArgumentHelp("Connect to a peer at HOST:PORT ([IPV6]:PORT); repeatable.", valueName: "HOST:PORT"))
-    var connect: [String] = []
-
-    @Option(name: .long, help: ArgumentHelp("Where the key file and the message database live (default: $XDG_DATA_HOME/meshchat or ~/.local/share/meshchat).", valueName: "DIR"))
-    var dataDir: String?
-
-    @Option(name: .long, help: "Hops a message may travel across the mesh, 1 to 32 (nodes farther away are out of reach).")
-    var hopLimit: Int = 7
-
-    @Option(name: .long, help: "Service type; only peers with the same one can connect.")
-    var service: String = "meshchat"
-
-    @Flag(name: .long, help: "Do not discover peers on the local network (connect by address only).")
-    var noDiscovery = false
-
-    @Flag(name: .long, help: "Do not invite found peers or accept invitations by yourself: use /invite, /accept and /decline.")
-    var manual = false
+    @Flag(name: .long, inversion: .prefixedNo,
+          help: "Invite found peers and answer invitations only by hand, with /invite, /accept and /decline (--no-manual: by themselves, the default).")
+    var manual: Bool?
 
     @Option(name: .long, help: ArgumentHelp("Announce KEY=VALUE to browsing peers (discoveryInfo); repeatable.", valueName: "KEY=VALUE"))
     var info: [String] = []
-
-    @Option(name: .long, help: ArgumentHelp("Load place data (GeoJSON, gzipped or not, or CSV with lat/lon/name columns) to answer lookups from; repeatable.", valueName: "FILE"))
-    var places: [String] = []
 
     @Flag(name: .long, help: "Print one JSON object per event on stdout.")
     var json = false
@@ -71,30 +55,8 @@ struct MeshChat: AsyncParsableCommand {
     @Flag(name: .long, help: "Keep running after standard input ends (for scripts and services).")
     var keepRunning = false
 
-    @Option(name: .long, help: "Log level on stderr: trace, debug, info, notice, warning, error, critical.")
-    var logLevel: Logger.Level = .notice
-
     func validate() throws {
-        guard (1...32).contains(hopLimit) else {
-            throw ValidationError("--hop-limit \(hopLimit) is out of range; use 1 to 32.")
-        }
-        guard (0...65535).contains(port) else {
-            throw ValidationError("--port \(port) is not a port number; use 0 to 65535 (0 picks a free port).")
-        }
-        for address in connect {
-            do {
-                _ = try HostPort.parse(address)
-            } catch {
-                throw ValidationError("--connect \(error.message)")
-            }
-        }
-        if let name, name.utf8.isEmpty || name.utf8.count > 63 {
-            throw ValidationError("--name must be 1 to 63 bytes of UTF-8; \"\(name.prefix(70))\" is \(name.utf8.count) bytes.")
-        }
-        if let problem = MeshSession.ServiceType.problem(service) {
-            throw ValidationError("--service \"\(service)\" is not a service type: \(problem) (use 1 to 15 lowercase letters, digits and hyphens).")
-        }
-        if noDiscovery && manual {
+        if node.discovery == false && manual == true {
             throw ValidationError("--manual needs discovery; it cannot be combined with --no-discovery.")
         }
         do {
@@ -119,33 +81,29 @@ struct MeshChat: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let level = logLevel
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
+        let output = StandardOutput()
+        let settings: NodeSettings
+        do {
+            var extra = ChatSettings()
+            extra.manual = manual
+            extra.info = info.isEmpty ? nil : try Self.discoveryInfo(info)
+            settings = try node.resolve(adding: extra)
+        } catch let error as ConfigFileError {
+            if json { output.writeLine(JSONRenderer().render(.error("\(error)")) ?? "") }
+            FileHandle.standardError.write(Data("meshchat: \(error)\n".utf8))
+            throw ExitCode(ExitStatus.badConfiguration)
         }
+        // Both stdin and stdout are terminals (and no --json): the interactive terminal, whose
+        // input line log lines keep clear of.
+        let terminal = json ? nil : TerminalIO.standardStreams()
+        ChatNode.bootstrapLogging(level: settings.logLevel, terminal: terminal)
         let logger = Logger(label: "meshchat")
 
-        let output = StandardOutput()
-        // Both stdin and stdout are terminals (and no --json): the interactive terminal.
-        let terminal = json ? nil : TerminalIO.standardStreams()
-        let displayName = name ?? Self.defaultName()
         let front: ChatFront
+        // Held until the chat ends: the node's data directory lock lives as long as it does.
+        let node: ChatNode
         do {
-            let directory = dataDir ?? Self.defaultDataDirectory()
-            let me = try LocalPeer(displayName: displayName, dataDirectory: directory)
-            let store = try MessageStore(path: directory + "/messages.sqlite")
-            let local = try PlacesLoading.load(places, logger: logger)
-            var configuration = Session.Configuration()
-            configuration.placeSets = local.sets.map(\.info.payload)
-            configuration.port = port
-            configuration.serviceType = service
-            configuration.routing.hopLimit = UInt8(hopLimit)
-            let session = Session(peer: me, configuration: configuration, logger: logger)
-            let messenger = Messenger(session: session, store: store, logger: logger)
-            let placeService = PlaceService(session: session, store: store, local: local, logger: logger)
-            let boundPort = try await session.start()
+            node = try await ChatNode.start(settings, logger: logger)
             var options = ChatFront.Options()
             options.json = json
             options.keepRunningAfterInput = keepRunning
@@ -158,27 +116,13 @@ struct MeshChat: AsyncParsableCommand {
             let render: @Sendable (ChatOutput) -> Void = { [json] in
                 if let terminal { terminal.show($0) } else if let line = ChatFront.render($0, json: json) { output.writeLine(line) }
             }
-            var finder: PeerFinder?
-            if !noDiscovery {
-                let discoveryLogger = Logger(label: "meshchat.discovery")
-                // One connection to avahi-daemon for both. Without a daemon the chat still runs
-                // (--connect works) and says what to do.
-                do {
-                let backend = try AvahiDiscovery(logger: discoveryLogger)
-                let advertiser = try NearbyServiceAdvertiser(peer: me.peerID, discoveryInfo: try Self.discoveryInfo(info),
-                                                             serviceType: service, backend: backend, logger: discoveryLogger)
-                let browser = try NearbyServiceBrowser(peer: me.peerID, serviceType: service, backend: backend, logger: discoveryLogger)
-                finder = PeerFinder(session: session, advertiser: advertiser, browser: browser,
-                                    mode: manual ? .manual : .automatic, logger: discoveryLogger, emit: render)
-                } catch let error as DiscoveryError where error.code == .daemonNotRunning || error.code == .daemonFailure {
-                    render(.error("discovery is off: \(error.message)"))
-                }
-            }
-            front = ChatFront(session: session, messenger: messenger, places: placeService, options: options, finder: finder, logger: logger, show: render)
-            front.emit(.ready(id: me.peerID.id.hex, name: me.peerID.displayName, port: boundPort))
-            for address in connect {
-                let (host, port) = try HostPort.parse(address)
-                session.connect(host: host, port: port)
+            let finder = try node.finder(mode: settings.manual ? .manual : .automatic, render: render)
+            front = ChatFront(session: node.session, messenger: node.messenger, places: node.places, options: options, finder: finder,
+                              logger: logger, show: render)
+            front.emit(.ready(id: node.me.peerID.id.hex, name: node.me.peerID.displayName, port: node.port))
+            node.connectToGivenPeers()
+            if let terminal, let problem = terminal.keepHistory(in: settings.dataDirectory) {
+                render(.error(problem))
             }
         } catch {
             let message = "\(error)"
@@ -188,28 +132,14 @@ struct MeshChat: AsyncParsableCommand {
             logger.error("\(message)")
             throw ExitCode(1)
         }
+        defer { withExtendedLifetime(node) {} }
         if let terminal {
             try await terminal.run { try await front.run(lines: $0) }
         } else {
             try await front.run(lines: StandardInputLines())
         }
     }
-
-    static func defaultName() -> String {
-        let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? ""
-        var name = host.isEmpty ? "meshchat" : host
-        while name.utf8.count > 63 { name.removeLast() }
-        return name
-    }
-
-    static func defaultDataDirectory() -> String {
-        let environment = ProcessInfo.processInfo.environment
-        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") { return xdg + "/meshchat" }
-        return (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share/meshchat"
-    }
 }
-
-extension Logger.Level: @retroactive ExpressibleByArgument {}
 
 /// Lines of standard input, read on NIO's thread pool (reading a terminal or pipe blocks).
 struct StandardInputLines: AsyncSequence, Sendable {
@@ -233,10 +163,14 @@ final class StandardOutput: @unchecked Sendable {
     }
 }
 
-// The program: `meshchat places …` is the place-data tool (PlacesCommand.swift); anything else
-// is the chat, exactly as before. (Top-level code, not @main: this target has several files.)
+// The program: `meshchat places …` is the place-data tool (PlacesCommand.swift), `meshchat send …`
+// the one-shot sender (SendCommand.swift); anything else is the chat. (Separate roots, so that the
+// chat's options never capture a subcommand's: ArgumentParser lets a parent's options follow a
+// subcommand's name.) (Top-level code, not @main: this target has several files.)
 if PlacesTool.handles(CommandLine.arguments.dropFirst()) {
     PlacesTool.main(Array(CommandLine.arguments.dropFirst()))
+} else if SendTool.handles(CommandLine.arguments.dropFirst()) {
+    await SendTool.runSend()
 } else {
     await MeshChat.runChat()
 }

@@ -107,11 +107,11 @@ struct CommandLineTests {
         let directory = TemporaryDirectory()
         let chat = try Self.launch(["--help"], label: "help", in: directory)
         #expect(try await chat.waitForExit() == 0)
-        for option in ["--name", "--port", "--connect", "--data-dir", "--service", "--no-discovery", "--manual", "--info", "--json",
+        for option in ["--config", "--name", "--port", "--connect", "--data-dir", "--service", "--no-discovery", "--manual", "--info", "--json",
                        "--keep-running", "--log-level", "--help"] {
-            // Each option's own help line starts with it (after "-h, " for --help).
+            // Each option's own help line starts with it (after "-h, " for --help, "--discovery/" for --no-discovery).
             let line = try await chat.waitForLine { $0.trimmingCharacters(in: .whitespaces).hasPrefix(option)
-                || $0.contains("-h, \(option)") }
+                || $0.contains("-h, \(option)") || $0.trimmingCharacters(in: .whitespaces).hasPrefix("--discovery/\(option)") }
             #expect(line.contains(option))
         }
         try await chat.waitForLine { $0.hasPrefix("USAGE: meshchat") }

@@ -50,6 +50,7 @@ struct MeshHostsTests {
 
         // B dies; A keeps sending to C. Everything waits in A's outbox.
         bob.kill9()
+        _ = try await bob.waitForExit()  // its data directory's lock is free before bob starts again below
         try await alice.waitForEvent("\"event\":\"unreachable\"", "\"name\":\"carol\"", timeout: .seconds(10))
         let queuedTexts = (1...5).map { "queued line \($0)" }
         var queuedIDs: [String] = []

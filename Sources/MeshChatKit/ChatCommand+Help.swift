@@ -1,0 +1,39 @@
+extension ChatCommand {
+    /// What `/help COMMAND` adds after a command's usage and summary: how it behaves, its
+    /// limits and an example, by the command's name in ``usages``. Every command has one (a test
+    /// holds every name the parser accepts to it).
+    public static let details: [String: String] = [
+        "peers": "States: connected (a direct link), reachable (across N hops, via a neighbour), found (discovered, not linked), invitedYou (waiting for /accept).",
+        "nick": "For this run only (use --name or the configuration file's name to keep one). A new signed advert carries it across the mesh at once; your id stays, so private lines, receipts and blocks are unaffected. Example: /nick alicia",
+        "msg": "Sealed end to end: relays cannot read it. Kept on disk until the peer's receipt comes back (✓ sent, ✓✓ delivered), also across restarts. Example: /msg @bob see you at 6",
+        "reply": "Goes to whoever sent you the last private line, sealed end to end like /msg. Example: /reply on my way",
+        "route": "Each hop with its link's round trip, from the latest link-state adverts. Example: /route @carol",
+        "ping": "A sealed ping answered by the peer's node with a sealed pong, at most 20 per second. Example: /ping @carol",
+        "mesh": "Every reachable node as a tree from you with each link's round trip, the links the tree leaves out, and nodes out of reach.",
+        "block": "Its lines to everyone, to rooms and to you, its pins and its lookups are dropped unread; its private lines are still acknowledged. Example: /block @spammer",
+        "unblock": "Its lines are shown again from now on (those dropped meanwhile are gone). Example: /unblock @bob",
+        "history": "Private lines, lines to everyone and room lines, oldest first, with delivery status. Example: /history 50",
+        "join": "Without a password anyone who knows the name can read the room; with one only those who know it (the key comes from scrypt). The password is never kept in the input history. Example: /join #lunch pizza",
+        "leave": "The room's history stays; its key is forgotten. Example: /leave #lunch",
+        "rooms": "The joined rooms in the order you joined them; remembered across restarts.",
+        "here": "Decimal degrees, latitude first. Without an argument: your location and the nearest place in your data. The configuration file's location is used until you set one. Example: /here 51.5074,-0.1278",
+        "near": "Answered from your data when it covers your location, else by the peers whose data does, across hops; at most 100 km. Example: /near 500m pizza",
+        "pin": "Signed by you, kept 24 hours by every peer, sent to peers who join later. Example: /pin 51.501,-0.142 \"Meet here\" by the gates",
+        "pins": "Numbered, with distance and direction from your location. Example: /pins --geojson pins.geojson",
+        "unpin": "Withdrawn on every node. Without an argument: your only pin. Example: /unpin all",
+        "map": "You (@), north, a scale bar, places per cell (# for 10 or more), pins lettered with a key; a plain list when stdout is not a terminal. Example: /map 5km",
+        "connect": "An encrypted link (Noise XX) to a peer's listening port; [IPV6]:PORT for IPv6. Example: /connect 192.0.2.7:7000",
+        "invite": "For --manual: found peers are not invited by themselves. Example: /invite bob",
+        "accept": "For --manual: an invitation waits 10 seconds for an answer. Example: /accept bob",
+        "decline": "For --manual: the inviter is told it was declined. Example: /decline bob",
+        "help": "Example: /help msg",
+        "quit": "Every peer is told goodbye; lines waiting in the outbox stay on disk and go out the next time. Ctrl-D or Ctrl-C twice do the same in a terminal.",
+    ]
+
+    /// The other names of a command (``aliases`` pointing at it), sorted.
+    /// - Parameter name: a command's name in ``usages``.
+    /// - Returns: the aliases without their slash.
+    public static func aliases(of name: String) -> [String] {
+        aliases.filter { $0.value == name }.map(\.key).sorted()
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import Logging
+import MeshChatKit
+import MeshDiscovery
+import MeshMessaging
+import MeshPlaces
+import MeshSession
+import MeshStore
+
+/// A node started from the settings, the same way for the chat and for `meshchat send`: the
+/// data directory's lock first, then the identity, the message store, the place data, the
+/// session (listening) with its messenger and place service.
+struct ChatNode: Sendable {
+    let settings: NodeSettings
+    /// Held as long as the node: no other process runs from the data directory meanwhile.
+    let lock: DataDirectoryLock
+    let me: LocalPeer
+    let store: MessageStore
+    let session: Session
+    let messenger: Messenger
+    let places: PlaceService
+    /// The port the session listens on.
+    let port: Int
+
+    /// Sends log lines at `level` and above to stderr (once per process); with an interactive
+    /// `terminal`, each line is written above the input line, which is drawn again after it.
+    static func bootstrapLogging(level: Logger.Level, terminal: TerminalIO? = nil) {
+        LoggingSystem.bootstrap { label in
+            if let terminal { return TerminalLogHandler(label: label, terminal: terminal, level: level) }
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+    }
+
+    /// Starts a node; the session listens when this returns (run it with ``Session/run()``).
+    /// - Parameters:
+    ///   - settings: the settings in force.
+    ///   - logger: for the node's diagnostics.
+    /// - Throws: ``DataDirectoryLock/Failure`` when another process runs from the data directory,
+    ///   and the errors of the identity, the store, the place data and the listener.
+    static func start(_ settings: NodeSettings, logger: Logger) async throws -> ChatNode {
+        let directory = settings.dataDirectory
+        let lock = try DataDirectoryLock(directory: directory)
+        let me = try LocalPeer(displayName: settings.name, dataDirectory: directory)
+        let store = try MessageStore(path: directory + "/messages.sqlite")
+        let local = try PlacesLoading.load(settings.places, logger: logger)
+        var configuration = Session.Configuration()
+        configuration.placeSets = local.sets.map(\.info.payload)
+        configuration.port = settings.port
+        configuration.serviceType = settings.service
+        configuration.routing.hopLimit = UInt8(settings.hopLimit)
+        let session = Session(peer: me, configuration: configuration, logger: logger)
+        let messenger = Messenger(session: session, store: store, logger: logger)
+        let places = PlaceService(session: session, store: store, local: local, defaultHere: settings.location, logger: logger)
+        let port = try await session.start()
+        return ChatNode(settings: settings, lock: lock, me: me, store: store, session: session, messenger: messenger,
+                        places: places, port: port)
+    }
+
+    /// Discovery through avahi-daemon (one connection for the advertiser and the browser), or
+    /// `nil` when it is off. Without a daemon the node still runs (`--connect` works) and
+    /// `render` is told what to do.
+    /// - Parameters:
+    ///   - mode: automatic or manual invitations.
+    ///   - render: shows the finder's outputs.
+    func finder(mode: PeerFinder.Mode, render: @escaping @Sendable (ChatOutput) -> Void) throws -> PeerFinder? {
+        guard settings.discovery else { return nil }
+        let discoveryLogger = Logger(label: "meshchat.discovery")
+        do {
+            let backend = try AvahiDiscovery(logger: discoveryLogger)
+            let advertiser = try NearbyServiceAdvertiser(peer: me.peerID, discoveryInfo: settings.info,
+                                                         serviceType: settings.service, backend: backend, logger: discoveryLogger)
+            let browser = try NearbyServiceBrowser(peer: me.peerID, serviceType: settings.service, backend: backend, logger: discoveryLogger)
+            return PeerFinder(session: session, advertiser: advertiser, browser: browser, mode: mode, logger: discoveryLogger, emit: render)
+        } catch {
+            // Every throw above is a DiscoveryError (typed throws).
+            guard error.code == .daemonNotRunning || error.code == .daemonFailure else { throw error }
+            render(.error("discovery is off: \(error.message)"))
+            return nil
+        }
+    }
+
+    /// Dials every `--connect` address.
+    func connectToGivenPeers() {
+        for (host, port) in settings.connect {
+            session.connect(host: host, port: port)
+        }
+    }
+}

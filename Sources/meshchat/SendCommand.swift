@@ -1,0 +1,146 @@
+import ArgumentParser
+import Foundation
+import Logging
+import MeshChatKit
+import MeshMessaging
+import MeshSession
+import MeshStore
+import MeshTransport
+
+/// The exit statuses of `meshchat` and `meshchat send` (sysexits.h numbers where one fits).
+enum ExitStatus {
+    /// Delivered (send), or the chat ended normally.
+    static let ok: Int32 = 0
+    /// The node could not start: a port in use, an unreadable key file, the data directory in use.
+    static let cannotStart: Int32 = 1
+    /// A bad command line (ArgumentParser's own code for validation errors; EX_USAGE).
+    static let usage: Int32 = 64
+    /// `send`: no peer or several peers go by that name (EX_NOUSER); nothing was stored.
+    static let unknownPeer: Int32 = 67
+    /// `send`: no receipt (or, without `--to`, no connected peer) within the timeout; the line
+    /// stays in the outbox (EX_TEMPFAIL).
+    static let timedOut: Int32 = 75
+    /// A configuration file that cannot be used (EX_CONFIG).
+    static let badConfiguration: Int32 = 78
+}
+
+/// The root of `meshchat send …`: `main.swift` hands it the command line when the first argument
+/// is `send`, so the chat's own options never take the sender's.
+struct SendTool: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "meshchat",
+        abstract: "Peer-to-peer encrypted chat between Linux machines; `send` sends one line from a script.",
+        subcommands: [SendCommand.self])
+
+    /// Whether a command line (arguments after the program name) is for this tool.
+    /// - Parameter arguments: `CommandLine.arguments.dropFirst()`.
+    /// - Returns: Whether the first argument is `send`.
+    static func handles(_ arguments: some Collection<String>) -> Bool {
+        arguments.first == "send"
+    }
+
+    /// Runs `meshchat send …` on SwiftNIO's loop threads, as the chat runs.
+    static func runSend() async {
+        EventLoops.installAsConcurrencyExecutor()
+        await main(Array(CommandLine.arguments.dropFirst()))
+    }
+}
+
+/// `meshchat send`: starts a node exactly as the chat does, sends one line, and exits with a
+/// status that says what became of it.
+struct SendCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "send",
+        abstract: "Send one line from a script, wait for its delivery, and exit.",
+        discussion: """
+            Starts a node as the chat does (same data directory, identity, message store, discovery, \
+            --connect, --service and configuration file), waits until the peer given with --to is reachable \
+            (a display name or an id prefix, as /msg takes it), writes the line to the outbox on disk, sends it \
+            end-to-end encrypted and waits for the peer's delivery receipt. Without --to the line goes to everyone \
+            in the mesh and is done once it went to at least one connected peer (broadcasts have no receipts).
+            Exit status: 0 delivered (without --to: sent); 67 no peer, or several, go by that name (nothing is \
+            stored); 75 the timeout passed first: the line stays in the outbox of the data directory and goes out \
+            the next time meshchat runs with it (the chat, or another send), so do not send it again; 64 a bad \
+            command line; 78 a bad configuration file; 1 the node cannot start (a port in use, another meshchat \
+            running with the same data directory: stop it, or use --data-dir).
+            """)
+
+    /// The longest `--timeout`: one day.
+    static let maxTimeout = 86_400.0
+
+    @OptionGroup var node: NodeOptions
+
+    @Option(name: .long, help: ArgumentHelp(
+        "The peer: a display name or an id prefix, @ optional (as /msg takes it). Without --to the line goes to everyone in the mesh.",
+        valueName: "@NAME"))
+    var to: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Seconds to wait for the peer and its receipt (without --to: for a connected peer), more than 0 and at most 86400 (default 30).",
+        valueName: "SECONDS"))
+    var timeout: Double = 30
+
+    @Flag(name: .long, help: "Print the result as one JSON object on stdout instead of a sentence.")
+    var json = false
+
+    @Argument(help: ArgumentHelp("The line to send: 1 to 64000 bytes of UTF-8 (put -- before a line that starts with -).", valueName: "TEXT"))
+    var text: String
+
+    func validate() throws {
+        guard timeout > 0, timeout <= Self.maxTimeout, timeout.isFinite else {
+            throw ValidationError("--timeout \(timeout) is out of range; use more than 0 and at most \(Int(Self.maxTimeout)) seconds.")
+        }
+        if let to, to.trimmingPrefix("@").isEmpty || to.contains(" ") {
+            throw ValidationError("--to \"\(to)\" is not a peer; give one display name or id prefix, e.g. --to @bob.")
+        }
+        guard !text.isEmpty, text.utf8.count <= 64_000 else {
+            throw ValidationError("the line is \(text.utf8.count) bytes; send 1 to 64000 bytes.")
+        }
+    }
+
+    func run() async throws {
+        let settings: NodeSettings
+        do {
+            settings = try node.resolve()
+        } catch let error as ConfigFileError {
+            finish(SendReport.failure("\(error)", status: ExitStatus.badConfiguration))
+        }
+        ChatNode.bootstrapLogging(level: settings.logLevel)
+        let logger = Logger(label: "meshchat.send")
+        let chatNode: ChatNode
+        let finder: PeerFinder?
+        do {
+            chatNode = try await ChatNode.start(settings, logger: logger)
+            finder = try chatNode.finder(mode: .automatic) { output in
+                if case .error(let message) = output { logger.notice("\(message)") }
+            }
+        } catch {
+            finish(SendReport.failure("\(error)", status: ExitStatus.cannotStart))
+        }
+        chatNode.connectToGivenPeers()
+        let delivery = OneShotDelivery(node: chatNode, finder: finder, target: to.map { $0.trimmingPrefix("@") }, text: text,
+                                       timeout: .milliseconds(Int64((timeout * 1000).rounded())), logger: logger)
+        let report = await delivery.run()
+        withExtendedLifetime(chatNode) {}  // the data directory stays locked until the end
+        finish(report)
+    }
+
+    /// Prints the report (stdout; a failure's sentence on stderr too when not JSON) and exits with its status.
+    private func finish(_ report: SendReport) -> Never {
+        if json {
+            StandardOutput().writeLine(report.json.serialized)
+        } else if report.status == ExitStatus.ok {
+            StandardOutput().writeLine(report.sentence)
+        } else {
+            FileHandle.standardError.write(Data("meshchat send: \(report.sentence)\n".utf8))
+        }
+        Foundation.exit(report.status)
+    }
+}
+
+extension String {
+    /// Without `prefix` at the start.
+    func trimmingPrefix(_ prefix: String) -> String {
+        hasPrefix(prefix) ? String(dropFirst(prefix.count)) : self
+    }
+}
