@@ -239,6 +239,27 @@ struct TerminalTests {
         #expect(try await Self.nextMessage(bob, from: 0).text == long)
     }
 
+    @Test("a log line on stderr (a hostile connection at notice level) prints above the half-typed line, which stays intact")
+    func logLineKeepsClearOfInput() async throws {
+        let directory = TemporaryDirectory()
+        let (alice, bob) = try await Self.aliceAndBob(directory)
+        let port = try #require(try alice.screen().lazy.compactMap(Self.port).first)
+        try alice.type("still typing")
+        try await Self.waitForInput(alice, "> still typing")
+        let noise = try RawTCPClient(port: port)
+        noise.send([0, 0, 0, 9, 0x77] + [UInt8](repeating: 0x41, count: 40))
+        #expect(noise.readUntilClosed(timeout: 5).closed)
+        let rows = try await alice.waitForScreen { rows in rows.contains { $0.contains("unknown frame type 0x77") } }
+        let input = try #require(Self.inputLine(rows))
+        #expect(input.row == "> still typing")
+        let logRow = try #require(rows.firstIndex { $0.contains("unknown frame type 0x77") })
+        #expect(logRow < input.index)
+        #expect(!rows[logRow].contains("still typing"), "the log line cut into the input: \(rows[logRow])")
+        let cursor = try alice.cursor()
+        #expect(cursor.y == input.index && cursor.x == "> still typing".count)
+        bob.closeInput()
+    }
+
     /// Waits until a file's text satisfies `predicate` (bounded polling: files have no change event here).
     static func waitForFile(_ path: String, timeout: Duration = .seconds(20), _ predicate: (String) -> Bool) async throws -> String {
         let deadline = ContinuousClock.now + timeout
