@@ -281,3 +281,34 @@ struct RendererTests {
         #expect(gone.contains("disconnected") && gone.contains("peer said bye") && gone.contains("normal"))
     }
 }
+
+/// README.md's JSON events section: every event in its table has an example line, and every
+/// example is one JSON object whose event is in the table.
+@Suite("README's JSON event examples")
+struct ReadmeExampleTests {
+    @Test("every documented event has an example; every example parses and names a documented event")
+    func examples() throws {
+        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("README.md")
+        let text = try String(contentsOf: readme, encoding: .utf8)
+        let start = try #require(text.range(of: "### JSON events (`--json`)"))
+        let section = text[start.upperBound...]
+        let end = section.range(of: "\n## ")?.lowerBound ?? section.endIndex
+        let body = String(section[..<end])
+        let documented = body.split(separator: "\n").compactMap { row -> String? in
+            guard row.hasPrefix("| `"), let close = row.dropFirst(3).firstIndex(of: "`") else { return nil }
+            return String(row[row.index(row.startIndex, offsetBy: 3)..<close])
+        }
+        #expect(documented.count >= 30)
+        var examples: Set<String> = []
+        for line in body.split(separator: "\n") where line.hasPrefix("{\"event\":") {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+            let event = try #require(object["event"] as? String)
+            #expect(documented.contains(event), "example of an undocumented event: \(line)")
+            examples.insert(event)
+        }
+        for event in documented {
+            #expect(examples.contains(event), "README has no example of \(event)")
+        }
+    }
+}
