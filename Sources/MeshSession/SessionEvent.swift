@@ -194,6 +194,9 @@ public enum SessionEvent: Sendable {
     /// A line to a room arrived, still encrypted (PROTOCOL.md §15): signed by `from`; only
     /// holders of the room's key can read it (``RoomKey/open(_:origin:)``).
     case room(RoomChatPayload, from: PeerID, hops: Int)
+    /// A message of a file transfer arrived, sealed to this node (PROTOCOL.md §16). Its fields
+    /// are untrusted: the file transfer layer validates them.
+    case file(FileTransferPayload, from: PeerID, hops: Int)
 }
 
 /// Why an invitation this node made did not connect.
