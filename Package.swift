@@ -110,6 +110,7 @@ let package = Package(
             name: "MeshMessaging",
             dependencies: [
                 "MeshSession", "MeshStore", "MeshTransport", "MeshWire", "MeshLink",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -193,12 +194,16 @@ let package = Package(
         ),
         .testTarget(name: "MeshChatKitTests", dependencies: ["MeshChatKit", "MeshTestSupport"]),
         .testTarget(
+            name: "MeshMessagingTests",
+            dependencies: ["MeshMessaging", "MeshWire", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .testTarget(
             name: "MeshPlacesTests",
             dependencies: ["MeshPlaces", "Places", "MeshSession", "MeshStore", "MeshWire", "MeshLink", .product(name: "Logging", package: "swift-log")]
         ),
         // Optimised even in debug builds: the brute-force oracle scans ~300k real places per query.
         .testTarget(name: "PlacesTests", dependencies: ["Places"], swiftSettings: [.unsafeFlags(["-O"])]),
-        .testTarget(name: "IntegrationTests", dependencies: ["MeshTestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["MeshTestSupport", .product(name: "Crypto", package: "swift-crypto")]),
     ]
 )
 
