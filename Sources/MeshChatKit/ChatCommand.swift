@@ -13,6 +13,8 @@ public enum ChatCommand: Sendable, Hashable {
     case privateMessage(to: String, text: String)
     /// `/route @name`: the path to a node with each link's latency.
     case route(String)
+    /// `/send @name FILE`: send a file, end-to-end encrypted, to one node (PROTOCOL.md §16).
+    case sendFile(to: String, path: String)
     /// `/reply text`: a private line to the last peer who sent me one.
     case reply(String)
     /// `/mesh`: the topology as this node knows it, as a text graph.
@@ -87,6 +89,7 @@ public enum ChatCommand: Sendable, Hashable {
     public static let usages: [(name: String, usage: String, summary: String)] = [
         ("peers", "/peers", "list connected, reachable and discovered peers: id, state, hops, next hop, address"),
         ("msg", "/msg @NAME TEXT", "send a private line, end-to-end encrypted, to one peer (name or id prefix); it waits for a route"),
+        ("send", "/send @NAME FILE", "send a file (at most 64 MiB), end-to-end encrypted, to one peer anywhere in the mesh; it lands in their downloads directory"),
         ("reply", "/reply TEXT", "send a private line to the last peer who sent you one"),
         ("route", "/route @NAME", "show the path to a peer across the mesh with each link's latency"),
         ("ping", "/ping @NAME", "measure the round trip to a peer across the mesh (a sealed ping and pong)"),
@@ -148,6 +151,17 @@ public enum ChatCommand: Sendable, Hashable {
                 throw .badArgument(command: "msg", "the text is missing")
             }
             return .privateMessage(to: target, text: String(pieces[1]))
+        case "send":
+            let pieces = argument.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+            guard let target = pieces.first.map({ String($0).trimmingPrefix("@") }), !target.isEmpty else {
+                throw .badArgument(command: "send", "a peer is required")
+            }
+            var path = pieces.count == 2 ? String(pieces[1]).trimmingWhitespace() : ""
+            if path.count >= 2, let first = path.first, first == "\"" || first == "'", path.last == first {
+                path = String(path.dropFirst().dropLast())
+            }
+            guard !path.isEmpty else { throw .badArgument(command: "send", "the file is missing") }
+            return .sendFile(to: target, path: path)
         case "reply", "r":
             guard !argument.isEmpty else { throw .badArgument(command: "reply", "the text is missing") }
             return .reply(argument)

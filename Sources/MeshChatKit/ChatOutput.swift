@@ -1,4 +1,5 @@
 import Foundation
+import MeshMessaging
 import MeshPlaces
 import MeshSession
 import Places
@@ -75,6 +76,8 @@ public enum ChatOutput: Sendable {
     case left(room: String, now: String?)
     /// The answer to `/rooms`: joined rooms, and the one typed lines go to.
     case rooms([String], active: String?)
+    /// A file transfer began, progressed, or ended (`/send`, or a file from a peer; PROTOCOL.md §16).
+    case file(FileTransferEvent)
     /// Something went wrong; nothing was sent.
     case error(String)
     /// A notice for people (text mode only).
@@ -317,6 +320,8 @@ public struct JSONRenderer: Sendable {
             return .object([("event", "left"), ("room", .string(room)), ("now", now.map { .string($0) } ?? .null)])
         case .rooms(let rooms, let active):
             return .object([("event", "rooms"), ("rooms", .array(rooms.map { .string($0) })), ("active", active.map { .string($0) } ?? .null)])
+        case .file(let event):
+            return FileOutput.json(event)
         case .error(let message):
             return .object([("event", "error"), ("message", .string(message))])
         case .notice:
@@ -369,7 +374,7 @@ public struct JSONRenderer: Sendable {
         return .object(members)
     }
 
-    private static func peer(_ peer: PeerID) -> JSONValue {
+    static func peer(_ peer: PeerID) -> JSONValue {
         .object([("id", .string(peer.id.hex)), ("name", .string(peer.displayName))])
     }
 
@@ -537,6 +542,8 @@ public struct TextRenderer: Sendable {
         case .rooms(let rooms, let active):
             if rooms.isEmpty { return "* you are in no room; your lines go to everyone in the mesh (/join #room)" }
             return "* rooms: " + rooms.map { $0 == active ? "\($0) (active)" : $0 }.joined(separator: ", ")
+        case .file(let event):
+            return FileOutput.text(event)
         case .error(let message):
             return "! \(message)"
         case .notice(let text):

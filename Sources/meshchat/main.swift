@@ -65,6 +65,9 @@ struct MeshChat: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Load place data (GeoJSON, gzipped or not, or CSV with lat/lon/name columns) to answer lookups from; repeatable.", valueName: "FILE"))
     var places: [String] = []
 
+    @Option(name: .long, help: ArgumentHelp("Where received files go, created with mode 0700 (default: $XDG_DOWNLOAD_DIR/meshchat or ~/Downloads/meshchat).", valueName: "DIR"))
+    var downloads: String?
+
     @Flag(name: .long, help: "Print one JSON object per event on stdout.")
     var json = false
 
@@ -145,6 +148,10 @@ struct MeshChat: AsyncParsableCommand {
             let session = Session(peer: me, configuration: configuration, logger: logger)
             let messenger = Messenger(session: session, store: store, logger: logger)
             let placeService = PlaceService(session: session, store: store, local: local, logger: logger)
+            let downloadsDirectory = downloads.map { ($0 as NSString).expandingTildeInPath }
+                .map { $0.hasPrefix("/") ? $0 : FileManager.default.currentDirectoryPath + "/" + $0 }
+                ?? FileTransfers.defaultDownloads(environment: ProcessInfo.processInfo.environment)
+            let files = FileTransfers(session: session, downloads: downloadsDirectory, logger: logger)
             let boundPort = try await session.start()
             var options = ChatFront.Options()
             options.json = json
@@ -174,7 +181,7 @@ struct MeshChat: AsyncParsableCommand {
                     render(.error("discovery is off: \(error.message)"))
                 }
             }
-            front = ChatFront(session: session, messenger: messenger, places: placeService, options: options, finder: finder, logger: logger, show: render)
+            front = ChatFront(session: session, messenger: messenger, places: placeService, options: options, finder: finder, files: files, logger: logger, show: render)
             front.emit(.ready(id: me.peerID.id.hex, name: me.peerID.displayName, port: boundPort))
             for address in connect {
                 let (host, port) = try HostPort.parse(address)

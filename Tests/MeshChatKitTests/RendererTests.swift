@@ -1,5 +1,6 @@
 import Foundation
 @testable import MeshChatKit
+import MeshMessaging
 import MeshPlaces
 import MeshSession
 import Places
@@ -59,6 +60,14 @@ struct RendererTests {
         case .joined: "joined"
         case .left: "left"
         case .rooms: "rooms"
+        case .file(let event):
+            switch event {
+            case .offered: "fileOffered"
+            case .progress: "fileProgress"
+            case .sent: "fileSent"
+            case .received: "fileReceived"
+            case .failed: "fileFailed"
+            }
         case .notice: nil
         }
     }
@@ -103,7 +112,20 @@ struct RendererTests {
         Case(label: "sent (room)", output: .sent(id: "fd8095e0a793f5c229f0b9d96f65b7d4", text: "noon?", to: [bob], room: "#lunch"),
              keys: ["id", "text", "to", "private", "status", "room"], nested: ["to": peerKeys]),
     ]
-    static let cases: [Case] = placeCases + roomCases + [
+    static let file = FileTransferInfo(id: FileTransferID(bytes: Data(repeating: 0x5d, count: 16))!, direction: .outgoing, peer: carol,
+                                       name: "report.pdf", size: 3_158_073, sha256: String(repeating: "9f", count: 32))
+    static let fileCases: [Case] = [
+        Case(label: "fileOffered", output: .file(.offered(file)), keys: ["id", "direction", "peer", "name", "size", "sha256"],
+             nested: ["peer": peerKeys]),
+        Case(label: "fileProgress", output: .file(.progress(file, bytes: 1_200_000)), keys: ["id", "direction", "peer", "name", "bytes", "size"],
+             nested: ["peer": peerKeys]),
+        Case(label: "fileSent", output: .file(.sent(file)), keys: ["id", "to", "name", "size", "sha256"], nested: ["to": peerKeys]),
+        Case(label: "fileReceived", output: .file(.received(file, path: "/home/carol/Downloads/meshchat/report.pdf")),
+             keys: ["id", "from", "name", "path", "size", "sha256"], nested: ["from": peerKeys]),
+        Case(label: "fileFailed", output: .file(.failed(file, FileTransferFailure(.refused, "the receiver does not take files from you", byPeer: true))),
+             keys: ["id", "direction", "peer", "name", "code", "reason", "by_peer"], nested: ["peer": peerKeys]),
+    ]
+    static let cases: [Case] = placeCases + roomCases + fileCases + [
         Case(label: "ready", output: .ready(id: bob.id.hex, name: "bob", port: 47001), keys: ["id", "name", "port"]),
         Case(label: "peer connected", output: .peer(bob, state: "connected", address: "127.0.0.1:53296", reason: nil),
              keys: ["peer", "state", "address"], nested: ["peer": peerKeys]),

@@ -1,0 +1,47 @@
+import Foundation
+import MeshMessaging
+import MeshSession
+
+extension ChatFront {
+    // MARK: /send (PROTOCOL.md §16)
+
+    /// `/send @name FILE`: checks the file and the peer, then offers the file; progress and the
+    /// result arrive as ``ChatOutput/file(_:)`` outputs. Every problem is one error line with the
+    /// usage, and nothing is sent.
+    func sendFile(to target: String, path: String) async {
+        let usage = ChatCommand.usages.first { $0.name == "send" }?.usage ?? "/send @NAME FILE"
+        func fail(_ why: String) { emit(.error("/send: \(why); usage: \(usage)")) }
+        guard let files else { return fail("file transfer is off in this chat") }
+        let resolved = Self.resolve(path)
+        let peer: PeerID
+        switch PeerLookup.match(target, in: session.reachablePeers.map(\.peer), noun: "reachable peer") {
+        case .failure(let message): return fail(message)
+        case .success(let found): peer = found
+        }
+        do {
+            try await files.send(path: resolved, to: peer)
+        } catch {
+            fail(error.message)
+        }
+    }
+
+    /// An absolute path for what the user typed: `~` and `~/…` are the home directory, a relative
+    /// path is relative to the working directory.
+    /// - Parameters:
+    ///   - path: the typed path.
+    ///   - home: the home directory (`$HOME`).
+    ///   - workingDirectory: the current directory.
+    /// - Returns: an absolute, standardised path.
+    static func resolve(_ path: String, home: String = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory(),
+                        workingDirectory: String = FileManager.default.currentDirectoryPath) -> String {
+        var full = path
+        if full == "~" {
+            full = home
+        } else if full.hasPrefix("~/") {
+            full = home + full.dropFirst(1)
+        } else if !full.hasPrefix("/") {
+            full = workingDirectory + "/" + full
+        }
+        return (full as NSString).standardizingPath
+    }
+}
