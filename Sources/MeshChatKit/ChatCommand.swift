@@ -15,6 +15,8 @@ public enum ChatCommand: Sendable, Hashable {
     case route(String)
     /// `/send @name FILE`: send a file, end-to-end encrypted, to one node (PROTOCOL.md §16).
     case sendFile(to: String, path: String)
+    /// `/files`: the file transfers running now, with their progress.
+    case files
     /// `/reply text`: a private line to the last peer who sent me one.
     case reply(String)
     /// `/mesh`: the topology as this node knows it, as a text graph.
@@ -90,6 +92,7 @@ public enum ChatCommand: Sendable, Hashable {
         ("peers", "/peers", "list connected, reachable and discovered peers: id, state, hops, next hop, address"),
         ("msg", "/msg @NAME TEXT", "send a private line, end-to-end encrypted, to one peer (name or id prefix); it waits for a route"),
         ("send", "/send @NAME FILE", "send a file (at most 64 MiB), end-to-end encrypted, to one peer anywhere in the mesh; it lands in their downloads directory"),
+        ("files", "/files", "list the file transfers running now, both ways, with their progress"),
         ("reply", "/reply TEXT", "send a private line to the last peer who sent you one"),
         ("route", "/route @NAME", "show the path to a peer across the mesh with each link's latency"),
         ("ping", "/ping @NAME", "measure the round trip to a peer across the mesh (a sealed ping and pong)"),
@@ -162,6 +165,9 @@ public enum ChatCommand: Sendable, Hashable {
             }
             guard !path.isEmpty else { throw .badArgument(command: "send", "the file is missing") }
             return .sendFile(to: target, path: path)
+        case "files":
+            try noArgument(name, argument)
+            return .files
         case "reply", "r":
             guard !argument.isEmpty else { throw .badArgument(command: "reply", "the text is missing") }
             return .reply(argument)

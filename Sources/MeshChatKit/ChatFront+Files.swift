@@ -25,6 +25,12 @@ extension ChatFront {
         }
     }
 
+    /// `/files`: the transfers running now.
+    func listFiles() async {
+        guard let files else { return emit(.error("/files: file transfer is off in this chat")) }
+        emit(.files(await files.running))
+    }
+
     /// An absolute path for what the user typed: `~` and `~/…` are the home directory, a relative
     /// path is relative to the working directory.
     /// - Parameters:

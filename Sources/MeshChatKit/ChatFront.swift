@@ -203,6 +203,8 @@ public struct ChatFront: Sendable {
             }
         case .sendFile(let target, let path):
             await sendFile(to: target, path: path)
+        case .files:
+            await listFiles()
         case .mesh:
             emit(.mesh(meshRows()))
         case .ping(let target):

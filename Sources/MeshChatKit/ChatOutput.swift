@@ -78,6 +78,8 @@ public enum ChatOutput: Sendable {
     case rooms([String], active: String?)
     /// A file transfer began, progressed, or ended (`/send`, or a file from a peer; PROTOCOL.md §16).
     case file(FileTransferEvent)
+    /// The answer to `/files`: the transfers running now.
+    case files([FileTransferProgress])
     /// Something went wrong; nothing was sent.
     case error(String)
     /// A notice for people (text mode only).
@@ -322,6 +324,8 @@ public struct JSONRenderer: Sendable {
             return .object([("event", "rooms"), ("rooms", .array(rooms.map { .string($0) })), ("active", active.map { .string($0) } ?? .null)])
         case .file(let event):
             return FileOutput.json(event)
+        case .files(let transfers):
+            return FileOutput.json(transfers)
         case .error(let message):
             return .object([("event", "error"), ("message", .string(message))])
         case .notice:
@@ -544,6 +548,8 @@ public struct TextRenderer: Sendable {
             return "* rooms: " + rooms.map { $0 == active ? "\($0) (active)" : $0 }.joined(separator: ", ")
         case .file(let event):
             return FileOutput.text(event)
+        case .files(let transfers):
+            return FileOutput.text(transfers)
         case .error(let message):
             return "! \(message)"
         case .notice(let text):

@@ -45,6 +45,26 @@ enum FileOutput {
         }
     }
 
+    /// The JSON object of `/files`.
+    static func json(_ transfers: [FileTransferProgress]) -> JSONValue {
+        .object([("event", "files"), ("transfers", .array(transfers.map { row in
+            .object([("id", .string(row.info.id.hex)), ("direction", .string(row.info.direction.rawValue)),
+                     ("peer", JSONRenderer.peer(row.info.peer)), ("name", .string(row.info.name)),
+                     ("bytes", .int(Int(row.bytes))), ("size", .int(Int(row.info.size)))])
+        }))])
+    }
+
+    /// The text of `/files`: one line per transfer.
+    static func text(_ transfers: [FileTransferProgress]) -> String {
+        guard !transfers.isEmpty else { return "* no file transfers running" }
+        return (["* file transfers:"] + transfers.map { row in
+            let info = row.info
+            let percent = info.size == 0 ? 100 : Int(row.bytes * 100 / info.size)
+            let way = info.direction == .outgoing ? "to" : "from"
+            return "  \(info.id.shortHex) \(info.name) \(way) \(info.peer.displayName): \(percent)% (\(size(row.bytes)) of \(size(info.size)))"
+        }).joined(separator: "\n")
+    }
+
     private static func base(_ name: String, _ info: FileTransferInfo) -> [(String, JSONValue)] {
         [("event", .string(name)), ("id", .string(info.id.hex)), ("direction", .string(info.direction.rawValue)),
          ("peer", JSONRenderer.peer(info.peer)), ("name", .string(info.name))]

@@ -80,6 +80,9 @@ public struct FileSendStateMachine: Sendable {
     /// Chunks sent and not yet acknowledged.
     public var chunksInFlight: Int { inFlight.count }
 
+    /// Bytes the receiver acknowledged (cumulatively) so far.
+    public var bytesAcknowledged: UInt64 { min(offer.size, offer.offset(ofChunk: acknowledged)) }
+
     /// When ``timerFired(now:)`` is next needed, or `nil`.
     public var nextDeadline: ContinuousClock.Instant? {
         switch state {

@@ -196,6 +196,23 @@ public struct FileTransferInfo: Sendable, Hashable {
     }
 }
 
+/// A running transfer and how far it got (`/files`).
+public struct FileTransferProgress: Sendable, Hashable {
+    /// The transfer.
+    public var info: FileTransferInfo
+    /// Bytes acknowledged by the receiver (outgoing) or stored (incoming).
+    public var bytes: UInt64
+
+    /// Creates a progress row.
+    /// - Parameters:
+    ///   - info: the transfer.
+    ///   - bytes: bytes so far.
+    public init(info: FileTransferInfo, bytes: UInt64) {
+        self.info = info
+        self.bytes = bytes
+    }
+}
+
 /// What the file transfer layer reports, in order per transfer.
 public enum FileTransferEvent: Sendable, Hashable {
     /// A transfer began: this node offered a file, or accepted one offered to it.

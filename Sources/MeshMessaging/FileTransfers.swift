@@ -75,9 +75,10 @@ public actor FileTransfers {
     /// - Parameter nodes: the blocked nodes.
     public func setBlocked(_ nodes: Set<NodeID>) { blocked = nodes }
 
-    /// The transfers running now.
-    public var running: [FileTransferInfo] {
-        outgoing.values.map(\.info).sorted { $0.name < $1.name } + incoming.values.map(\.info).sorted { $0.name < $1.name }
+    /// The transfers running now with their progress: outgoing first, each direction by name.
+    public var running: [FileTransferProgress] {
+        outgoing.values.map { FileTransferProgress(info: $0.info, bytes: $0.machine.bytesAcknowledged) }.sorted { $0.info.name < $1.info.name }
+            + incoming.values.map { FileTransferProgress(info: $0.info, bytes: $0.machine.bytesStored) }.sorted { $0.info.name < $1.info.name }
     }
 
     // MARK: Sending

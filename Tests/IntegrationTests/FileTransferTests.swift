@@ -71,6 +71,10 @@ struct FileTransferTests {
         let second = try await carol.waitForLine(timeout: .seconds(60), from: mark) { $0.contains("\"event\":\"fileReceived\"") }
         #expect(JSONLine(second)?.string("path") == downloads + "/holiday photos (1).bin")
         #expect(try Data(contentsOf: URL(fileURLWithPath: downloads + "/holiday photos (1).bin")) == content)
+        // Finished transfers are no longer listed.
+        try await alice.waitForEvent("\"event\":\"fileSent\"", "\"id\":\"\(try #require(JSONLine(second)?.string("id")))\"")
+        let files = try await PlacesMeshTests.ask(alice, "/files", "\"event\":\"files\"")
+        #expect((files.object["transfers"] as? [Any])?.isEmpty == true)
         try await PlacesMeshTests.stop(alice, bob, carol)
     }
 

@@ -80,6 +80,12 @@ struct ChatCommandTests {
         #expect(try ChatCommand.parse("/SEND @4fc5 /tmp/x") == .sendFile(to: "4fc5", path: "/tmp/x"))
     }
 
+    @Test("/files lists transfers and takes no argument")
+    func files() throws {
+        #expect(try ChatCommand.parse("/files") == .files)
+        #expect(Self.parseError("/files now")?.message.contains("usage: /files") == true)
+    }
+
     @Test("/send without a peer or a file gives its usage", arguments: ["/send", "/send @carol", "/send @carol   ", "/send @ file"])
     func sendFileErrors(line: String) {
         #expect(Self.parseError(line)?.message.contains("usage: /send @NAME FILE") == true, "\(line)")

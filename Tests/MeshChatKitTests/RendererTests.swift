@@ -68,6 +68,7 @@ struct RendererTests {
             case .received: "fileReceived"
             case .failed: "fileFailed"
             }
+        case .files: "files"
         case .notice: nil
         }
     }
@@ -124,6 +125,9 @@ struct RendererTests {
              keys: ["id", "from", "name", "path", "size", "sha256"], nested: ["from": peerKeys]),
         Case(label: "fileFailed", output: .file(.failed(file, FileTransferFailure(.refused, "the receiver does not take files from you", byPeer: true))),
              keys: ["id", "direction", "peer", "name", "code", "reason", "by_peer"], nested: ["peer": peerKeys]),
+        Case(label: "files", output: .files([FileTransferProgress(info: file, bytes: 600_000)]), keys: ["transfers"],
+             nested: ["transfers": ["id", "direction", "peer", "name", "bytes", "size"]]),
+        Case(label: "files (none)", output: .files([]), keys: ["transfers"]),
     ]
     static let cases: [Case] = placeCases + roomCases + fileCases + [
         Case(label: "ready", output: .ready(id: bob.id.hex, name: "bob", port: 47001), keys: ["id", "name", "port"]),
