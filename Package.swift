@@ -195,7 +195,11 @@ let package = Package(
         .testTarget(name: "MeshChatKitTests", dependencies: ["MeshChatKit", "MeshTestSupport"]),
         .testTarget(
             name: "MeshMessagingTests",
-            dependencies: ["MeshMessaging", "MeshWire", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: [
+                "MeshMessaging", "MeshSession", "MeshLink", "MeshWire",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "MeshPlacesTests",

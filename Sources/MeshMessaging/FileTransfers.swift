@@ -71,9 +71,15 @@ public actor FileTransfers {
         return (environment["HOME"] ?? NSHomeDirectory()) + "/Downloads/meshchat"
     }
 
-    /// Offers are refused from these nodes (the messenger's block list).
+    /// Offers are refused from these nodes (the messenger's block list); files already coming
+    /// from a newly blocked node are cancelled with `refused`.
     /// - Parameter nodes: the blocked nodes.
-    public func setBlocked(_ nodes: Set<NodeID>) { blocked = nodes }
+    public func setBlocked(_ nodes: Set<NodeID>) async {
+        blocked = nodes
+        for key in incoming.keys where nodes.contains(key.peer) {
+            await cancelIncoming(key, .refused, "the receiver blocked you")
+        }
+    }
 
     /// The transfers running now with their progress: outgoing first, each direction by name.
     public var running: [FileTransferProgress] {
@@ -112,7 +118,7 @@ public actor FileTransfers {
         } catch {
             throw FileTransferError("cannot read \(path): \(error)")
         }
-        let name = String((path as NSString).lastPathComponent.utf8.prefix(FileTransferLimits.maxOfferedNameBytes)) ?? "file"
+        let name = FileNames.cut((path as NSString).lastPathComponent, to: FileTransferLimits.maxOfferedNameBytes)
         let offer = FileOffer(name: name, size: size, sha256: Data(hash))
         let id = FileTransferID.random()
         let info = FileTransferInfo(id: id, direction: .outgoing, peer: peer, name: name, size: size, sha256: Data(hash).hexString)
