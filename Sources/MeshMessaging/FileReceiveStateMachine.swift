@@ -11,7 +11,9 @@ import MeshWire
 ///
 /// A chunk out of range or of the wrong length cancels the transfer with `protocolViolation`; a
 /// chunk past the window is dropped (the sender retransmits it); a duplicate is acknowledged again.
-/// With no chunk for ``FileTransferLimits/receiveIdleTimeout`` the transfer fails with `timedOut`.
+/// With no chunk for ``FileTransferLimits/receiveIdleTimeout`` the transfer fails with `timedOut`;
+/// while the sender is out of reach (``senderUnreachable(now:)``) that timeout is paused, for at most
+/// ``FileTransferLimits/unreachableTimeout``.
 public struct FileReceiveStateMachine: Sendable {
     /// Where the transfer is.
     public enum State: Sendable, Hashable {
@@ -56,6 +58,8 @@ public struct FileReceiveStateMachine: Sendable {
     /// Chunks at or above ``next`` stored too.
     private var stored: Set<Int> = []
     private var lastHeard: ContinuousClock.Instant
+    /// Since when the sender is out of reach, if it is.
+    public private(set) var pausedSince: ContinuousClock.Instant?
 
     /// Creates the receiver of an accepted offer; ``accept()`` answers the sender.
     /// - Parameters:
@@ -70,7 +74,8 @@ public struct FileReceiveStateMachine: Sendable {
 
     /// When ``timerFired(now:)`` is next needed, or `nil`.
     public var nextDeadline: ContinuousClock.Instant? {
-        state == .receiving ? lastHeard + FileTransferLimits.receiveIdleTimeout : nil
+        guard state == .receiving else { return nil }
+        return pausedSince.map { $0 + FileTransferLimits.unreachableTimeout } ?? lastHeard + FileTransferLimits.receiveIdleTimeout
     }
 
     /// Bytes stored so far.
@@ -118,6 +123,7 @@ public struct FileReceiveStateMachine: Sendable {
             return fail(.protocolViolation, "chunk \(index) has \(length) bytes (\(offer.length(ofChunk: index)) expected)")
         }
         lastHeard = now
+        pausedSince = nil
         if index < next || stored.contains(index) { return [.sendAck(ack)] }
         guard index < next + FileTransferLimits.window else {
             return [.ignored("chunk \(index) is past the window (\(next)..<\(next + FileTransferLimits.window))")]
@@ -163,9 +169,27 @@ public struct FileReceiveStateMachine: Sendable {
         return fail(code, reason)
     }
 
+    /// The sender is no longer reachable: the idle timeout pauses.
+    /// - Parameter now: the time.
+    public mutating func senderUnreachable(now: ContinuousClock.Instant) {
+        if state == .receiving, pausedSince == nil { pausedSince = now }
+    }
+
+    /// A route to the sender appeared (again): the idle timeout starts afresh.
+    /// - Parameter now: the time.
+    public mutating func senderReachable(now: ContinuousClock.Instant) {
+        guard pausedSince != nil else { return }
+        pausedSince = nil
+        lastHeard = now
+    }
+
     /// Time passed: gives up when the sender went quiet.
     /// - Parameter now: the time.
     public mutating func timerFired(now: ContinuousClock.Instant) -> [Action] {
+        if state == .receiving, let pausedSince {
+            guard now >= pausedSince + FileTransferLimits.unreachableTimeout else { return [] }
+            return fail(.timedOut, "the sender was out of reach for \(FileTransferLimits.unreachableTimeout)")
+        }
         guard state == .receiving, now >= lastHeard + FileTransferLimits.receiveIdleTimeout else { return [] }
         return fail(.timedOut, "no chunk for \(FileTransferLimits.receiveIdleTimeout)")
     }

@@ -15,6 +15,12 @@ import MeshWire
 /// retransmission timeout is sent again; after ``FileTransferLimits/maxTransmissions`` sends of the
 /// same offer or chunk without an answer the transfer fails with `timedOut`. The timeout adapts to
 /// the measured round trip (Karn: only chunks sent once are measured).
+///
+/// While the receiver is out of reach (``peerUnreachable(now:)``) the transfer is paused: nothing
+/// is retransmitted and no try is counted, for at most ``FileTransferLimits/unreachableTimeout``.
+/// When a route reappears (``peerReachable(now:)``) the offer, the confirmation probe or every
+/// chunk in flight is sent again, and the receiver's acknowledgements resume the transfer from
+/// what it stored.
 public struct FileSendStateMachine: Sendable {
     /// Where the transfer is.
     public enum State: Sendable, Hashable {
@@ -65,6 +71,8 @@ public struct FileSendStateMachine: Sendable {
     /// The offer's (or the confirming probe's) last send and count.
     private var probe: (sentAt: ContinuousClock.Instant, transmissions: Int)?
     private var smoothedRoundTrip: Duration?
+    /// Since when the receiver is out of reach (the transfer is paused), if it is.
+    public private(set) var pausedSince: ContinuousClock.Instant?
     /// The retransmission timeout now.
     public private(set) var retransmissionTimeout = FileTransferLimits.initialRetransmissionTimeout
 
@@ -85,10 +93,11 @@ public struct FileSendStateMachine: Sendable {
 
     /// When ``timerFired(now:)`` is next needed, or `nil`.
     public var nextDeadline: ContinuousClock.Instant? {
+        if state != .finished, let pausedSince { return pausedSince + FileTransferLimits.unreachableTimeout }
         switch state {
-        case .offered, .confirming: probe.map { $0.sentAt + retransmissionTimeout }
-        case .sending: inFlight.values.map(\.sentAt).min().map { $0 + retransmissionTimeout }
-        case .finished: nil
+        case .offered, .confirming: return probe.map { $0.sentAt + retransmissionTimeout }
+        case .sending: return inFlight.values.map(\.sentAt).min().map { $0 + retransmissionTimeout }
+        case .finished: return nil
         }
     }
 
@@ -203,9 +212,46 @@ public struct FileSendStateMachine: Sendable {
         return fail(code, reason)
     }
 
+    /// The receiver is no longer reachable: pause (no retransmissions, no tries counted).
+    /// - Parameter now: the time.
+    public mutating func peerUnreachable(now: ContinuousClock.Instant) -> [Action] {
+        guard state != .finished, pausedSince == nil else { return [] }
+        pausedSince = now
+        return []
+    }
+
+    /// A route to the receiver appeared (again): a paused transfer resumes by sending again what
+    /// waits for an answer. Route changes of a transfer that is not paused change nothing.
+    /// - Parameter now: the time.
+    public mutating func peerReachable(now: ContinuousClock.Instant) -> [Action] {
+        guard state != .finished, pausedSince != nil else { return [] }
+        pausedSince = nil
+        retransmissionTimeout = smoothedRoundTrip.map {
+            min(FileTransferLimits.maxRetransmissionTimeout, max(FileTransferLimits.minRetransmissionTimeout, $0 * 2))
+        } ?? FileTransferLimits.initialRetransmissionTimeout
+        switch state {
+        case .offered:
+            probe = (now, 1)
+            return [.sendOffer(offer.payload)]
+        case .confirming:
+            probe = (now, 1)
+            return offer.chunkCount == 0 ? [.sendOffer(offer.payload)] : [.sendChunk(offer.chunkCount - 1)]
+        case .sending:
+            let waiting = inFlight.keys.sorted()
+            for index in waiting { inFlight[index] = (now, 1) }
+            return waiting.map { .sendChunk($0) }
+        case .finished:
+            return []
+        }
+    }
+
     /// Time passed: retransmits what timed out, or gives up.
     /// - Parameter now: the time.
     public mutating func timerFired(now: ContinuousClock.Instant) -> [Action] {
+        if state != .finished, let pausedSince {
+            guard now >= pausedSince + FileTransferLimits.unreachableTimeout else { return [] }
+            return fail(.timedOut, "the receiver was out of reach for \(FileTransferLimits.unreachableTimeout)")
+        }
         switch state {
         case .finished:
             return []
@@ -245,6 +291,7 @@ public struct FileSendStateMachine: Sendable {
 
     private mutating func finish() {
         state = .finished
+        pausedSince = nil
         inFlight = [:]
         probe = nil
     }

@@ -38,6 +38,8 @@ public enum FileTransferLimits {
     public static let maxTransmissions = 8
     /// How long a receiver waits for the next chunk before it gives up.
     public static let receiveIdleTimeout: Duration = .seconds(60)
+    /// How long a transfer waits, paused, for its peer to become reachable again before it fails.
+    public static let unreachableTimeout: Duration = .seconds(600)
     /// How long a receiver remembers a finished transfer, to confirm it again when the sender
     /// did not hear the first confirmation.
     public static let finishedMemory: Duration = .seconds(600)

@@ -157,6 +157,10 @@ public actor FileTransfers {
     /// messages are logged and answered or dropped as PROTOCOL.md §16 says; nothing traps.
     /// - Parameter event: the event.
     public func handle(_ event: SessionEvent) async {
+        if case .reachabilityChanged(let peer, let route) = event {
+            await reachabilityChanged(peer.id, reachable: route != nil)
+            return
+        }
         guard case .file(let message, let sender, _) = event else { return }
         guard let id = FileTransferID(bytes: message.transferID) else {
             logger.notice("dropped a file message: transfer id of \(message.transferID.count) bytes", metadata: ["mesh.peer": "\(sender.id.shortHex)"])
@@ -208,6 +212,23 @@ public actor FileTransfers {
     }
 
     // MARK: Internals
+
+    /// Pauses the transfers with a node that went out of reach, and resumes them when it is back.
+    private func reachabilityChanged(_ node: NodeID, reachable: Bool) async {
+        let now = ContinuousClock.now
+        for id in outgoing.keys {
+            guard var transfer = outgoing[id], transfer.peer.id == node else { continue }
+            let actions = reachable ? transfer.machine.peerReachable(now: now) : transfer.machine.peerUnreachable(now: now)
+            outgoing[id] = transfer
+            if !reachable { logger.info("paused a file transfer: the receiver is out of reach", metadata: ["file.id": "\(id.shortHex)"]) }
+            await perform(actions, outgoing: id)
+        }
+        for key in incoming.keys where key.peer == node {
+            guard var transfer = incoming[key] else { continue }
+            if reachable { transfer.machine.senderReachable(now: now) } else { transfer.machine.senderUnreachable(now: now) }
+            incoming[key] = transfer
+        }
+    }
 
     private func toOutgoing(_ id: FileTransferID, from sender: PeerID, _ what: String,
                             _ input: (inout FileSendStateMachine) -> [FileSendStateMachine.Action]) async {

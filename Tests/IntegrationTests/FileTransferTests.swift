@@ -78,6 +78,40 @@ struct FileTransferTests {
         try await PlacesMeshTests.stop(alice, bob, carol)
     }
 
+    @Test("a transfer survives its relay going away: killed mid-transfer and restarted, the file arrives whole under the same transfer id")
+    func survivesRelayRestart() async throws {
+        let directory = TemporaryDirectory()
+        let downloads = directory.appending("carol-downloads")
+        var bob = try ChatProcess.local("bob", directory)
+        let port = try #require(JSONLine(try await bob.waitForEvent("\"event\":\"ready\""))?.int("port"))
+        let carol = try ChatProcess.local("carol", directory, ["--connect", "127.0.0.1:\(port)", "--downloads", downloads])
+        let alice = try ChatProcess.local("alice", directory, ["--connect", "127.0.0.1:\(port)"])
+        try await alice.waitForEvent("\"event\":\"reachable\"", "\"name\":\"carol\"", "\"hops\":2")
+        try await carol.waitForEvent("\"event\":\"reachable\"", "\"name\":\"alice\"", "\"hops\":2")
+
+        let source = directory.appending("big.bin")
+        let content = try Self.randomFile(source, bytes: 8 * 1024 * 1024)
+        alice.send("/send @carol \(source)")
+        let id = try #require(JSONLine(try await alice.waitForEvent("\"event\":\"fileOffered\""))?.string("id"))
+        try await carol.waitForEvent("\"event\":\"fileProgress\"", id)
+        bob.kill9()
+        _ = try await bob.waitForExit()
+        try await alice.waitForEvent("\"event\":\"unreachable\"", "\"name\":\"carol\"")
+        #expect(!carol.output.contains { $0.contains("\"event\":\"fileReceived\"") }, "the transfer ended before the relay died")
+
+        bob = try ChatProcess.local("bob", directory, ["--port", "\(port)"])
+        try await bob.waitForEvent("\"event\":\"ready\"")
+        alice.send("/connect 127.0.0.1:\(port)")
+        carol.send("/connect 127.0.0.1:\(port)")
+        let received = try #require(JSONLine(try await carol.waitForEvent("\"event\":\"fileReceived\"", id, timeout: .seconds(90))))
+        try await alice.waitForEvent("\"event\":\"fileSent\"", id, timeout: .seconds(30))
+        #expect(received.string("sha256") == Self.hex(content))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: try #require(received.string("path")))) == content)
+        #expect(!alice.output.contains { $0.contains("\"event\":\"fileFailed\"") })
+        #expect(!carol.output.contains { $0.contains("\"event\":\"fileFailed\"") })
+        try await PlacesMeshTests.stop(alice, bob, carol)
+    }
+
     @Test("a missing file, a file over 64 MiB, an unknown peer and a missing argument are one-line errors with the usage, nothing sent; a blocked sender is refused")
     func errorsAndBlocked() async throws {
         let directory = TemporaryDirectory()

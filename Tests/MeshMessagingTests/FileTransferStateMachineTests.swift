@@ -150,6 +150,54 @@ struct FileTransferStateMachineTests {
         #expect(pair.receiverCompleted)
     }
 
+    @Test("a transfer paused while the receiver is out of reach counts no tries, and resumes from the receiver's acknowledgement when it is back")
+    func pausedAndResumed() {
+        var pair = Pair(content: content(20 * 1_024))
+        pair.loseOnce = Set(3..<12)
+        pair.start()
+        #expect(pair.receiver?.next == 3)
+        let paused = pair.sender.peerUnreachable(now: pair.now)
+        #expect(paused.isEmpty)
+        pair.receiver?.senderUnreachable(now: pair.now)
+        // Five minutes out of reach: no retransmission, no failure, on either side.
+        let before = pair.senderResults.count
+        pair.advance(.seconds(300))
+        #expect(pair.senderResults.count == before)
+        #expect(pair.receiver?.timerFired(now: pair.now).isEmpty == true)
+        #expect(pair.sender.state == .sending)
+        // Back: what was in flight goes again, and the transfer completes.
+        pair.receiver?.senderReachable(now: pair.now)
+        pair.runSender(pair.sender.peerReachable(now: pair.now))
+        #expect(pair.senderResults[before...].contains(.sendChunk(3)))
+        #expect(pair.senderCompleted)
+        #expect(pair.receiverCompleted)
+        #expect(pair.sender.pausedSince == nil)
+    }
+
+    @Test("a paused offer is sent again when the receiver is back; a transfer out of reach for the limit fails with timedOut")
+    func pausedOfferAndLimit() {
+        var sender = FileSendStateMachine(id: .random(), offer: FileOffer(name: "a", size: 10, sha256: Data(count: 32)))
+        let start = ContinuousClock.now
+        _ = sender.start(now: start)
+        _ = sender.peerUnreachable(now: start)
+        #expect(sender.timerFired(now: start + .seconds(599)).isEmpty)
+        #expect(sender.peerReachable(now: start + .seconds(599)) == [.sendOffer(sender.offer.payload)])
+        #expect(sender.peerReachable(now: start + .seconds(600)).isEmpty)   // not paused: a route change only
+        _ = sender.peerUnreachable(now: start + .seconds(600))
+        let actions = sender.timerFired(now: start + .seconds(600) + FileTransferLimits.unreachableTimeout)
+        guard case .failed(let failure) = actions.last else { Issue.record("\(actions)"); return }
+        #expect(failure.code == .timedOut)
+
+        var receiver = FileReceiveStateMachine(id: .random(), offer: FileOffer(name: "a", size: 5_000, sha256: Data(count: 32), chunkSize: 1_024), now: start)
+        _ = receiver.accept()
+        receiver.senderUnreachable(now: start)
+        #expect(receiver.timerFired(now: start + .seconds(300)).isEmpty)
+        receiver.senderReachable(now: start + .seconds(300))
+        #expect(receiver.timerFired(now: start + .seconds(359)).isEmpty)
+        guard case .failed(let idle)? = receiver.timerFired(now: start + .seconds(360)).last else { Issue.record("no idle timeout"); return }
+        #expect(idle.code == .timedOut)
+    }
+
     @Test("chunks out of order are stored and acknowledged selectively; a duplicate is acknowledged again, not written again")
     func outOfOrderAndDuplicates() {
         let offer = FileOffer(name: "a", size: 4 * 1_024, sha256: Data(count: 32), chunkSize: 1_024)
