@@ -4,6 +4,13 @@ import MeshSession
 /// How file transfer events (PROTOCOL.md §16) look: JSON events `fileOffered`, `fileProgress`,
 /// `fileSent`, `fileReceived`, `fileFailed` (README "JSON events"), and notices in text.
 enum FileOutput {
+    /// The other side of the transfer an event is about.
+    static func peer(_ event: FileTransferEvent) -> PeerID {
+        switch event {
+        case .offered(let info), .progress(let info, _), .sent(let info), .received(let info, _), .failed(let info, _): info.peer
+        }
+    }
+
     /// The JSON object of an event.
     static func json(_ event: FileTransferEvent) -> JSONValue {
         switch event {

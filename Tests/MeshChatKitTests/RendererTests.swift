@@ -284,6 +284,25 @@ struct RendererTests {
         #expect(failed.contains("127.0.0.1:9") && failed.contains("connection refused"))
     }
 
+    @Test("text: file transfers are notices with name, size, peer and percentage; a failure starts with \"! \" and gives the reason")
+    func textFiles() throws {
+        let renderer = TextRenderer()
+        var incoming = Self.file
+        incoming.direction = .incoming
+        #expect(renderer.render(.file(.offered(Self.file))) == "* offering report.pdf (3.0 MiB) to carol \"c\"…")
+        #expect(renderer.render(.file(.offered(incoming))) == "* receiving report.pdf (3.0 MiB) from carol \"c\"…")
+        #expect(renderer.render(.file(.progress(Self.file, bytes: 1_579_037))) == "* report.pdf to carol \"c\": 50% (1.5 MiB of 3.0 MiB)")
+        let sent = try #require(renderer.render(.file(.sent(Self.file))))
+        #expect(sent.hasPrefix("* sent report.pdf (3.0 MiB) to carol \"c\""))
+        #expect(sent.contains("9f9f9f9f"))
+        #expect(renderer.render(.file(.received(incoming, path: "/d/report.pdf")))?.hasSuffix(": /d/report.pdf") == true)
+        let failed = try #require(renderer.render(.file(.failed(Self.file, FileTransferFailure(.refused, "the receiver does not take files from you", byPeer: true)))))
+        #expect(failed == "! file report.pdf to carol \"c\" failed: the peer cancelled: the receiver does not take files from you")
+        #expect(renderer.render(.files([])) == "* no file transfers running")
+        let list = try #require(renderer.render(.files([FileTransferProgress(info: Self.file, bytes: 789_519)])))
+        #expect(list == "* file transfers:\n  5d5d5d5d report.pdf to carol \"c\": 25% (771.0 KiB of 3.0 MiB)")
+    }
+
     @Test("text: ready names the port, peers and help are readable, a sent line is not echoed")
     func textOthers() throws {
         let ready = try #require(TextRenderer().render(.ready(id: Self.bob.id.hex, name: "bob", port: 47001)))
