@@ -138,6 +138,7 @@ public struct ChatFront: Sendable {
                     if await self.handle(line) == .quit { break }
                 }
                 if !self.options.keepRunningAfterInput {
+                    await self.files?.cancelAll()
                     await session.disconnect()
                 }
                 return .other

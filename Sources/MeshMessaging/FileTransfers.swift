@@ -207,7 +207,7 @@ public actor FileTransfers {
             try? await Task.sleep(for: tick)
             await timersFired(now: .now)
         }
-        await abandonAll()
+        await cancelAll()
         events.finish()
     }
 
@@ -447,7 +447,9 @@ public actor FileTransfers {
         }
     }
 
-    private func abandonAll() async {
+    /// Cancels every running transfer (telling each peer) and removes their `.part` files: call it
+    /// before the session disconnects, so that peers learn at once.
+    public func cancelAll() async {
         for id in outgoing.keys { await cancel(id) }
         for key in incoming.keys { await cancel(key.id) }
     }

@@ -78,7 +78,7 @@ struct FileTransfersShellTests {
         return .chunk(chunk)
     }
 
-    @Test("a crafted name is sanitised; chunks out of range, a wrong hash, an unknown transfer and an oversized offer are each refused with their code; nothing is left on disk; the link stays up")
+    @Test("a crafted name is sanitised; chunks out of range, a wrong hash, an unknown transfer, an oversized offer and a fifth transfer at once are each refused with their code; nothing is left on disk; the link stays up")
     func hostileSender() async throws {
         let downloads = FileManager.default.temporaryDirectory.appendingPathComponent("meshchat-files-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: downloads) }
@@ -164,9 +164,52 @@ struct FileTransfersShellTests {
         let attributes = try FileManager.default.attributesOfItem(atPath: downloads)
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o700)
 
+        // 6. At most 4 files at once from one peer: the fifth offer is refused as busy.
+        var pending: [Data] = []
+        for index in 0..<FileTransferLimits.maxTransfersPerPeer {
+            let id = FileTransferID.random().bytes
+            pending.append(id)
+            try await mallory.session.sendFile(Self.message(id, Self.offer(name: "slow \(index).bin", content: Data(count: 50_000))), to: bobPeer)
+        }
+        let fifth2 = FileTransferID.random().bytes
+        try await mallory.session.sendFile(Self.message(fifth2, Self.offer(name: "one more.bin", content: content)), to: bobPeer)
+        let busy = try await reply(fifth2)
+        #expect(cancelCode(busy) == .busy)
+        if case .cancel(let cancel) = busy { #expect(cancel.reason.contains("at most \(FileTransferLimits.maxTransfersPerPeer)")) }
+        #expect(await files.running.count == FileTransferLimits.maxTransfersPerPeer)
+
+        // 7. At most 4 files at once to one peer: mallory never answers bob's offers.
+        let source = downloads + "-source.txt"
+        defer { try? FileManager.default.removeItem(atPath: source) }
+        try content.write(to: URL(fileURLWithPath: source))
+        let malloryPeer = try #require(bob.session.reachablePeers.first { $0.peer.id == mallory.id.id }?.peer)
+        for _ in 0..<FileTransferLimits.maxTransfersPerPeer {
+            let info = try await files.send(path: source, to: malloryPeer)
+            #expect(info.sha256 == Data(SHA256.hash(data: content)).map { String(format: "%02x", $0) }.joined())
+        }
+        await #expect(throws: FileTransferError.self) { try await files.send(path: source, to: malloryPeer) }
+        do {
+            try await files.send(path: source, to: malloryPeer)
+        } catch {
+            #expect(error.message.contains("at most \(FileTransferLimits.maxTransfersPerPeer) at once"))
+        }
+
+        // 8. Cancelling everything (before a session disconnects) tells the peer and removes the .part files.
+        await files.cancelAll()
+        #expect(cancelCode(try await reply(pending[0])) == .cancelled)
+        #expect(await files.running.isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: downloads) == ["ok.txt"])
+
         await mallory.stop()
         await bob.stop()
         feeder.cancel()
         await feeder.value
+    }
+
+    @Test("the downloads directory is $XDG_DOWNLOAD_DIR/meshchat when that is absolute, else ~/Downloads/meshchat")
+    func defaultDownloads() {
+        #expect(FileTransfers.defaultDownloads(environment: ["XDG_DOWNLOAD_DIR": "/data/dl", "HOME": "/home/me"]) == "/data/dl/meshchat")
+        #expect(FileTransfers.defaultDownloads(environment: ["XDG_DOWNLOAD_DIR": "relative", "HOME": "/home/me"]) == "/home/me/Downloads/meshchat")
+        #expect(FileTransfers.defaultDownloads(environment: ["HOME": "/home/me"]) == "/home/me/Downloads/meshchat")
     }
 }
