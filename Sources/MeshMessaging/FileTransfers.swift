@@ -103,13 +103,7 @@ public actor FileTransfers {
         guard size <= FileTransferLimits.maxFileSize else {
             throw FileTransferError("\(path) has \(size) bytes, over the limit of \(FileTransferLimits.maxFileSize) bytes (64 MiB)")
         }
-        let toPeer = outgoing.values.filter { $0.peer.id == peer.id }.count
-        guard toPeer < FileTransferLimits.maxTransfersPerPeer else {
-            throw FileTransferError("already \(toPeer) files on their way to \(peer.displayName) (at most \(FileTransferLimits.maxTransfersPerPeer) at once)")
-        }
-        guard outgoing.count < FileTransferLimits.maxOutgoingTransfers else {
-            throw FileTransferError("already \(outgoing.count) files on their way (at most \(FileTransferLimits.maxOutgoingTransfers) at once)")
-        }
+        try checkOutgoingLimits(to: peer)
         let hash: [UInt8]
         do {
             hash = try await EventLoops.runBlocking { try FileStorage.sha256(handle, size: size) }
@@ -118,6 +112,8 @@ public actor FileTransfers {
         } catch {
             throw FileTransferError("cannot read \(path): \(error)")
         }
+        // Another send may have started while this one hashed (the actor is re-entrant).
+        try checkOutgoingLimits(to: peer)
         let name = FileNames.cut((path as NSString).lastPathComponent, to: FileTransferLimits.maxOfferedNameBytes)
         let offer = FileOffer(name: name, size: size, sha256: Data(hash))
         let id = FileTransferID.random()
@@ -129,6 +125,17 @@ public actor FileTransfers {
         await events.push(.offered(info))
         await perform(actions, outgoing: id)
         return info
+    }
+
+    /// Throws when another outgoing transfer would break a limit (per peer, or in all).
+    private func checkOutgoingLimits(to peer: PeerID) throws(FileTransferError) {
+        let toPeer = outgoing.values.filter { $0.peer.id == peer.id }.count
+        guard toPeer < FileTransferLimits.maxTransfersPerPeer else {
+            throw FileTransferError("already \(toPeer) files on their way to \(peer.displayName) (at most \(FileTransferLimits.maxTransfersPerPeer) at once)")
+        }
+        guard outgoing.count < FileTransferLimits.maxOutgoingTransfers else {
+            throw FileTransferError("already \(outgoing.count) files on their way (at most \(FileTransferLimits.maxOutgoingTransfers) at once)")
+        }
     }
 
     /// Gives up a running transfer, in either direction.
