@@ -17,6 +17,8 @@ public enum ChatCommand: Sendable, Hashable {
     case sendFile(to: String, path: String)
     /// `/files`: the file transfers running now, with their progress.
     case files
+    /// `/cancel ID`: stop a file transfer (its id, or a prefix of it, from `/files`).
+    case cancelFile(String)
     /// `/reply text`: a private line to the last peer who sent me one.
     case reply(String)
     /// `/mesh`: the topology as this node knows it, as a text graph.
@@ -93,6 +95,7 @@ public enum ChatCommand: Sendable, Hashable {
         ("msg", "/msg @NAME TEXT", "send a private line, end-to-end encrypted, to one peer (name or id prefix); it waits for a route"),
         ("send", "/send @NAME FILE", "send a file (at most 64 MiB), end-to-end encrypted, to one peer anywhere in the mesh; it lands in their downloads directory"),
         ("files", "/files", "list the file transfers running now, both ways, with their progress"),
+        ("cancel", "/cancel ID", "stop a file transfer, either way (ID: its id or a prefix of it, as /files shows)"),
         ("reply", "/reply TEXT", "send a private line to the last peer who sent you one"),
         ("route", "/route @NAME", "show the path to a peer across the mesh with each link's latency"),
         ("ping", "/ping @NAME", "measure the round trip to a peer across the mesh (a sealed ping and pong)"),
@@ -168,6 +171,11 @@ public enum ChatCommand: Sendable, Hashable {
         case "files":
             try noArgument(name, argument)
             return .files
+        case "cancel":
+            guard !argument.isEmpty, !argument.contains(" "), argument.allSatisfy(\.isHexDigit), argument.allSatisfy(\.isASCII) else {
+                throw .badArgument(command: "cancel", "a transfer id (hex digits, from /files) is required")
+            }
+            return .cancelFile(argument.lowercased())
         case "reply", "r":
             guard !argument.isEmpty else { throw .badArgument(command: "reply", "the text is missing") }
             return .reply(argument)

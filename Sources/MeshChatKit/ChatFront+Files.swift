@@ -31,6 +31,20 @@ extension ChatFront {
         emit(.files(await files.running))
     }
 
+    /// `/cancel ID`: stops the one running transfer whose id starts with `prefix`; its
+    /// ``ChatOutput/file(_:)`` failure (`cancelled`) follows.
+    func cancelFile(_ prefix: String) async {
+        let usage = ChatCommand.usages.first { $0.name == "cancel" }?.usage ?? "/cancel ID"
+        guard let files else { return emit(.error("/cancel: file transfer is off in this chat")) }
+        let matches = await files.running.filter { $0.info.id.hex.hasPrefix(prefix) }
+        guard matches.count == 1, let match = matches.first else {
+            return emit(.error(matches.isEmpty
+                ? "/cancel: no file transfer \(prefix) is running (see /files); usage: \(usage)"
+                : "/cancel: \(prefix) matches \(matches.count) transfers; give more of the id; usage: \(usage)"))
+        }
+        await files.cancel(match.info.id)
+    }
+
     /// An absolute path for what the user typed: `~` and `~/…` are the home directory, a relative
     /// path is relative to the working directory.
     /// - Parameters:

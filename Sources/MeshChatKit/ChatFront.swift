@@ -206,6 +206,8 @@ public struct ChatFront: Sendable {
             await sendFile(to: target, path: path)
         case .files:
             await listFiles()
+        case .cancelFile(let prefix):
+            await cancelFile(prefix)
         case .mesh:
             emit(.mesh(meshRows()))
         case .ping(let target):

@@ -112,7 +112,7 @@ struct FileTransferTests {
         try await PlacesMeshTests.stop(alice, bob, carol)
     }
 
-    @Test("a missing file, a file over 64 MiB, an unknown peer and a missing argument are one-line errors with the usage, nothing sent; a blocked sender is refused")
+    @Test("a missing file, a file over 64 MiB, an unknown peer and a missing argument are one-line errors with the usage, nothing sent; a blocked sender is refused; /files and /cancel")
     func errorsAndBlocked() async throws {
         let directory = TemporaryDirectory()
         let downloads = directory.appending("bob-downloads")
@@ -156,6 +156,27 @@ struct FileTransferTests {
         let received = try #require(JSONLine(try await bob.waitForEvent("\"event\":\"fileReceived\"")))
         #expect(received.string("path") == downloads + "/note.txt")
         #expect(try String(contentsOfFile: downloads + "/note.txt", encoding: .utf8) == "hello")
+
+        // /files lists a running transfer; /cancel stops it on both sides and leaves no .part file.
+        let large = directory.appending("large.bin")
+        _ = try Self.randomFile(large, bytes: 16 * 1024 * 1024)
+        alice.send("/send @bob \(large)")
+        try await bob.waitForEvent("\"event\":\"fileProgress\"", "large.bin")
+        let files = try await PlacesMeshTests.ask(alice, "/files", "\"event\":\"files\"")
+        let rows = try #require(files.object["transfers"] as? [[String: Any]])
+        #expect(rows.count == 1)
+        #expect(rows.first?["name"] as? String == "large.bin")
+        #expect(rows.first?["direction"] as? String == "outgoing")
+        let id = try #require(rows.first?["id"] as? String)
+        try await PlacesMeshTests.ask(alice, "/cancel ffffffffffffffff", "\"event\":\"error\"", "no file transfer")
+        alice.send("/cancel \(id.prefix(8))")
+        let mine = try #require(JSONLine(try await alice.waitForEvent("\"event\":\"fileFailed\"", id)))
+        #expect(mine.string("code") == "cancelled")
+        #expect(mine.object["by_peer"] as? Bool == false)
+        let theirs = try #require(JSONLine(try await bob.waitForEvent("\"event\":\"fileFailed\"", id)))
+        #expect(theirs.string("code") == "cancelled")
+        #expect(theirs.object["by_peer"] as? Bool == true)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: downloads) == ["note.txt"])
         try await PlacesMeshTests.stop(alice, bob)
     }
 }

@@ -86,6 +86,14 @@ struct ChatCommandTests {
         #expect(Self.parseError("/files now")?.message.contains("usage: /files") == true)
     }
 
+    @Test("/cancel takes one transfer id or prefix in hex")
+    func cancelFile() throws {
+        #expect(try ChatCommand.parse("/cancel 5D1F0C2E") == .cancelFile("5d1f0c2e"))
+        for line in ["/cancel", "/cancel xyz", "/cancel 5d 1f"] {
+            #expect(Self.parseError(line)?.message.contains("usage: /cancel ID") == true, "\(line)")
+        }
+    }
+
     @Test("/send without a peer or a file gives its usage", arguments: ["/send", "/send @carol", "/send @carol   ", "/send @ file"])
     func sendFileErrors(line: String) {
         #expect(Self.parseError(line)?.message.contains("usage: /send @NAME FILE") == true, "\(line)")
