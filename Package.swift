@@ -111,6 +111,7 @@ let package = Package(
             name: "MeshMessaging",
             dependencies: [
                 "MeshSession", "MeshStore", "MeshTransport", "MeshWire", "MeshLink",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -195,12 +196,20 @@ let package = Package(
         ),
         .testTarget(name: "MeshChatKitTests", dependencies: ["MeshChatKit", "MeshTestSupport"]),
         .testTarget(
+            name: "MeshMessagingTests",
+            dependencies: [
+                "MeshMessaging", "MeshSession", "MeshLink", "MeshWire",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
             name: "MeshPlacesTests",
             dependencies: ["MeshPlaces", "Places", "MeshSession", "MeshStore", "MeshWire", "MeshLink", .product(name: "Logging", package: "swift-log")]
         ),
         // Optimised even in debug builds: the brute-force oracle scans ~300k real places per query.
         .testTarget(name: "PlacesTests", dependencies: ["Places"], swiftSettings: [.unsafeFlags(["-O"])]),
-        .testTarget(name: "IntegrationTests", dependencies: ["MeshTestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["MeshTestSupport", .product(name: "Crypto", package: "swift-crypto")]),
     ]
 )
 

@@ -13,6 +13,12 @@ public enum ChatCommand: Sendable, Hashable {
     case privateMessage(to: String, text: String)
     /// `/route @name`: the path to a node with each link's latency.
     case route(String)
+    /// `/send @name FILE`: send a file, end-to-end encrypted, to one node (PROTOCOL.md §16).
+    case sendFile(to: String, path: String)
+    /// `/files`: the file transfers running now, with their progress.
+    case files
+    /// `/cancel ID`: stop a file transfer (its id, or a prefix of it, from `/files`).
+    case cancelFile(String)
     /// `/reply text`: a private line to the last peer who sent me one.
     case reply(String)
     /// `/mesh`: the topology as this node knows it, as a text graph.
@@ -90,6 +96,9 @@ public enum ChatCommand: Sendable, Hashable {
         ("peers", "/peers", "list connected, reachable and discovered peers: id, state, hops, next hop, address"),
         ("nick", "/nick NAME", "change your display name (1 to 63 bytes) for this run; every peer sees the change at once"),
         ("msg", "/msg @NAME TEXT", "send a private line, end-to-end encrypted, to one peer (name or id prefix); it waits for a route"),
+        ("send", "/send @NAME FILE", "send a file (at most 64 MiB), end-to-end encrypted, to one peer anywhere in the mesh; it lands in their downloads directory"),
+        ("files", "/files", "list the file transfers running now, both ways, with their progress"),
+        ("cancel", "/cancel ID", "stop a file transfer, either way (ID: its id or a prefix of it, as /files shows)"),
         ("reply", "/reply TEXT", "send a private line to the last peer who sent you one"),
         ("route", "/route @NAME", "show the path to a peer across the mesh with each link's latency"),
         ("ping", "/ping @NAME", "measure the round trip to a peer across the mesh (a sealed ping and pong)"),
@@ -160,6 +169,25 @@ public enum ChatCommand: Sendable, Hashable {
                 throw .badArgument(command: "msg", "the text is missing")
             }
             return .privateMessage(to: target, text: String(pieces[1]))
+        case "send":
+            let pieces = argument.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+            guard let target = pieces.first.map({ String($0).trimmingPrefix("@") }), !target.isEmpty else {
+                throw .badArgument(command: "send", "a peer is required")
+            }
+            var path = pieces.count == 2 ? String(pieces[1]).trimmingWhitespace() : ""
+            if path.count >= 2, let first = path.first, first == "\"" || first == "'", path.last == first {
+                path = String(path.dropFirst().dropLast())
+            }
+            guard !path.isEmpty else { throw .badArgument(command: "send", "the file is missing") }
+            return .sendFile(to: target, path: path)
+        case "files":
+            try noArgument(name, argument)
+            return .files
+        case "cancel":
+            guard !argument.isEmpty, !argument.contains(" "), argument.allSatisfy(\.isHexDigit), argument.allSatisfy(\.isASCII) else {
+                throw .badArgument(command: "cancel", "a transfer id (hex digits, from /files) is required")
+            }
+            return .cancelFile(argument.lowercased())
         case "reply", "r":
             guard !argument.isEmpty else { throw .badArgument(command: "reply", "the text is missing") }
             return .reply(argument)

@@ -37,6 +37,7 @@ public struct ChatFront: Sendable {
     private let book = PeerBook()
     let options: Options
     private let finder: PeerFinder?
+    let files: FileTransfers?
     private let show: @Sendable (ChatOutput) -> Void
     private let logger: Logger
 
@@ -47,12 +48,13 @@ public struct ChatFront: Sendable {
     ///   - places: place lookups and pins over that session.
     ///   - options: output options.
     ///   - finder: discovery, or `nil` without it (`--no-discovery`).
+    ///   - files: file transfer (`/send`), or `nil` without it.
     ///   - logger: for diagnostics (stderr in the executable).
     ///   - write: writes one line of output (stdout in the executable).
-    public init(session: Session, messenger: Messenger, places: PlaceService, options: Options, finder: PeerFinder? = nil, logger: Logger,
+    public init(session: Session, messenger: Messenger, places: PlaceService, options: Options, finder: PeerFinder? = nil, files: FileTransfers? = nil, logger: Logger,
                 write: @escaping @Sendable (String) -> Void) {
         let json = options.json
-        self.init(session: session, messenger: messenger, places: places, options: options, finder: finder, logger: logger,
+        self.init(session: session, messenger: messenger, places: places, options: options, finder: finder, files: files, logger: logger,
                   show: { output in if let line = Self.render(output, json: json) { write(line) } })
     }
 
@@ -64,14 +66,16 @@ public struct ChatFront: Sendable {
     ///   - places: place lookups and pins over that session.
     ///   - options: output options.
     ///   - finder: discovery, or `nil` without it (`--no-discovery`).
+    ///   - files: file transfer (`/send`), or `nil` without it.
     ///   - logger: for diagnostics (stderr in the executable).
     ///   - show: shows one output; called from several tasks, so it must be thread-safe.
-    public init(session: Session, messenger: Messenger, places: PlaceService, options: Options, finder: PeerFinder? = nil, logger: Logger,
+    public init(session: Session, messenger: Messenger, places: PlaceService, options: Options, finder: PeerFinder? = nil, files: FileTransfers? = nil, logger: Logger,
                 show: @escaping @Sendable (ChatOutput) -> Void) {
         self.session = session
         self.messenger = messenger
         self.places = places
         self.finder = finder
+        self.files = files
         self.options = options
         self.logger = logger
         self.show = show
@@ -96,7 +100,10 @@ public struct ChatFront: Sendable {
     /// - Parameter lines: the user's lines.
     public func run<Lines: AsyncSequence & Sendable>(lines: Lines) async throws where Lines.Element == String {
         let session = self.session
-        if let blocked = try? await messenger.blocked() { await places.setBlocked(Set(blocked.keys)) }
+        if let blocked = try? await messenger.blocked() {
+            await places.setBlocked(Set(blocked.keys))
+            await files?.setBlocked(Set(blocked.keys))
+        }
         try await withThrowingTaskGroup(of: RunChild.self) { group in
             group.addTask {
                 try await session.run()
@@ -116,11 +123,22 @@ public struct ChatFront: Sendable {
                     return .other
                 }
             }
+            if let files {
+                group.addTask {
+                    await files.run()
+                    return .other
+                }
+                group.addTask {
+                    for await event in files.events { self.emit(.file(event)) }
+                    return .other
+                }
+            }
             group.addTask {
                 for try await line in lines {
                     if await self.handle(line) == .quit { break }
                 }
                 if !self.options.keepRunningAfterInput {
+                    await self.files?.cancelAll()
                     await session.disconnect()
                 }
                 return .other
@@ -184,6 +202,12 @@ public struct ChatFront: Sendable {
             } catch {
                 emit(.error("nothing was sent: \(error)"))
             }
+        case .sendFile(let target, let path):
+            await sendFile(to: target, path: path)
+        case .files:
+            await listFiles()
+        case .cancelFile(let prefix):
+            await cancelFile(prefix)
         case .mesh:
             emit(.mesh(meshRows()))
         case .ping(let target):
@@ -210,6 +234,7 @@ public struct ChatFront: Sendable {
                 case .success(let peer):
                     try await messenger.block(peer)
                     await places.setBlocked(Set(try await messenger.blocked().keys))
+                    await files?.setBlocked(Set(try await messenger.blocked().keys))
                     emit(.blocked(try await blockedPeers()))
                 }
             } catch {
@@ -224,6 +249,7 @@ public struct ChatFront: Sendable {
                 case .success(let peer):
                     try await messenger.unblock(peer.id)
                     await places.setBlocked(Set(try await messenger.blocked().keys))
+                    await files?.setBlocked(Set(try await messenger.blocked().keys))
                     emit(.blocked(try await blockedPeers()))
                 }
             } catch {
@@ -361,6 +387,7 @@ public struct ChatFront: Sendable {
             case .session(let event):
                 show(event)
                 for change in await places.handle(event) { await show(change) }
+                await files?.handle(event)
             case .message(let message):
                 var isPrivate = false
                 var room: String?
@@ -416,7 +443,7 @@ public struct ChatFront: Sendable {
             book.note(peer)
             if memory.lastPrivateSender?.id == peer.id { memory.lastPrivateSender = peer }
             emit(.nick(peer, previous: previous, isMe: false))
-        case .receipt, .places, .room:
+        case .receipt, .places, .room, .file:
             break
         }
     }

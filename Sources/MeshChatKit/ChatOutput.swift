@@ -1,4 +1,5 @@
 import Foundation
+import MeshMessaging
 import MeshPlaces
 import MeshSession
 import Places
@@ -77,6 +78,10 @@ public enum ChatOutput: Sendable {
     case left(room: String, now: String?)
     /// The answer to `/rooms`: joined rooms, and the one typed lines go to.
     case rooms([String], active: String?)
+    /// A file transfer began, progressed, or ended (`/send`, or a file from a peer; PROTOCOL.md §16).
+    case file(FileTransferEvent)
+    /// The answer to `/files`: the transfers running now.
+    case files([FileTransferProgress])
     /// Something went wrong; nothing was sent.
     case error(String)
     /// A notice for people (text mode only).
@@ -321,6 +326,10 @@ public struct JSONRenderer: Sendable {
             return .object([("event", "left"), ("room", .string(room)), ("now", now.map { .string($0) } ?? .null)])
         case .rooms(let rooms, let active):
             return .object([("event", "rooms"), ("rooms", .array(rooms.map { .string($0) })), ("active", active.map { .string($0) } ?? .null)])
+        case .file(let event):
+            return FileOutput.json(event)
+        case .files(let transfers):
+            return FileOutput.json(transfers)
         case .error(let message):
             return .object([("event", "error"), ("message", .string(message))])
         case .notice:
@@ -373,7 +382,7 @@ public struct JSONRenderer: Sendable {
         return .object(members)
     }
 
-    private static func peer(_ peer: PeerID) -> JSONValue {
+    static func peer(_ peer: PeerID) -> JSONValue {
         .object([("id", .string(peer.id.hex)), ("name", .string(peer.displayName))])
     }
 
@@ -543,6 +552,10 @@ public struct TextRenderer: Sendable {
         case .rooms(let rooms, let active):
             if rooms.isEmpty { return "* you are in no room; your lines go to everyone in the mesh (/join #room)" }
             return "* rooms: " + rooms.map { $0 == active ? "\($0) (active)" : $0 }.joined(separator: ", ")
+        case .file(let event):
+            return FileOutput.text(event)
+        case .files(let transfers):
+            return FileOutput.text(transfers)
         case .error(let message):
             return "! \(message)"
         case .notice(let text):

@@ -33,6 +33,8 @@ public struct ChatSettings: Sendable, Hashable {
     public var manual: Bool?
     /// Pairs announced to browsing peers (discoveryInfo).
     public var info: [String: String]?
+    /// Where received files go (absolute once read from a file or the command line).
+    public var downloads: String?
 
     /// Creates settings with nothing set.
     public init() {}
@@ -57,6 +59,7 @@ public struct ChatSettings: Sendable, Hashable {
         merged.discovery = discovery ?? lower.discovery
         merged.manual = manual ?? lower.manual
         merged.info = info ?? lower.info
+        merged.downloads = downloads ?? lower.downloads
         return merged
     }
 }

@@ -50,6 +50,7 @@ public enum ConfigFile {
         Key(name: "info", expects: "a table of strings (KEY = \"VALUE\")"),
         Key(name: "places", expects: "a string (a place data file) or a list of them"),
         Key(name: "location", expects: "a string \"LAT,LON\" in decimal degrees"),
+        Key(name: "downloads", expects: "a string: the directory received files go to"),
         Key(name: "log_level", expects: "one of " + Logger.Level.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")),
     ]
 
@@ -159,6 +160,10 @@ extension ConfigFile {
                 let directory = try string(key, value)
                 guard !directory.isEmpty else { throw error(.invalidValue, key, "the directory is empty") }
                 settings.dataDirectory = resolve(directory)
+            case "downloads":
+                let directory = try string(key, value)
+                guard !directory.isEmpty else { throw error(.invalidValue, key, "the directory is empty") }
+                settings.downloads = resolve(directory)
             case "places":
                 let files = try strings(key, value)
                 if let empty = files.firstIndex(of: "") { throw error(.invalidValue, key, "file \(empty + 1) is empty") }

@@ -151,6 +151,8 @@ public struct TerminalStyle: Sendable {
             return notices(TextRenderer().render(output), stamp: stamp, peer: peer)
         case .pin(let pin, _), .unpinned(let pin, _):
             return notices(TextRenderer().render(output), stamp: stamp, peer: pin.author)
+        case .file(let event):
+            return notices(TextRenderer().render(output), stamp: stamp, peer: FileOutput.peer(event))
         default:
             return notices(TextRenderer().render(output), stamp: stamp)
         }

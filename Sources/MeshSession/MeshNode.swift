@@ -421,12 +421,17 @@ final class MeshNode: Sendable {
             logger.notice("dropped a sealed packet", metadata: ["mesh.origin": "\(header.origin.shortHex)", "error": "\(error)"])
             return nil
         }
-        // Data has nothing else to recognise a replay by once the duplicate cache forgot its packet
-        // id; chat lines are deduplicated by message id on disk and receipts are idempotent, so a
+        // Data and file messages (§16) have nothing else to recognise a replay by once the duplicate
+        // cache forgot its packet id; chat lines are deduplicated by message id on disk and receipts are idempotent, so a
         // laptop whose clock is far off still chats (§13.6).
         let skew = Duration.milliseconds(abs(Self.nowMilliseconds - plaintext.sealedAtMs))
-        if case .data? = plaintext.content, skew > Self.freshness {
-            logger.notice("dropped sealed data: its clock differs from ours by more than \(Self.freshness) (a replay, or a clock far off)",
+        var heldToClock = false
+        switch plaintext.content {
+        case .data?, .file?: heldToClock = true
+        default: break
+        }
+        if heldToClock, skew > Self.freshness {
+            logger.notice("dropped sealed data or a file message: its clock differs from ours by more than \(Self.freshness) (a replay, or a clock far off)",
                           metadata: ["mesh.origin": "\(header.origin.shortHex)"])
             return nil
         }
@@ -453,6 +458,8 @@ final class MeshNode: Sendable {
             return .received(ReceivedMessage(sender: sender, mode: .reliable, content: .data(data.payload), hops: hops, isPrivate: true))
         case .places(let places):
             return .places(places, from: sender, hops: hops, isPrivate: true)
+        case .file(let file):
+            return .file(file, from: sender, hops: hops)
         case .ping, .pong:
             return nil
         case nil:

@@ -240,6 +240,12 @@ public final class ChatProcess: @unchecked Sendable {
             guard ContinuousClock.now < deadline else { throw failure("still running after \(timeout)") }
             try await Task.sleep(for: .milliseconds(20))  // bounded polling for exit: Process has no async wait
         }
+        // The exit can be seen before the reader has taken the last bytes of stdout: wait for its
+        // end of file too, so `output` is complete when this returns.
+        while !lock.withLock({ stdoutClosed }) {
+            guard ContinuousClock.now < deadline else { throw failure("stdout still open after \(timeout)") }
+            try await Task.sleep(for: .milliseconds(5))
+        }
         return process.terminationStatus
     }
 

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import MeshChatKit
 import MeshDiscovery
+import MeshMessaging
 import Places
 
 /// The options that start a node, shared by the chat and `meshchat send`: each is optional so
@@ -86,11 +87,18 @@ struct NodeOptions: ParsableArguments {
     /// - Returns: the settings.
     /// - Throws: ``ConfigFileError`` for a configuration file that cannot be used;
     ///   `ValidationError` for a combination that makes no sense.
+    /// A path from the command line: `~` expanded, a relative one taken from the working directory.
+    static func absolutePath(_ path: String) -> String {
+        let expanded = (path as NSString).expandingTildeInPath
+        return expanded.hasPrefix("/") ? expanded : FileManager.default.currentDirectoryPath + "/" + expanded
+    }
+
     func resolve(adding extra: ChatSettings = ChatSettings()) throws -> NodeSettings {
         let file = try ConfigFile.load(path: config, environment: ProcessInfo.processInfo.environment)
         var flags = commandLine
         flags.manual = extra.manual
         flags.info = extra.info
+        flags.downloads = extra.downloads
         return try NodeSettings(flags.overriding(file))
     }
 }
@@ -109,6 +117,8 @@ struct NodeSettings: Sendable {
     var places: [String]
     var location: Places.Coordinate?
     var logLevel: Logger.Level
+    /// Where received files go (the chat's `--downloads`, or the file's `downloads`).
+    var downloads: String
 
     /// Fills in the defaults.
     /// - Parameter settings: the layered settings (every value already validated).
@@ -126,6 +136,7 @@ struct NodeSettings: Sendable {
         places = settings.places ?? []
         location = settings.location
         logLevel = settings.logLevel ?? .notice
+        downloads = settings.downloads ?? FileTransfers.defaultDownloads(environment: ProcessInfo.processInfo.environment)
         if manual && !discovery {
             throw ValidationError("--manual needs discovery; it cannot be combined with --no-discovery (or discovery = false in the configuration file).")
         }

@@ -22,7 +22,7 @@ struct MeshChat: AsyncParsableCommand {
             Settings may also come from a TOML configuration file, $XDG_CONFIG_HOME/meshchat/config.toml \
             (else ~/.config/meshchat/config.toml) or --config FILE: keys name, port, connect, data_dir, hop_limit, \
             service, discovery, manual, info, places, location (LAT,LON: your location until /here sets one), \
-            log_level. Options on the command line override the file.
+            downloads, log_level. Options on the command line override the file.
             Exit status: 0 after /quit or the end of input; 1 when the chat cannot start (a port in use, \
             an unreadable key file, another meshchat running with the same data directory); 64 for a bad \
             command line; 78 for a bad configuration file (the message names the file, line and key).
@@ -48,6 +48,9 @@ struct MeshChat: AsyncParsableCommand {
 
     @Option(name: .long, help: ArgumentHelp("Announce KEY=VALUE to browsing peers (discoveryInfo); repeatable.", valueName: "KEY=VALUE"))
     var info: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Where received files go, created with mode 0700 (default: $XDG_DOWNLOAD_DIR/meshchat or ~/Downloads/meshchat).", valueName: "DIR"))
+    var downloads: String?
 
     @Flag(name: .long, help: "Print one JSON object per event on stdout.")
     var json = false
@@ -87,6 +90,7 @@ struct MeshChat: AsyncParsableCommand {
             var extra = ChatSettings()
             extra.manual = manual
             extra.info = info.isEmpty ? nil : try Self.discoveryInfo(info)
+            extra.downloads = downloads.map(NodeOptions.absolutePath)
             settings = try node.resolve(adding: extra)
         } catch let error as ConfigFileError {
             if json { output.writeLine(JSONRenderer().render(.error("\(error)")) ?? "") }
@@ -117,8 +121,9 @@ struct MeshChat: AsyncParsableCommand {
                 if let terminal { terminal.show($0) } else if let line = ChatFront.render($0, json: json) { output.writeLine(line) }
             }
             let finder = try node.finder(mode: settings.manual ? .manual : .automatic, render: render)
+            let files = FileTransfers(session: node.session, downloads: settings.downloads, logger: logger)
             front = ChatFront(session: node.session, messenger: node.messenger, places: node.places, options: options, finder: finder,
-                              logger: logger, show: render)
+                              files: files, logger: logger, show: render)
             front.emit(.ready(id: node.me.peerID.id.hex, name: node.me.peerID.displayName, port: node.port))
             node.connectToGivenPeers()
             if let terminal, let problem = terminal.keepHistory(in: settings.dataDirectory) {

@@ -1,4 +1,4 @@
-import MeshChatKit
+@testable import MeshChatKit
 import Testing
 
 /// `ChatCommand.parse` and `HostPort.parse`: pure, no I/O.
@@ -70,6 +70,41 @@ struct ChatCommandTests {
     ])
     func meshCommandErrors(line: String, usage: String) {
         #expect(Self.parseError(line)?.message.contains("usage: \(usage)") == true, "\(line)")
+    }
+
+    @Test("/send @name FILE parses; @ is optional, the path keeps its spaces and loses surrounding quotes")
+    func sendFile() throws {
+        #expect(try ChatCommand.parse("/send @carol ~/report.pdf") == .sendFile(to: "carol", path: "~/report.pdf"))
+        #expect(try ChatCommand.parse("/send carol holiday photos.zip") == .sendFile(to: "carol", path: "holiday photos.zip"))
+        #expect(try ChatCommand.parse("/send @carol \"a b.txt\"") == .sendFile(to: "carol", path: "a b.txt"))
+        #expect(try ChatCommand.parse("/SEND @4fc5 /tmp/x") == .sendFile(to: "4fc5", path: "/tmp/x"))
+    }
+
+    @Test("/files lists transfers and takes no argument")
+    func files() throws {
+        #expect(try ChatCommand.parse("/files") == .files)
+        #expect(Self.parseError("/files now")?.message.contains("usage: /files") == true)
+    }
+
+    @Test("/cancel takes one transfer id or prefix in hex")
+    func cancelFile() throws {
+        #expect(try ChatCommand.parse("/cancel 5D1F0C2E") == .cancelFile("5d1f0c2e"))
+        for line in ["/cancel", "/cancel xyz", "/cancel 5d 1f"] {
+            #expect(Self.parseError(line)?.message.contains("usage: /cancel ID") == true, "\(line)")
+        }
+    }
+
+    @Test("/send without a peer or a file gives its usage", arguments: ["/send", "/send @carol", "/send @carol   ", "/send @ file"])
+    func sendFileErrors(line: String) {
+        #expect(Self.parseError(line)?.message.contains("usage: /send @NAME FILE") == true, "\(line)")
+    }
+
+    @Test("/send resolves ~ and relative paths")
+    func sendFileResolvesPaths() {
+        #expect(ChatFront.resolve("~/a.txt", home: "/home/me", workingDirectory: "/w") == "/home/me/a.txt")
+        #expect(ChatFront.resolve("~", home: "/home/me", workingDirectory: "/w") == "/home/me")
+        #expect(ChatFront.resolve("docs/../a.txt", home: "/home/me", workingDirectory: "/w") == "/w/a.txt")
+        #expect(ChatFront.resolve("/abs/b", home: "/home/me", workingDirectory: "/w") == "/abs/b")
     }
 
     @Test("a port must be digits only", arguments: ["a:+7000", "a:7000 ", "a:٣"])

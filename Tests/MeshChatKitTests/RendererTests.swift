@@ -1,5 +1,6 @@
 import Foundation
 @testable import MeshChatKit
+import MeshMessaging
 import MeshPlaces
 import MeshSession
 import Places
@@ -60,6 +61,15 @@ struct RendererTests {
         case .joined: "joined"
         case .left: "left"
         case .rooms: "rooms"
+        case .file(let event):
+            switch event {
+            case .offered: "fileOffered"
+            case .progress: "fileProgress"
+            case .sent: "fileSent"
+            case .received: "fileReceived"
+            case .failed: "fileFailed"
+            }
+        case .files: "files"
         case .notice: nil
         }
     }
@@ -105,7 +115,23 @@ struct RendererTests {
         Case(label: "sent (room)", output: .sent(id: "fd8095e0a793f5c229f0b9d96f65b7d4", text: "noon?", to: [bob], room: "#lunch"),
              keys: ["id", "text", "to", "private", "status", "room"], nested: ["to": peerKeys]),
     ]
-    static let cases: [Case] = placeCases + roomCases + [
+    static let file = FileTransferInfo(id: FileTransferID(bytes: Data(repeating: 0x5d, count: 16))!, direction: .outgoing, peer: carol,
+                                       name: "report.pdf", size: 3_158_073, sha256: String(repeating: "9f", count: 32))
+    static let fileCases: [Case] = [
+        Case(label: "fileOffered", output: .file(.offered(file)), keys: ["id", "direction", "peer", "name", "size", "sha256"],
+             nested: ["peer": peerKeys]),
+        Case(label: "fileProgress", output: .file(.progress(file, bytes: 1_200_000)), keys: ["id", "direction", "peer", "name", "bytes", "size"],
+             nested: ["peer": peerKeys]),
+        Case(label: "fileSent", output: .file(.sent(file)), keys: ["id", "to", "name", "size", "sha256"], nested: ["to": peerKeys]),
+        Case(label: "fileReceived", output: .file(.received(file, path: "/home/carol/Downloads/meshchat/report.pdf")),
+             keys: ["id", "from", "name", "path", "size", "sha256"], nested: ["from": peerKeys]),
+        Case(label: "fileFailed", output: .file(.failed(file, FileTransferFailure(.refused, "the receiver does not take files from you", byPeer: true))),
+             keys: ["id", "direction", "peer", "name", "code", "reason", "by_peer"], nested: ["peer": peerKeys]),
+        Case(label: "files", output: .files([FileTransferProgress(info: file, bytes: 600_000)]), keys: ["transfers"],
+             nested: ["transfers": ["id", "direction", "peer", "name", "bytes", "size"]]),
+        Case(label: "files (none)", output: .files([]), keys: ["transfers"]),
+    ]
+    static let cases: [Case] = placeCases + roomCases + fileCases + [
         Case(label: "ready", output: .ready(id: bob.id.hex, name: "bob", port: 47001), keys: ["id", "name", "port"]),
         Case(label: "peer connected", output: .peer(bob, state: "connected", address: "127.0.0.1:53296", reason: nil),
              keys: ["peer", "state", "address"], nested: ["peer": peerKeys]),
@@ -258,6 +284,25 @@ struct RendererTests {
         let failed = try #require(TextRenderer().render(.connectFailed(address: "127.0.0.1:9", reason: "connection refused")))
         #expect(failed.hasPrefix("! "))
         #expect(failed.contains("127.0.0.1:9") && failed.contains("connection refused"))
+    }
+
+    @Test("text: file transfers are notices with name, size, peer and percentage; a failure starts with \"! \" and gives the reason")
+    func textFiles() throws {
+        let renderer = TextRenderer()
+        var incoming = Self.file
+        incoming.direction = .incoming
+        #expect(renderer.render(.file(.offered(Self.file))) == "* offering report.pdf (3.0 MiB) to carol \"c\"…")
+        #expect(renderer.render(.file(.offered(incoming))) == "* receiving report.pdf (3.0 MiB) from carol \"c\"…")
+        #expect(renderer.render(.file(.progress(Self.file, bytes: 1_579_037))) == "* report.pdf to carol \"c\": 50% (1.5 MiB of 3.0 MiB)")
+        let sent = try #require(renderer.render(.file(.sent(Self.file))))
+        #expect(sent.hasPrefix("* sent report.pdf (3.0 MiB) to carol \"c\""))
+        #expect(sent.contains("9f9f9f9f"))
+        #expect(renderer.render(.file(.received(incoming, path: "/d/report.pdf")))?.hasSuffix(": /d/report.pdf") == true)
+        let failed = try #require(renderer.render(.file(.failed(Self.file, FileTransferFailure(.refused, "the receiver does not take files from you", byPeer: true)))))
+        #expect(failed == "! file report.pdf to carol \"c\" failed: the peer cancelled: the receiver does not take files from you")
+        #expect(renderer.render(.files([])) == "* no file transfers running")
+        let list = try #require(renderer.render(.files([FileTransferProgress(info: Self.file, bytes: 789_519)])))
+        #expect(list == "* file transfers:\n  5d5d5d5d report.pdf to carol \"c\": 25% (771.0 KiB of 3.0 MiB)")
     }
 
     @Test("text: ready names the port, peers and help are readable, a sent line is not echoed")

@@ -531,6 +531,15 @@ public nonisolated struct Meshchat_V1_Sealed: Sendable {
     set {content = .pong(newValue)}
   }
 
+  /// §16: file transfer (offer, chunks, acknowledgements, completion, cancel)
+  public var file: Meshchat_V1_FileTransfer {
+    get {
+      if case .file(let v)? = content {return v}
+      return Meshchat_V1_FileTransfer()
+    }
+    set {content = .file(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Content: Equatable, Sendable {
@@ -543,6 +552,8 @@ public nonisolated struct Meshchat_V1_Sealed: Sendable {
     case ping(Meshchat_V1_Ping)
     /// §13.10
     case pong(Meshchat_V1_Pong)
+    /// §16: file transfer (offer, chunks, acknowledgements, completion, cancel)
+    case file(Meshchat_V1_FileTransfer)
 
   }
 
@@ -852,6 +863,169 @@ public nonisolated struct Meshchat_V1_RoomText: Sendable {
 
   /// Unix ms when the author wrote it
   public var sentAtMs: Int64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// §16 one message of a file transfer between two nodes, sealed end to end.
+public nonisolated struct Meshchat_V1_FileTransfer: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// 16 random bytes chosen by the sender, the same in every message of the transfer
+  public var transferID: Data = Data()
+
+  public var body: Meshchat_V1_FileTransfer.OneOf_Body? = nil
+
+  /// sender → receiver
+  public var offer: Meshchat_V1_FileOffer {
+    get {
+      if case .offer(let v)? = body {return v}
+      return Meshchat_V1_FileOffer()
+    }
+    set {body = .offer(newValue)}
+  }
+
+  /// sender → receiver
+  public var chunk: Meshchat_V1_FileChunk {
+    get {
+      if case .chunk(let v)? = body {return v}
+      return Meshchat_V1_FileChunk()
+    }
+    set {body = .chunk(newValue)}
+  }
+
+  /// receiver → sender: accepted (first ack) and flow control
+  public var ack: Meshchat_V1_FileAck {
+    get {
+      if case .ack(let v)? = body {return v}
+      return Meshchat_V1_FileAck()
+    }
+    set {body = .ack(newValue)}
+  }
+
+  /// receiver → sender: stored, SHA-256 verified
+  public var done: Meshchat_V1_FileDone {
+    get {
+      if case .done(let v)? = body {return v}
+      return Meshchat_V1_FileDone()
+    }
+    set {body = .done(newValue)}
+  }
+
+  /// either way: refused or abandoned
+  public var cancel: Meshchat_V1_FileCancel {
+    get {
+      if case .cancel(let v)? = body {return v}
+      return Meshchat_V1_FileCancel()
+    }
+    set {body = .cancel(newValue)}
+  }
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public nonisolated enum OneOf_Body: Equatable, Sendable {
+    /// sender → receiver
+    case offer(Meshchat_V1_FileOffer)
+    /// sender → receiver
+    case chunk(Meshchat_V1_FileChunk)
+    /// receiver → sender: accepted (first ack) and flow control
+    case ack(Meshchat_V1_FileAck)
+    /// receiver → sender: stored, SHA-256 verified
+    case done(Meshchat_V1_FileDone)
+    /// either way: refused or abandoned
+    case cancel(Meshchat_V1_FileCancel)
+
+  }
+
+  public init() {}
+}
+
+/// §16.2 "may I send you this file?"
+public nonisolated struct Meshchat_V1_FileOffer: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// 1–255 bytes of UTF-8; sanitised by the receiver (§16.6)
+  public var name: String = String()
+
+  /// bytes, 0 – 67,108,864
+  public var size: UInt64 = 0
+
+  /// 32 bytes: SHA-256 of the whole content
+  public var sha256: Data = Data()
+
+  /// bytes per chunk (the last may be shorter), 1,024 – 60,000
+  public var chunkSize: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// §16.3 one piece of the file.
+public nonisolated struct Meshchat_V1_FileChunk: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// 0-based; the chunk's bytes start at index × chunk_size
+  public var index: UInt32 = 0
+
+  /// exactly chunk_size bytes, or the remainder for the last chunk
+  public var data: Data = Data()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// §16.4 acknowledgement and flow control.
+public nonisolated struct Meshchat_V1_FileAck: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// every chunk below this is stored
+  public var next: UInt32 = 0
+
+  /// chunks at or above next that are stored too (≤ the window)
+  public var received: [UInt32] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// §16.5 the receiver stored the whole file and its SHA-256 matches the offer's.
+public nonisolated struct Meshchat_V1_FileDone: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// 32 bytes, the hash the receiver computed
+  public var sha256: Data = Data()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// §16.5 the transfer is over without the file: refused, abandoned or failed.
+public nonisolated struct Meshchat_V1_FileCancel: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// §16.5 reason code
+  public var code: UInt32 = 0
+
+  /// ≤ 256 bytes of UTF-8, for people
+  public var reason: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1689,7 +1863,7 @@ nonisolated extension Meshchat_V1_Broadcast: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Meshchat_V1_Sealed: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Sealed"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}identity_key\0\u{3}static_signature\0\u{3}display_name\0\u{3}sealed_at_ms\0\u{1}chat\0\u{1}receipt\0\u{1}data\0\u{1}places\0\u{1}ping\0\u{1}pong\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}identity_key\0\u{3}static_signature\0\u{3}display_name\0\u{3}sealed_at_ms\0\u{1}chat\0\u{1}receipt\0\u{1}data\0\u{1}places\0\u{1}ping\0\u{1}pong\0\u{1}file\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1779,6 +1953,19 @@ nonisolated extension Meshchat_V1_Sealed: SwiftProtobuf.Message, SwiftProtobuf._
           self.content = .pong(v)
         }
       }()
+      case 11: try {
+        var v: Meshchat_V1_FileTransfer?
+        var hadOneofValue = false
+        if let current = self.content {
+          hadOneofValue = true
+          if case .file(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.content = .file(v)
+        }
+      }()
       default: break
       }
     }
@@ -1825,6 +2012,10 @@ nonisolated extension Meshchat_V1_Sealed: SwiftProtobuf.Message, SwiftProtobuf._
     case .pong?: try {
       guard case .pong(let v)? = self.content else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
+    }()
+    case .file?: try {
+      guard case .file(let v)? = self.content else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
     }()
     case nil: break
     }
@@ -2440,6 +2631,309 @@ nonisolated extension Meshchat_V1_RoomText: SwiftProtobuf.Message, SwiftProtobuf
     if lhs.messageID != rhs.messageID {return false}
     if lhs.text != rhs.text {return false}
     if lhs.sentAtMs != rhs.sentAtMs {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Meshchat_V1_FileTransfer: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".FileTransfer"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}transfer_id\0\u{1}offer\0\u{1}chunk\0\u{1}ack\0\u{1}done\0\u{1}cancel\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBytesField(value: &self.transferID) }()
+      case 2: try {
+        var v: Meshchat_V1_FileOffer?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .offer(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .offer(v)
+        }
+      }()
+      case 3: try {
+        var v: Meshchat_V1_FileChunk?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .chunk(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .chunk(v)
+        }
+      }()
+      case 4: try {
+        var v: Meshchat_V1_FileAck?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .ack(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .ack(v)
+        }
+      }()
+      case 5: try {
+        var v: Meshchat_V1_FileDone?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .done(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .done(v)
+        }
+      }()
+      case 6: try {
+        var v: Meshchat_V1_FileCancel?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .cancel(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .cancel(v)
+        }
+      }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.transferID.isEmpty {
+      try visitor.visitSingularBytesField(value: self.transferID, fieldNumber: 1)
+    }
+    switch self.body {
+    case .offer?: try {
+      guard case .offer(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    }()
+    case .chunk?: try {
+      guard case .chunk(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+    }()
+    case .ack?: try {
+      guard case .ack(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+    }()
+    case .done?: try {
+      guard case .done(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+    }()
+    case .cancel?: try {
+      guard case .cancel(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
+    }()
+    case nil: break
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Meshchat_V1_FileTransfer, rhs: Meshchat_V1_FileTransfer) -> Bool {
+    if lhs.transferID != rhs.transferID {return false}
+    if lhs.body != rhs.body {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Meshchat_V1_FileOffer: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".FileOffer"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}size\0\u{1}sha256\0\u{3}chunk_size\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.size) }()
+      case 3: try { try decoder.decodeSingularBytesField(value: &self.sha256) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.chunkSize) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
+    }
+    if self.size != 0 {
+      try visitor.visitSingularUInt64Field(value: self.size, fieldNumber: 2)
+    }
+    if !self.sha256.isEmpty {
+      try visitor.visitSingularBytesField(value: self.sha256, fieldNumber: 3)
+    }
+    if self.chunkSize != 0 {
+      try visitor.visitSingularUInt32Field(value: self.chunkSize, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Meshchat_V1_FileOffer, rhs: Meshchat_V1_FileOffer) -> Bool {
+    if lhs.name != rhs.name {return false}
+    if lhs.size != rhs.size {return false}
+    if lhs.sha256 != rhs.sha256 {return false}
+    if lhs.chunkSize != rhs.chunkSize {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Meshchat_V1_FileChunk: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".FileChunk"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}index\0\u{1}data\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.index) }()
+      case 2: try { try decoder.decodeSingularBytesField(value: &self.data) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.index != 0 {
+      try visitor.visitSingularUInt32Field(value: self.index, fieldNumber: 1)
+    }
+    if !self.data.isEmpty {
+      try visitor.visitSingularBytesField(value: self.data, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Meshchat_V1_FileChunk, rhs: Meshchat_V1_FileChunk) -> Bool {
+    if lhs.index != rhs.index {return false}
+    if lhs.data != rhs.data {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Meshchat_V1_FileAck: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".FileAck"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}next\0\u{1}received\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.next) }()
+      case 2: try { try decoder.decodeRepeatedUInt32Field(value: &self.received) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.next != 0 {
+      try visitor.visitSingularUInt32Field(value: self.next, fieldNumber: 1)
+    }
+    if !self.received.isEmpty {
+      try visitor.visitPackedUInt32Field(value: self.received, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Meshchat_V1_FileAck, rhs: Meshchat_V1_FileAck) -> Bool {
+    if lhs.next != rhs.next {return false}
+    if lhs.received != rhs.received {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Meshchat_V1_FileDone: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".FileDone"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sha256\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBytesField(value: &self.sha256) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.sha256.isEmpty {
+      try visitor.visitSingularBytesField(value: self.sha256, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Meshchat_V1_FileDone, rhs: Meshchat_V1_FileDone) -> Bool {
+    if lhs.sha256 != rhs.sha256 {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Meshchat_V1_FileCancel: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".FileCancel"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}reason\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.code) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.reason) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.code != 0 {
+      try visitor.visitSingularUInt32Field(value: self.code, fieldNumber: 1)
+    }
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Meshchat_V1_FileCancel, rhs: Meshchat_V1_FileCancel) -> Bool {
+    if lhs.code != rhs.code {return false}
+    if lhs.reason != rhs.reason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

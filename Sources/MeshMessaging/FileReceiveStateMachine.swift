@@ -1,0 +1,211 @@
+import struct Foundation.Data
+import MeshWire
+
+/// The receiving side of one file transfer (PROTOCOL.md §16), as a value: no I/O, no clock.
+///
+/// Created from a validated offer (``FileOffer/init(validating:)``) that the shell decided to
+/// accept. States: **receiving** (chunks are stored in any order within
+/// ``FileTransferLimits/window`` of the cumulative acknowledgement; each stored or duplicate chunk
+/// is acknowledged), **verifying** (every chunk is stored; the shell hashes the `.part` file and
+/// calls ``verified(sha256:)``), and **finished** (confirmed or failed).
+///
+/// A chunk out of range or of the wrong length cancels the transfer with `protocolViolation`; a
+/// chunk past the window is dropped (the sender retransmits it); a duplicate is acknowledged again.
+/// With no chunk for ``FileTransferLimits/receiveIdleTimeout`` the transfer fails with `timedOut`;
+/// while the sender is out of reach (``senderUnreachable(now:)``) that timeout is paused, for at most
+/// ``FileTransferLimits/unreachableTimeout``.
+public struct FileReceiveStateMachine: Sendable {
+    /// Where the transfer is.
+    public enum State: Sendable, Hashable {
+        /// Chunks are arriving.
+        case receiving
+        /// Every chunk is stored; the hash is being checked.
+        case verifying
+        /// Over (confirmed or failed).
+        case finished
+    }
+
+    /// What the shell does after an input.
+    public enum Action: Sendable, Hashable {
+        /// Write chunk `index` at its offset in the `.part` file (before the acknowledgement that follows).
+        case write(index: Int)
+        /// Send an acknowledgement.
+        case sendAck(FileAckPayload)
+        /// Hash the `.part` file and call ``verified(sha256:)``.
+        case verify
+        /// Tell the sender the file is stored and its hash matches.
+        case sendDone(FileDonePayload)
+        /// Tell the sender the transfer is over.
+        case sendCancel(FileCancelCode, String)
+        /// Bytes stored so far.
+        case progress(UInt64)
+        /// The file is complete and verified: move it into place.
+        case completed
+        /// The transfer failed: remove the `.part` file.
+        case failed(FileTransferFailure)
+        /// An input was dropped (for the log).
+        case ignored(String)
+    }
+
+    /// The transfer id.
+    public let id: FileTransferID
+    /// What was offered.
+    public let offer: FileOffer
+    /// Where the transfer is.
+    public private(set) var state: State = .receiving
+    /// Every chunk below this is stored.
+    public private(set) var next = 0
+    /// Chunks at or above ``next`` stored too.
+    private var stored: Set<Int> = []
+    private var lastHeard: ContinuousClock.Instant
+    /// Since when the sender is out of reach, if it is.
+    public private(set) var pausedSince: ContinuousClock.Instant?
+
+    /// Creates the receiver of an accepted offer; ``accept()`` answers the sender.
+    /// - Parameters:
+    ///   - id: the sender's transfer id.
+    ///   - offer: the validated offer.
+    ///   - now: the time.
+    public init(id: FileTransferID, offer: FileOffer, now: ContinuousClock.Instant) {
+        self.id = id
+        self.offer = offer
+        self.lastHeard = now
+    }
+
+    /// When ``timerFired(now:)`` is next needed, or `nil`.
+    public var nextDeadline: ContinuousClock.Instant? {
+        guard state == .receiving else { return nil }
+        return pausedSince.map { $0 + FileTransferLimits.unreachableTimeout } ?? lastHeard + FileTransferLimits.receiveIdleTimeout
+    }
+
+    /// Bytes stored so far.
+    public var bytesStored: UInt64 {
+        let whole = min(offer.size, offer.offset(ofChunk: next))
+        return whole + stored.reduce(0) { $0 + UInt64(offer.length(ofChunk: $1)) }
+    }
+
+    // MARK: Inputs
+
+    /// Accepts the offer: the first acknowledgement (and, for an empty file, verification at once).
+    public mutating func accept() -> [Action] {
+        guard state == .receiving, next == 0, stored.isEmpty else { return [.ignored("already accepted")] }
+        if offer.chunkCount == 0 {
+            state = .verifying
+            return [.sendAck(ack), .verify]
+        }
+        return [.sendAck(ack)]
+    }
+
+    /// The sender offered the same transfer again (its first acknowledgement was lost).
+    public mutating func receivedOfferAgain() -> [Action] {
+        state == .finished ? [.ignored("an offer after the end")] : [.sendAck(ack)]
+    }
+
+    /// A chunk arrived.
+    /// - Parameters:
+    ///   - index: its index.
+    ///   - length: its byte count.
+    ///   - now: the time.
+    public mutating func receivedChunk(index: Int, length: Int, now: ContinuousClock.Instant) -> [Action] {
+        switch state {
+        case .finished:
+            return [.ignored("a chunk after the end")]
+        case .verifying:
+            return [.sendAck(ack)]
+        case .receiving:
+            break
+        }
+        let count = offer.chunkCount
+        guard index >= 0, index < count else {
+            return fail(.protocolViolation, "chunk \(index) is out of range (the file has \(count) chunks)")
+        }
+        guard length == offer.length(ofChunk: index) else {
+            return fail(.protocolViolation, "chunk \(index) has \(length) bytes (\(offer.length(ofChunk: index)) expected)")
+        }
+        lastHeard = now
+        pausedSince = nil
+        if index < next || stored.contains(index) { return [.sendAck(ack)] }
+        guard index < next + FileTransferLimits.window else {
+            return [.ignored("chunk \(index) is past the window (\(next)..<\(next + FileTransferLimits.window))")]
+        }
+        stored.insert(index)
+        while stored.remove(next) != nil { next += 1 }
+        var actions: [Action] = [.write(index: index), .sendAck(ack), .progress(bytesStored)]
+        if next == count {
+            state = .verifying
+            actions.append(.verify)
+        }
+        return actions
+    }
+
+    /// The shell hashed the complete `.part` file.
+    /// - Parameter sha256: the hash of what is stored.
+    public mutating func verified(sha256: [UInt8]) -> [Action] {
+        guard state == .verifying else { return [.ignored("a verification while not verifying")] }
+        guard sha256.elementsEqual(offer.sha256) else {
+            return fail(.hashMismatch, "the received content's SHA-256 differs from the offer's")
+        }
+        state = .finished
+        var done = FileDonePayload()
+        done.sha256 = offer.sha256
+        return [.sendDone(done), .completed]
+    }
+
+    /// The sender abandoned the transfer.
+    /// - Parameter cancel: its reason.
+    public mutating func receivedCancel(_ cancel: FileCancelPayload) -> [Action] {
+        guard state != .finished else { return [.ignored("a cancel after the end")] }
+        state = .finished
+        let reason = cancel.reason.isEmpty ? "\(FileCancelCode(wire: cancel.code))" : cancel.reason
+        return [.failed(FileTransferFailure(FileCancelCode(wire: cancel.code), reason, byPeer: true))]
+    }
+
+    /// This node gives the transfer up (writing failed, or the user cancelled).
+    /// - Parameters:
+    ///   - code: why.
+    ///   - reason: for people.
+    public mutating func cancel(_ code: FileCancelCode, _ reason: String) -> [Action] {
+        guard state != .finished else { return [.ignored("already over")] }
+        return fail(code, reason)
+    }
+
+    /// The sender is no longer reachable: the idle timeout pauses.
+    /// - Parameter now: the time.
+    public mutating func senderUnreachable(now: ContinuousClock.Instant) {
+        if state == .receiving, pausedSince == nil { pausedSince = now }
+    }
+
+    /// A route to the sender appeared (again): the idle timeout starts afresh.
+    /// - Parameter now: the time.
+    public mutating func senderReachable(now: ContinuousClock.Instant) {
+        guard pausedSince != nil else { return }
+        pausedSince = nil
+        lastHeard = now
+    }
+
+    /// Time passed: gives up when the sender went quiet.
+    /// - Parameter now: the time.
+    public mutating func timerFired(now: ContinuousClock.Instant) -> [Action] {
+        if state == .receiving, let pausedSince {
+            guard now >= pausedSince + FileTransferLimits.unreachableTimeout else { return [] }
+            return fail(.timedOut, "the sender was out of reach for \(FileTransferLimits.unreachableTimeout)")
+        }
+        guard state == .receiving, now >= lastHeard + FileTransferLimits.receiveIdleTimeout else { return [] }
+        return fail(.timedOut, "no chunk for \(FileTransferLimits.receiveIdleTimeout)")
+    }
+
+    // MARK: Internals
+
+    /// The acknowledgement of what is stored now.
+    private var ack: FileAckPayload {
+        var ack = FileAckPayload()
+        ack.next = UInt32(next)
+        ack.received = stored.sorted().map(UInt32.init)
+        return ack
+    }
+
+    private mutating func fail(_ code: FileCancelCode, _ reason: String) -> [Action] {
+        state = .finished
+        return [.sendCancel(code, reason), .failed(FileTransferFailure(code, reason))]
+    }
+}

@@ -1,0 +1,311 @@
+import struct Foundation.Data
+import MeshWire
+
+/// The sending side of one file transfer (PROTOCOL.md §16), as a value: no I/O, no clock.
+///
+/// States: **offered** (the offer is out, retransmitted until the receiver's first
+/// acknowledgement or a cancel), **sending** (chunks in flight, at most
+/// ``FileTransferLimits/window`` past the receiver's cumulative acknowledgement), **confirming**
+/// (every chunk acknowledged; waiting for the receiver's `FileDone`, probing with the last chunk on
+/// timeout) and **finished** (completed, refused, cancelled or timed out; every later input is
+/// ignored).
+///
+/// Each input returns the actions for the shell, in order: send the offer, send (read and seal) a
+/// chunk, send a cancel, report progress, report the end. A chunk not acknowledged within the
+/// retransmission timeout is sent again; after ``FileTransferLimits/maxTransmissions`` sends of the
+/// same offer or chunk without an answer the transfer fails with `timedOut`. The timeout adapts to
+/// the measured round trip (Karn: only chunks sent once are measured).
+///
+/// While the receiver is out of reach (``peerUnreachable(now:)``) the transfer is paused: nothing
+/// is retransmitted and no try is counted, for at most ``FileTransferLimits/unreachableTimeout``.
+/// When a route reappears (``peerReachable(now:)``) the offer, the confirmation probe or every
+/// chunk in flight is sent again, and the receiver's acknowledgements resume the transfer from
+/// what it stored.
+public struct FileSendStateMachine: Sendable {
+    /// Where the transfer is.
+    public enum State: Sendable, Hashable {
+        /// The offer is out.
+        case offered
+        /// The receiver accepted; chunks flow.
+        case sending
+        /// Every chunk is acknowledged; waiting for the receiver's confirmation.
+        case confirming
+        /// Over (completed or failed).
+        case finished
+    }
+
+    /// What the shell does after an input.
+    public enum Action: Sendable, Hashable {
+        /// Send the offer (again).
+        case sendOffer(FileOfferPayload)
+        /// Read chunk `index` of the file and send it.
+        case sendChunk(Int)
+        /// Tell the receiver the transfer is over.
+        case sendCancel(FileCancelCode, String)
+        /// The receiver accepted the offer.
+        case accepted
+        /// Bytes acknowledged so far.
+        case progress(UInt64)
+        /// The receiver confirmed the file: done.
+        case completed
+        /// The transfer failed.
+        case failed(FileTransferFailure)
+        /// An input was dropped (for the log).
+        case ignored(String)
+    }
+
+    /// The transfer id.
+    public let id: FileTransferID
+    /// What is offered.
+    public let offer: FileOffer
+    /// Where the transfer is.
+    public private(set) var state: State = .offered
+    /// Every chunk below this is acknowledged.
+    public private(set) var acknowledged = 0
+    /// Chunks at or above ``acknowledged`` acknowledged selectively.
+    private var selective: Set<Int> = []
+    /// Chunks sent and not acknowledged: when last sent and how often.
+    private var inFlight: [Int: (sentAt: ContinuousClock.Instant, transmissions: Int)] = [:]
+    /// The lowest chunk never sent.
+    private var nextUnsent = 0
+    /// The offer's (or the confirming probe's) last send and count.
+    private var probe: (sentAt: ContinuousClock.Instant, transmissions: Int)?
+    private var smoothedRoundTrip: Duration?
+    /// Since when the receiver is out of reach (the transfer is paused), if it is.
+    public private(set) var pausedSince: ContinuousClock.Instant?
+    /// The retransmission timeout now.
+    public private(set) var retransmissionTimeout = FileTransferLimits.initialRetransmissionTimeout
+
+    /// Creates the sender of one transfer; ``start(now:)`` sends the offer.
+    /// - Parameters:
+    ///   - id: a new random id.
+    ///   - offer: the file's name, size, hash and chunk size.
+    public init(id: FileTransferID, offer: FileOffer) {
+        self.id = id
+        self.offer = offer
+    }
+
+    /// Chunks sent and not yet acknowledged.
+    public var chunksInFlight: Int { inFlight.count }
+
+    /// Bytes the receiver acknowledged (cumulatively) so far.
+    public var bytesAcknowledged: UInt64 { min(offer.size, offer.offset(ofChunk: acknowledged)) }
+
+    /// When ``timerFired(now:)`` is next needed, or `nil`.
+    public var nextDeadline: ContinuousClock.Instant? {
+        if state != .finished, let pausedSince { return pausedSince + FileTransferLimits.unreachableTimeout }
+        switch state {
+        case .offered, .confirming: return probe.map { $0.sentAt + retransmissionTimeout }
+        case .sending: return inFlight.values.map(\.sentAt).min().map { $0 + retransmissionTimeout }
+        case .finished: return nil
+        }
+    }
+
+    // MARK: Inputs
+
+    /// Sends the offer.
+    /// - Parameter now: the time.
+    public mutating func start(now: ContinuousClock.Instant) -> [Action] {
+        guard state == .offered, probe == nil else { return [.ignored("the transfer has already started")] }
+        probe = (now, 1)
+        return [.sendOffer(offer.payload)]
+    }
+
+    /// The receiver acknowledged: the first acknowledgement accepts the offer.
+    /// - Parameters:
+    ///   - ack: the acknowledgement.
+    ///   - now: the time.
+    public mutating func receivedAck(_ ack: FileAckPayload, now: ContinuousClock.Instant) -> [Action] {
+        var actions: [Action] = []
+        switch state {
+        case .finished:
+            return [.ignored("an acknowledgement after the end")]
+        case .offered:
+            state = .sending
+            probe = nil
+            actions.append(.accepted)
+        case .sending, .confirming:
+            break
+        }
+        let count = offer.chunkCount
+        guard Int(ack.next) <= count, ack.received.allSatisfy({ Int($0) < count }) else {
+            return actions + fail(.protocolViolation, "acknowledgement past the last chunk (\(ack.next) of \(count))")
+        }
+        let before = acknowledged
+        var sample: Duration?
+        func settle(_ index: Int) {
+            if let flight = inFlight.removeValue(forKey: index), flight.transmissions == 1 {
+                let measured = now - flight.sentAt
+                sample = max(sample ?? .zero, measured)
+            }
+        }
+        if Int(ack.next) > acknowledged {
+            for index in acknowledged..<Int(ack.next) { settle(index) }
+            acknowledged = Int(ack.next)
+            selective = selective.filter { $0 >= acknowledged }
+        }
+        for index in ack.received.map(Int.init) where index >= acknowledged && !selective.contains(index) {
+            selective.insert(index)
+            settle(index)
+        }
+        while selective.remove(acknowledged) != nil { acknowledged += 1 }
+        if let sample { measure(sample) }
+        if acknowledged > before { actions.append(.progress(min(offer.size, offer.offset(ofChunk: acknowledged)))) }
+        if acknowledged == count {
+            if state != .confirming {
+                state = .confirming
+                inFlight = [:]
+                probe = (now, 0)
+            }
+            return actions
+        }
+        nextUnsent = max(nextUnsent, acknowledged)
+        let end = min(count, acknowledged + FileTransferLimits.window)
+        while nextUnsent < end {
+            if !selective.contains(nextUnsent) {
+                inFlight[nextUnsent] = (now, 1)
+                actions.append(.sendChunk(nextUnsent))
+            }
+            nextUnsent += 1
+        }
+        return actions
+    }
+
+    /// The receiver stored the file and sent the hash it computed.
+    /// - Parameter done: its confirmation.
+    public mutating func receivedDone(_ done: FileDonePayload) -> [Action] {
+        switch state {
+        case .finished:
+            return [.ignored("a confirmation after the end")]
+        case .offered:
+            return fail(.protocolViolation, "a confirmation before the offer was accepted")
+        case .sending, .confirming:
+            guard done.sha256 == offer.sha256 else {
+                return fail(.hashMismatch, "the receiver's SHA-256 differs from the file's")
+            }
+            if state == .sending, acknowledged != offer.chunkCount {
+                // The last acknowledgements were lost; the confirmation covers every chunk.
+                acknowledged = offer.chunkCount
+            }
+            state = .finished
+            inFlight = [:]
+            probe = nil
+            return [.progress(offer.size), .completed]
+        }
+    }
+
+    /// The receiver refused or abandoned the transfer.
+    /// - Parameter cancel: its reason.
+    public mutating func receivedCancel(_ cancel: FileCancelPayload) -> [Action] {
+        guard state != .finished else { return [.ignored("a cancel after the end")] }
+        finish()
+        let reason = cancel.reason.isEmpty ? "\(FileCancelCode(wire: cancel.code))" : cancel.reason
+        return [.failed(FileTransferFailure(FileCancelCode(wire: cancel.code), reason, byPeer: true))]
+    }
+
+    /// This node gives the transfer up (the user cancelled, or the file cannot be read).
+    /// - Parameters:
+    ///   - code: why.
+    ///   - reason: for people.
+    public mutating func cancel(_ code: FileCancelCode, _ reason: String) -> [Action] {
+        guard state != .finished else { return [.ignored("already over")] }
+        return fail(code, reason)
+    }
+
+    /// The receiver is no longer reachable: pause (no retransmissions, no tries counted).
+    /// - Parameter now: the time.
+    public mutating func peerUnreachable(now: ContinuousClock.Instant) -> [Action] {
+        guard state != .finished, pausedSince == nil else { return [] }
+        pausedSince = now
+        return []
+    }
+
+    /// A route to the receiver appeared (again): a paused transfer resumes by sending again what
+    /// waits for an answer. Route changes of a transfer that is not paused change nothing.
+    /// - Parameter now: the time.
+    public mutating func peerReachable(now: ContinuousClock.Instant) -> [Action] {
+        guard state != .finished, pausedSince != nil else { return [] }
+        pausedSince = nil
+        retransmissionTimeout = smoothedRoundTrip.map {
+            min(FileTransferLimits.maxRetransmissionTimeout, max(FileTransferLimits.minRetransmissionTimeout, $0 * 2))
+        } ?? FileTransferLimits.initialRetransmissionTimeout
+        switch state {
+        case .offered:
+            probe = (now, 1)
+            return [.sendOffer(offer.payload)]
+        case .confirming:
+            probe = (now, 1)
+            return offer.chunkCount == 0 ? [.sendOffer(offer.payload)] : [.sendChunk(offer.chunkCount - 1)]
+        case .sending:
+            let waiting = inFlight.keys.sorted()
+            for index in waiting { inFlight[index] = (now, 1) }
+            return waiting.map { .sendChunk($0) }
+        case .finished:
+            return []
+        }
+    }
+
+    /// Time passed: retransmits what timed out, or gives up.
+    /// - Parameter now: the time.
+    public mutating func timerFired(now: ContinuousClock.Instant) -> [Action] {
+        if state != .finished, let pausedSince {
+            guard now >= pausedSince + FileTransferLimits.unreachableTimeout else { return [] }
+            return fail(.timedOut, "the receiver was out of reach for \(FileTransferLimits.unreachableTimeout)")
+        }
+        switch state {
+        case .finished:
+            return []
+        case .offered, .confirming:
+            guard let current = probe, now >= current.sentAt + retransmissionTimeout else { return [] }
+            let what = state == .offered ? "the offer" : "the confirmation"
+            guard current.transmissions < FileTransferLimits.maxTransmissions else {
+                return fail(.timedOut, "no answer to \(what) after \(current.transmissions) tries")
+            }
+            probe = (now, current.transmissions + 1)
+            backOff()
+            if state == .offered { return [.sendOffer(offer.payload)] }
+            return offer.chunkCount == 0 ? [.sendOffer(offer.payload)] : [.sendChunk(offer.chunkCount - 1)]
+        case .sending:
+            var actions: [Action] = []
+            let due = inFlight.filter { now >= $0.value.sentAt + retransmissionTimeout }.keys.sorted()
+            guard !due.isEmpty else { return [] }
+            for index in due {
+                let flight = inFlight[index]!
+                guard flight.transmissions < FileTransferLimits.maxTransmissions else {
+                    return fail(.timedOut, "chunk \(index) was not acknowledged after \(flight.transmissions) tries")
+                }
+                inFlight[index] = (now, flight.transmissions + 1)
+                actions.append(.sendChunk(index))
+            }
+            backOff()
+            return actions
+        }
+    }
+
+    // MARK: Internals
+
+    private mutating func fail(_ code: FileCancelCode, _ reason: String) -> [Action] {
+        finish()
+        return [.sendCancel(code, reason), .failed(FileTransferFailure(code, reason))]
+    }
+
+    private mutating func finish() {
+        state = .finished
+        pausedSince = nil
+        inFlight = [:]
+        probe = nil
+    }
+
+    /// A loss doubles the timeout (up to its maximum), as TCP does.
+    private mutating func backOff() {
+        retransmissionTimeout = min(FileTransferLimits.maxRetransmissionTimeout, retransmissionTimeout * 2)
+    }
+
+    /// A round-trip sample sets the timeout to twice the smoothed round trip, within bounds.
+    private mutating func measure(_ sample: Duration) {
+        let smoothed = smoothedRoundTrip.map { ($0 * 7 + sample) / 8 } ?? sample
+        smoothedRoundTrip = smoothed
+        retransmissionTimeout = min(FileTransferLimits.maxRetransmissionTimeout,
+                                    max(FileTransferLimits.minRetransmissionTimeout, smoothed * 2))
+    }
+}

@@ -1,0 +1,420 @@
+import Crypto
+import Foundation
+import MeshMessaging
+import MeshWire
+import Testing
+
+/// A sender and a receiver state machine pumped against each other in memory, on virtual time.
+private struct Pair {
+    var sender: FileSendStateMachine
+    var receiver: FileReceiveStateMachine?
+    let content: Data
+    var stored: [Int: Data] = [:]
+    var senderResults: [FileSendStateMachine.Action] = []
+    var receiverResults: [FileReceiveStateMachine.Action] = []
+    var now = ContinuousClock.now
+    var maxInFlight = 0
+    /// Chunks lost on their next transmission (each once).
+    var loseOnce: Set<Int> = []
+
+    init(content: Data, chunkSize: Int = 1_024, hash: Data? = nil) {
+        self.content = content
+        let offer = FileOffer(name: "report.pdf", size: UInt64(content.count),
+                              sha256: hash ?? Data(SHA256.hash(data: content)), chunkSize: chunkSize)
+        sender = FileSendStateMachine(id: .random(), offer: offer)
+    }
+
+    func chunk(_ index: Int) -> Data {
+        let offer = sender.offer
+        let start = Int(offer.offset(ofChunk: index))
+        return content.subdata(in: start..<start + offer.length(ofChunk: index))
+    }
+
+    /// Runs sender actions; chunks in ``loseOnce`` are lost on the way (once).
+    mutating func runSender(_ actions: [FileSendStateMachine.Action]) {
+        maxInFlight = max(maxInFlight, sender.chunksInFlight)
+        for action in actions {
+            senderResults.append(action)
+            switch action {
+            case .sendOffer(let payload):
+                if var receiver {
+                    let more = receiver.receivedOfferAgain()
+                    self.receiver = receiver
+                    runReceiver(more)
+                } else {
+                    let offer = try! FileOffer(validating: payload)
+                    var receiver = FileReceiveStateMachine(id: sender.id, offer: offer, now: now)
+                    let more = receiver.accept()
+                    self.receiver = receiver
+                    runReceiver(more)
+                }
+            case .sendChunk(let index):
+                if loseOnce.remove(index) != nil { continue }
+                guard var receiver else { continue }
+                let more = receiver.receivedChunk(index: index, length: chunk(index).count, now: now)
+                self.receiver = receiver
+                runReceiver(more, chunk: (index, chunk(index)))
+            default:
+                break
+            }
+        }
+    }
+
+    mutating func runReceiver(_ actions: [FileReceiveStateMachine.Action], chunk: (Int, Data)? = nil) {
+        for action in actions {
+            receiverResults.append(action)
+            switch action {
+            case .write(let index):
+                stored[index] = chunk!.1
+            case .sendAck(let ack):
+                runSender(sender.receivedAck(ack, now: now))
+            case .verify:
+                var whole = Data()
+                for index in 0..<sender.offer.chunkCount { whole += stored[index] ?? Data() }
+                var current = receiver!
+                let more = current.verified(sha256: Array(SHA256.hash(data: whole)))
+                receiver = current
+                runReceiver(more)
+            case .sendDone(let done):
+                runSender(sender.receivedDone(done))
+            case .sendCancel(let code, let reason):
+                var cancel = FileCancelPayload()
+                cancel.code = code.rawValue
+                cancel.reason = reason
+                runSender(sender.receivedCancel(cancel))
+            default:
+                break
+            }
+        }
+    }
+
+    mutating func start() { runSender(sender.start(now: now)) }
+
+    mutating func advance(_ duration: Duration) {
+        now += duration
+        runSender(sender.timerFired(now: now))
+    }
+
+    var senderCompleted: Bool { senderResults.contains(.completed) }
+    var receiverCompleted: Bool { receiverResults.contains(.completed) }
+}
+
+private func content(_ count: Int) -> Data {
+    var generator = SystemRandomNumberGenerator()
+    return Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
+}
+
+@Suite("File transfer state machines (PROTOCOL.md §16)")
+struct FileTransferStateMachineTests {
+    @Test("a whole transfer, pumped in memory, stores every byte and both sides complete; never more than the window in flight")
+    func wholeTransfer() {
+        var pair = Pair(content: content(40 * 1_024 - 100))
+        pair.start()
+        #expect(pair.senderCompleted)
+        #expect(pair.receiverCompleted)
+        #expect(pair.sender.state == .finished)
+        #expect(pair.receiver?.state == .finished)
+        var whole = Data()
+        for index in 0..<40 { whole += pair.stored[index]! }
+        #expect(whole == pair.content)
+        #expect(pair.maxInFlight <= FileTransferLimits.window)
+        #expect(pair.maxInFlight > 0)
+    }
+
+    @Test("the first acknowledgement opens a window of exactly `window` chunks")
+    func windowLimitsChunksInFlight() {
+        var sender = FileSendStateMachine(id: .random(), offer: FileOffer(name: "a", size: 100 * 1_024, sha256: Data(count: 32), chunkSize: 1_024))
+        let now = ContinuousClock.now
+        #expect(sender.start(now: now) == [.sendOffer(sender.offer.payload)])
+        let actions = sender.receivedAck(FileAckPayload(), now: now)
+        #expect(actions.first == .accepted)
+        #expect(actions.filter { if case .sendChunk = $0 { true } else { false } }.count == FileTransferLimits.window)
+        #expect(sender.chunksInFlight == FileTransferLimits.window)
+        var ack = FileAckPayload()
+        ack.next = 1
+        #expect(sender.receivedAck(ack, now: now).contains(.sendChunk(FileTransferLimits.window)))
+    }
+
+    @Test("a lost chunk is sent again after the retransmission timeout, and only that one")
+    func lostChunkIsRetransmitted() {
+        var pair = Pair(content: content(10 * 1_024))
+        pair.loseOnce = [3]
+        pair.start()
+        #expect(!pair.receiverCompleted)
+        #expect(pair.receiver?.next == 3)
+        let before = pair.senderResults.count
+        pair.advance(FileTransferLimits.initialRetransmissionTimeout)
+        let resent = pair.senderResults[before...].filter { if case .sendChunk = $0 { true } else { false } }
+        #expect(resent == [.sendChunk(3)])
+        #expect(pair.senderCompleted)
+        #expect(pair.receiverCompleted)
+    }
+
+    @Test("a transfer paused while the receiver is out of reach counts no tries, and resumes from the receiver's acknowledgement when it is back")
+    func pausedAndResumed() {
+        var pair = Pair(content: content(20 * 1_024))
+        pair.loseOnce = Set(3..<12)
+        pair.start()
+        #expect(pair.receiver?.next == 3)
+        let paused = pair.sender.peerUnreachable(now: pair.now)
+        #expect(paused.isEmpty)
+        pair.receiver?.senderUnreachable(now: pair.now)
+        // Five minutes out of reach: no retransmission, no failure, on either side.
+        let before = pair.senderResults.count
+        pair.advance(.seconds(300))
+        #expect(pair.senderResults.count == before)
+        #expect(pair.receiver?.timerFired(now: pair.now).isEmpty == true)
+        #expect(pair.sender.state == .sending)
+        // Back: what was in flight goes again, and the transfer completes.
+        pair.receiver?.senderReachable(now: pair.now)
+        pair.runSender(pair.sender.peerReachable(now: pair.now))
+        #expect(pair.senderResults[before...].contains(.sendChunk(3)))
+        #expect(pair.senderCompleted)
+        #expect(pair.receiverCompleted)
+        #expect(pair.sender.pausedSince == nil)
+    }
+
+    @Test("a paused offer is sent again when the receiver is back; a transfer out of reach for the limit fails with timedOut")
+    func pausedOfferAndLimit() {
+        var sender = FileSendStateMachine(id: .random(), offer: FileOffer(name: "a", size: 10, sha256: Data(count: 32)))
+        let start = ContinuousClock.now
+        _ = sender.start(now: start)
+        _ = sender.peerUnreachable(now: start)
+        #expect(sender.timerFired(now: start + .seconds(599)).isEmpty)
+        #expect(sender.peerReachable(now: start + .seconds(599)) == [.sendOffer(sender.offer.payload)])
+        #expect(sender.peerReachable(now: start + .seconds(600)).isEmpty)   // not paused: a route change only
+        _ = sender.peerUnreachable(now: start + .seconds(600))
+        let actions = sender.timerFired(now: start + .seconds(600) + FileTransferLimits.unreachableTimeout)
+        guard case .failed(let failure) = actions.last else { Issue.record("\(actions)"); return }
+        #expect(failure.code == .timedOut)
+
+        var receiver = FileReceiveStateMachine(id: .random(), offer: FileOffer(name: "a", size: 5_000, sha256: Data(count: 32), chunkSize: 1_024), now: start)
+        _ = receiver.accept()
+        receiver.senderUnreachable(now: start)
+        #expect(receiver.timerFired(now: start + .seconds(300)).isEmpty)
+        receiver.senderReachable(now: start + .seconds(300))
+        #expect(receiver.timerFired(now: start + .seconds(359)).isEmpty)
+        guard case .failed(let idle)? = receiver.timerFired(now: start + .seconds(360)).last else { Issue.record("no idle timeout"); return }
+        #expect(idle.code == .timedOut)
+    }
+
+    @Test("chunks out of order are stored and acknowledged selectively; a duplicate is acknowledged again, not written again")
+    func outOfOrderAndDuplicates() {
+        let offer = FileOffer(name: "a", size: 4 * 1_024, sha256: Data(count: 32), chunkSize: 1_024)
+        var receiver = FileReceiveStateMachine(id: .random(), offer: offer, now: .now)
+        _ = receiver.accept()
+        let two = receiver.receivedChunk(index: 2, length: 1_024, now: .now)
+        #expect(two.contains(.write(index: 2)))
+        var expected = FileAckPayload()
+        expected.next = 0
+        expected.received = [2]
+        #expect(two.contains(.sendAck(expected)))
+        let again = receiver.receivedChunk(index: 2, length: 1_024, now: .now)
+        #expect(again == [.sendAck(expected)])
+        _ = receiver.receivedChunk(index: 0, length: 1_024, now: .now)
+        let one = receiver.receivedChunk(index: 1, length: 1_024, now: .now)
+        expected.next = 3
+        expected.received = []
+        #expect(one.contains(.sendAck(expected)))
+        #expect(receiver.next == 3)
+        #expect(receiver.bytesStored == 3 * 1_024)
+    }
+
+    @Test("a chunk past the window is dropped (the sender will send it again)")
+    func chunkPastWindow() {
+        let offer = FileOffer(name: "a", size: 100 * 1_024, sha256: Data(count: 32), chunkSize: 1_024)
+        var receiver = FileReceiveStateMachine(id: .random(), offer: offer, now: .now)
+        _ = receiver.accept()
+        let actions = receiver.receivedChunk(index: FileTransferLimits.window, length: 1_024, now: .now)
+        #expect(actions.count == 1)
+        guard case .ignored = actions.first else { Issue.record("expected ignored, got \(actions)"); return }
+        #expect(receiver.state == .receiving)
+    }
+
+    @Test("a chunk out of range or of the wrong length cancels the transfer with protocolViolation")
+    func chunkOutOfRange() {
+        let offer = FileOffer(name: "a", size: 2_500, sha256: Data(count: 32), chunkSize: 1_024)
+        var receiver = FileReceiveStateMachine(id: .random(), offer: offer, now: .now)
+        _ = receiver.accept()
+        let actions = receiver.receivedChunk(index: 3, length: 1_024, now: .now)
+        #expect(actions.count == 2)
+        guard case .sendCancel(.protocolViolation, let reason) = actions.first else { Issue.record("\(actions)"); return }
+        #expect(reason.contains("out of range"))
+        #expect(receiver.state == .finished)
+        #expect(receiver.receivedChunk(index: 0, length: 1_024, now: .now).count == 1)
+
+        var second = FileReceiveStateMachine(id: .random(), offer: offer, now: .now)
+        _ = second.accept()
+        let short = second.receivedChunk(index: 2, length: 1_024, now: .now)   // the last chunk has 452 bytes
+        guard case .sendCancel(.protocolViolation, let why) = short.first else { Issue.record("\(short)"); return }
+        #expect(why.contains("452"))
+    }
+
+    @Test("content whose SHA-256 differs from the offer's fails both sides with hashMismatch")
+    func hashMismatch() {
+        var pair = Pair(content: content(5_000), hash: Data(repeating: 7, count: 32))
+        pair.start()
+        #expect(!pair.receiverCompleted)
+        #expect(pair.receiverResults.contains(.sendCancel(.hashMismatch, "the received content's SHA-256 differs from the offer's")))
+        #expect(pair.senderResults.contains { if case .failed(let failure) = $0 { failure.code == .hashMismatch && failure.byPeer } else { false } })
+        #expect(pair.receiver?.state == .finished)
+    }
+
+    @Test("offers breaking a limit are refused with the right code and a reason naming the limit")
+    func offerLimits() {
+        func refusal(_ change: (inout FileOfferPayload) -> Void) -> FileTransferFailure? {
+            var payload = FileOffer(name: "ok.txt", size: 10, sha256: Data(count: 32)).payload
+            change(&payload)
+            do {
+                _ = try FileOffer(validating: payload)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        #expect(refusal { _ in } == nil)
+        let big = refusal { $0.size = FileTransferLimits.maxFileSize + 1 }
+        #expect(big?.code == .tooLarge)
+        #expect(big?.reason.contains("67108864") == true)
+        #expect(refusal { $0.size = FileTransferLimits.maxFileSize } == nil)
+        #expect(refusal { $0.name = "" }?.code == .invalidOffer)
+        #expect(refusal { $0.name = String(repeating: "a", count: 256) }?.code == .invalidOffer)
+        #expect(refusal { $0.sha256 = Data(count: 31) }?.code == .invalidOffer)
+        #expect(refusal { $0.chunkSize = 1_023 }?.code == .invalidOffer)
+        #expect(refusal { $0.chunkSize = 60_001 }?.code == .invalidOffer)
+    }
+
+    @Test("a chunk of the sender's size, sealed with its framing, fits the relayed payload limit")
+    func chunkFitsSealedLimit() {
+        var message = FileTransferPayload()
+        message.transferID = Data(count: 16)
+        var chunk = FileChunkPayload()
+        chunk.index = UInt32.max
+        chunk.data = Data(count: FileTransferLimits.chunkSize)
+        message.chunk = chunk
+        var sealed = SealedPayload()
+        sealed.identityKey = Data(count: 32)
+        sealed.staticSignature = Data(count: 64)
+        sealed.displayName = String(repeating: "n", count: 63)
+        sealed.sealedAtMs = Int64.max
+        sealed.file = message
+        #expect(message.serialized.count <= WireLimits.maxRelayedPayload)
+        #expect(sealed.serialized.count <= WireLimits.maxSealedPlaintext)
+    }
+
+    @Test("an unanswered offer is sent maxTransmissions times, then the transfer fails with timedOut")
+    func offerTimesOut() {
+        var sender = FileSendStateMachine(id: .random(), offer: FileOffer(name: "a", size: 10, sha256: Data(count: 32)))
+        var now = ContinuousClock.now
+        var offers = sender.start(now: now).count
+        var failure: FileTransferFailure?
+        for _ in 0..<100 where failure == nil {
+            now += FileTransferLimits.maxRetransmissionTimeout
+            for action in sender.timerFired(now: now) {
+                if case .sendOffer = action { offers += 1 }
+                if case .failed(let why) = action { failure = why }
+            }
+        }
+        #expect(offers == FileTransferLimits.maxTransmissions)
+        #expect(failure?.code == .timedOut)
+        #expect(sender.state == .finished)
+        #expect(sender.nextDeadline == nil)
+    }
+
+    @Test("a lost confirmation: the sender probes with the last chunk and the receiver's answer completes it")
+    func lostConfirmationIsProbed() {
+        let data = content(3_000)
+        let offer = FileOffer(name: "a", size: 3_000, sha256: Data(SHA256.hash(data: data)), chunkSize: 1_024)
+        var sender = FileSendStateMachine(id: .random(), offer: offer)
+        var now = ContinuousClock.now
+        _ = sender.start(now: now)
+        _ = sender.receivedAck(FileAckPayload(), now: now)
+        var ack = FileAckPayload()
+        ack.next = 3
+        _ = sender.receivedAck(ack, now: now)
+        #expect(sender.state == .confirming)
+        now += FileTransferLimits.maxRetransmissionTimeout
+        #expect(sender.timerFired(now: now) == [.sendChunk(2)])
+        var done = FileDonePayload()
+        done.sha256 = offer.sha256
+        #expect(sender.receivedDone(done) == [.progress(3_000), .completed])
+    }
+
+    @Test("a receiver that hears nothing for the idle timeout gives up with timedOut")
+    func receiverIdleTimeout() {
+        let start = ContinuousClock.now
+        var receiver = FileReceiveStateMachine(id: .random(), offer: FileOffer(name: "a", size: 5_000, sha256: Data(count: 32), chunkSize: 1_024), now: start)
+        _ = receiver.accept()
+        #expect(receiver.timerFired(now: start + .seconds(59)).isEmpty)
+        let actions = receiver.timerFired(now: start + FileTransferLimits.receiveIdleTimeout)
+        guard case .sendCancel(.timedOut, _) = actions.first, case .failed(let failure) = actions.last else { Issue.record("\(actions)"); return }
+        #expect(failure.code == .timedOut)
+    }
+
+    @Test("an empty file completes with no chunks")
+    func emptyFile() {
+        var pair = Pair(content: Data())
+        pair.start()
+        #expect(pair.senderCompleted)
+        #expect(pair.receiverCompleted)
+        #expect(pair.stored.isEmpty)
+    }
+
+    @Test("a cancel from the receiver ends the sender with the receiver's reason")
+    func refusedOffer() {
+        var sender = FileSendStateMachine(id: .random(), offer: FileOffer(name: "a", size: 10, sha256: Data(count: 32)))
+        _ = sender.start(now: .now)
+        var cancel = FileCancelPayload()
+        cancel.code = FileCancelCode.refused.rawValue
+        cancel.reason = "the receiver does not take files from you"
+        let actions = sender.receivedCancel(cancel)
+        #expect(actions == [.failed(FileTransferFailure(.refused, "the receiver does not take files from you", byPeer: true))])
+        #expect(sender.receivedAck(FileAckPayload(), now: .now).count == 1)
+    }
+
+    @Test("an acknowledgement past the last chunk is a protocol violation")
+    func ackPastEnd() {
+        var sender = FileSendStateMachine(id: .random(), offer: FileOffer(name: "a", size: 2_048, sha256: Data(count: 32), chunkSize: 1_024))
+        _ = sender.start(now: .now)
+        var ack = FileAckPayload()
+        ack.next = 5
+        let actions = sender.receivedAck(ack, now: .now)
+        #expect(actions.contains { if case .sendCancel(.protocolViolation, _) = $0 { true } else { false } })
+        #expect(sender.state == .finished)
+    }
+}
+
+@Suite("Received file names (PROTOCOL.md §16.6)")
+struct FileNamesTests {
+    @Test("sanitised", arguments: [
+        ("report.pdf", "report.pdf"),
+        ("../../etc/passwd", "passwd"),
+        ("..", FileNames.fallback),
+        ("/", FileNames.fallback),
+        ("", FileNames.fallback),
+        ("C:\\Users\\me\\notes.txt", "notes.txt"),
+        (".bashrc", "bashrc"),
+        ("a\nb\u{1B}[31mc.txt", "ab[31mc.txt"),
+        ("evil\u{202E}txt.exe", "eviltxt.exe"),
+        ("  spaced name.txt  ", "spaced name.txt"),
+    ])
+    func sanitised(_ input: String, _ expected: String) {
+        #expect(FileNames.sanitised(input) == expected)
+    }
+
+    @Test("a long name is cut to the byte limit on a character boundary, keeping its extension")
+    func longName() {
+        let name = FileNames.sanitised(String(repeating: "é", count: 300) + ".jpeg")
+        #expect(name.utf8.count <= FileTransferLimits.maxStoredNameBytes)
+        #expect(name.hasSuffix(".jpeg"))
+        #expect(name.hasPrefix("éé"))
+    }
+
+    @Test("an existing name gets a number before its extension, never overwriting")
+    func unique() {
+        let taken: Set<String> = ["photo.jpg", "photo (1).jpg", "notes"]
+        #expect(FileNames.unique("photo.jpg") { taken.contains($0) } == "photo (2).jpg")
+        #expect(FileNames.unique("notes") { taken.contains($0) } == "notes (1)")
+        #expect(FileNames.unique("new.txt") { taken.contains($0) } == "new.txt")
+    }
+}
