@@ -36,6 +36,7 @@ struct ConfigFileTests {
             connect = ["192.0.2.7:7000", "[::1]:7001"]
             discovery = false
             manual = false
+            downloads = "inbox"
 
             [info]
             room = "blue"
@@ -52,6 +53,7 @@ struct ConfigFileTests {
         #expect(settings.discovery == false)
         #expect(settings.manual == false)
         #expect(settings.info == ["room": "blue"])
+        #expect(settings.downloads == "/home/ann/.config/meshchat/inbox")
     }
 
     @Test("a single string is a one-item list for places and connect; an empty file sets nothing")
@@ -126,6 +128,7 @@ struct ConfigFileTests {
         ("connect = \"nohost\"", "connect", "has no port"),
         ("log_level = \"loud\"", "log_level", "\"loud\" is not a log level"),
         ("data_dir = \"\"", "data_dir", "empty"),
+        ("downloads = \"\"", "downloads", "empty"),
         ("places = [\"\"]", "places", "file 1 is empty"),
         ("[info]\n_id = \"x\"", "info", "reserved"),
     ])
