@@ -48,7 +48,8 @@ struct TerminalCommandTests {
         let alice = Terminal(tmux: tmux)
         try await alice.waitFor("listening on port")
         let bob = try DiscoveryTests.peer("bob", service: service, directory, extra: ["--manual"])
-        let carol = try DiscoveryTests.peer("carol", service: service, directory, extra: ["--manual", "--places", data])
+        let carol = try DiscoveryTests.peer("carol", service: service, directory,
+                                            extra: ["--manual", "--places", data, "--downloads", directory.appending("carol-downloads")])
         let carolPort = try #require(JSONLine(try await carol.waitForEvent("\"event\":\"ready\""))?.int("port"))
         try await alice.waitFor("found bob")
         try await alice.waitFor("found carol")
@@ -155,6 +156,18 @@ struct TerminalCommandTests {
         try await alice.run("/unblock", "! /unblock: a peer is required; usage: /unblock @NAME")
         try await alice.run("/unblock @carol", "! /unblock: no blocked peer is called \"carol\"")
         try await alice.run("/unblock @bob", "* nobody is blocked")
+
+        // /send, /files, /cancel (across the relay)
+        let notes = directory.appending("notes.txt")
+        try Data("meeting notes\n".utf8).write(to: URL(fileURLWithPath: notes))
+        try await alice.run("/send @carol \(directory.appending("missing.txt"))", "! /send: ")
+        try await alice.run("/send @nobody \(notes)", "! /send: no reachable peer is called \"nobody\"")
+        try await alice.run("/send @carol \(notes)", "* sent notes.txt (14 bytes) to carol: received and checked")
+        let received = try #require(JSONLine(try await carol.waitForEvent("\"event\":\"fileReceived\"", "notes.txt")))
+        #expect(try String(contentsOfFile: try #require(received.string("path")), encoding: .utf8) == "meeting notes\n")
+        try await alice.run("/files", "* no file transfers running")
+        try await alice.run("/cancel", "! /cancel: a transfer id")
+        try await alice.run("/cancel abcd", "! /cancel: no file transfer abcd is running")
 
         // /connect
         try await alice.run("/connect", "! /connect: an address is required; usage: /connect HOST:PORT")
