@@ -33,6 +33,10 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case confirming(EstablishedLink)
         case established(EstablishedLink)
         case closed
+        /// Held only while an established link is being changed: the link is moved out of the
+        /// state so that its buffers (a partly reassembled message) are not shared with the
+        /// enum's copy, which would make every record copy the whole message so far.
+        case modifying
     }
 
     /// Asks the handler to close its link with a goodbye carrying this code and reason (send with
@@ -182,7 +186,7 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
             let reason = LinkCloseReason(.normal, "the peer closed the connection", isRemote: true)
             logger.debug("link closed", metadata: ["link.reason": "\(reason)"])
             context.fireChannelRead(wrapInboundOut(.closed(reason)))
-        case .closed:
+        case .closed, .modifying:
             break
         }
         state = .closed
@@ -238,15 +242,21 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 close(context: context, reason: error, tellPeer: true)
             }
         case .established(var link):
+            state = .modifying
+            let opened: Result<Data?, LinkCloseReason>
             do {
-                let message = try link.channel.open(frame)
-                state = .established(link)
-                if let message { received(message, context: context) }
+                opened = .success(try link.channel.open(frame))
             } catch {
-                state = .established(link)
-                close(context: context, reason: error, tellPeer: true)
+                opened = .failure(error)
             }
-        case .closed:
+            state = .established(link)
+            switch opened {
+            case .success(let message):
+                if let message { received(message, context: context) }
+            case .failure(let reason):
+                close(context: context, reason: reason, tellPeer: true)
+            }
+        case .closed, .modifying:
             break
         }
     }
@@ -479,7 +489,7 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 writeFrame(.abort(reason.code, reason: reason.message), context: context)
             case .established:
                 writeControl(.goodbye(reason.code, reason: reason.message), context: context, flush: true)
-            case .confirming, .closed:
+            case .confirming, .closed, .modifying:
                 break
             }
         }

@@ -84,7 +84,15 @@ extension Meshchat_V1_Envelope {
     /// Decodes a reassembled message.
     /// - Parameter message: the bytes of one message (§5.2).
     /// - Throws: ``WireError`` `malformedMessage` when the bytes are not a valid envelope.
+    ///
+    /// A plain data envelope (``dataHeader(payloadCount:)`` then the payload, nothing else) is
+    /// recognised by its header and not run through the protobuf decoder; the result is the same.
     public init(decoding message: Data) throws(WireError) {
+        if let payload = Self.plainDataPayload(in: message) {
+            // A copy, so that the payload's indices start at 0 as a decoded one's do.
+            self = .data(Data(payload))
+            return
+        }
         do {
             self = try Envelope(serializedBytes: message)
         } catch {
@@ -123,6 +131,50 @@ extension Meshchat_V1_Envelope {
         header.append(0x0A)
         appendVarint(payloadCount, to: &header)
         return header
+    }
+
+    /// The payload of a serialized plain ``data(_:)`` envelope, found by its header: the bytes after
+    /// ``dataHeader(payloadCount:)`` when the header's lengths match the message's size exactly;
+    /// `nil` for anything else (another body, unknown fields, a varint over 5 bytes), which the
+    /// protobuf decoder then reads.
+    /// - Parameter message: a serialized envelope.
+    /// - Returns: the payload, a slice of `message`.
+    public static func plainDataPayload(in message: Data) -> Data? {
+        var index = message.startIndex
+        guard index < message.endIndex, message[index] == 0x12 else { return nil }
+        index += 1
+        guard let inner = readVarint(message, at: &index), inner == message.endIndex - index else { return nil }
+        if inner == 0 { return message[index...] }
+        guard message[index] == 0x0A else { return nil }
+        index += 1
+        guard let count = readVarint(message, at: &index), count == message.endIndex - index else { return nil }
+        return message[index...]
+    }
+
+    /// The size of a serialized envelope, read from its first bytes: an envelope's body is one
+    /// length-delimited field (a `oneof` of messages), so its tag and length give the whole size.
+    /// A hint for sizing a reassembly buffer: a sender that adds fields after the body (a newer
+    /// peer's) makes it short, which costs only a reallocation.
+    /// - Parameter prefix: at least the first few bytes of a serialized envelope.
+    /// - Returns: the size, or `nil` when the prefix does not start with a length-delimited field.
+    public static func serializedSize(fromPrefix prefix: Data) -> Int? {
+        var index = prefix.startIndex
+        guard let tag = readVarint(prefix, at: &index), tag & 0x07 == 2,
+              let length = readVarint(prefix, at: &index) else { return nil }
+        return index - prefix.startIndex + length
+    }
+
+    /// Reads a varint of at most 5 bytes (values below 2^35) at `index`, moving past it.
+    private static func readVarint(_ bytes: Data, at index: inout Data.Index) -> Int? {
+        var value = 0, shift = 0
+        while index < bytes.endIndex, shift < 35 {
+            let byte = bytes[index]
+            index += 1
+            value |= Int(byte & 0x7F) << shift
+            if byte < 0x80 { return value }
+            shift += 7
+        }
+        return nil
     }
 
     private static func varintSize(_ value: Int) -> Int {

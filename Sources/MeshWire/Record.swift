@@ -97,7 +97,13 @@ public struct MessageReassembler: Sendable {
             return record.data  // the common case: a one-record message, no copy
         }
         if !hasPending {
-            pending = Data(record.data)
+            // Room for the whole message at once (its size is in its first bytes), rather than
+            // growing by doubling, which copies a 1 MiB message about twice more.
+            pending = Data()
+            if let size = Envelope.serializedSize(fromPrefix: record.data) {
+                pending.reserveCapacity(min(max(size, record.data.count), maxMessageSize))
+            }
+            pending.append(record.data)
             hasPending = true
         } else {
             pending.append(record.data)

@@ -60,7 +60,8 @@ struct RawSink: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "raw-sink", abstract: "The raw-TCP baseline sink.")
     @Option var port = 0
     @Flag var verify = false
-    func run() throws { try RawWorkloads.sink(port: port, verify: verify) }
+    @Flag(help: "Seal each frame with ChaChaPoly (the raw TCP + ChaChaPoly baseline); the source must match.") var sealed = false
+    func run() throws { try RawWorkloads.sink(port: port, verify: verify, sealed: sealed) }
 }
 
 struct RawSource: ParsableCommand {
@@ -70,8 +71,9 @@ struct RawSource: ParsableCommand {
     @Option var count = 256
     @Option var size = 1 << 20
     @Flag var verify = false
+    @Flag(help: "Seal each frame with ChaChaPoly (the raw TCP + ChaChaPoly baseline); the sink must match.") var sealed = false
     func run() throws {
-        let result = try RawWorkloads.source(port: port, workload: workload, count: count, size: size, verify: verify)
+        let result = try RawWorkloads.source(port: port, workload: workload, count: count, size: size, verify: verify, sealed: sealed)
         printJSON(result)
         if verify, result.sha256Sent != result.sha256Received { throw ExitCode(2) }
     }

@@ -75,7 +75,7 @@ enum MeshWorkloads {
                 var hasher = SHA256()
                 let start = monotonicSeconds()
                 for i in 0..<count {
-                    let payload = Data(maker.payload(i))
+                    let payload = maker.data(i)
                     if verify { hasher.update(data: payload) }
                     try await session.send(payload, to: [sink], mode: .reliable)
                 }
@@ -100,7 +100,7 @@ enum MeshWorkloads {
                 let mode: SendMode = .reliable
                 var samples: [Double] = []
                 samples.reserveCapacity(count)
-                let ping = Data(maker.payload(0, kind: .ping))
+                let ping = maker.data(0, kind: .ping)
                 let start = monotonicSeconds()
                 var lost = 0
                 for _ in 0..<count {

@@ -1,8 +1,11 @@
 import ArgumentParser
 import Foundation
 
-/// Runs every workload against both transports, interleaved round by round, and prints a table
-/// with each meshchat figure beside the raw-TCP figure measured in the same run.
+/// Runs every workload against three transports, interleaved round by round, and prints a table
+/// with each meshchat figure beside two baselines measured in the same run: raw TCP (the same
+/// framing, no crypto) and raw TCP + ChaChaPoly (the same program with each frame sealed and
+/// opened with swift-crypto's ChaChaPoly and nothing else, ``RawSealing``). The second baseline's
+/// ratio to the first is the best a transport that encrypts every byte with swift-crypto can do.
 struct Suite: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run all session benchmarks and print the comparison table.")
 
@@ -17,12 +20,15 @@ struct Suite: AsyncParsableCommand {
         let meshchatPath = meshchat ?? me.deletingLastPathComponent().appendingPathComponent("meshchat").path
 
         let rawSink = try Child.start(me.path, ["raw-sink"])
+        let sealedSink = try Child.start(me.path, ["raw-sink", "--sealed"])
         let meshSink = try Child.start(me.path, ["sink"])
         defer {
             rawSink.stop()
+            sealedSink.stop()
             meshSink.stop()
         }
         let rawPort = try rawSink.readPort()
+        let sealedPort = try sealedSink.readPort()
         let meshPort = try meshSink.readPort()
 
         struct Row {
@@ -30,6 +36,7 @@ struct Suite: AsyncParsableCommand {
             var unit: String
             var mesh: [Double] = []
             var raw: [Double] = []
+            var sealed: [Double] = []
             var higherIsBetter: Bool
             var target: String
         }
@@ -41,14 +48,22 @@ struct Suite: AsyncParsableCommand {
         ]
         for round in 1...rounds {
             FileHandle.standardError.write(Data("bench: round \(round) of \(rounds)\n".utf8))
-            for transport in ["raw", "mesh"] {
-                let port = transport == "raw" ? rawPort : meshPort
+            for transport in [Transport.raw, .sealed, .mesh] {
+                let port = switch transport {
+                case .raw: rawPort
+                case .sealed: sealedPort
+                case .mesh: meshPort
+                }
                 let bulk = try await source(me.path, transport, port, .bulk, count: bulkMiB, size: 1 << 20)
                 let rate = try await source(me.path, transport, port, .rate, count: rateCount, size: 64)
                 let latency = try await source(me.path, transport, port, .latency, count: latencyCount, size: 64)
                 let values = [bulk.gbitPerSecond, rate.messagesPerSecond, latency.p50Microseconds ?? 0, latency.p99Microseconds ?? 0]
                 for i in rows.indices {
-                    if transport == "raw" { rows[i].raw.append(values[i]) } else { rows[i].mesh.append(values[i]) }
+                    switch transport {
+                    case .raw: rows[i].raw.append(values[i])
+                    case .sealed: rows[i].sealed.append(values[i])
+                    case .mesh: rows[i].mesh.append(values[i])
+                    }
                 }
             }
         }
@@ -58,23 +73,34 @@ struct Suite: AsyncParsableCommand {
         let rawRSS = residentBytes(pid: rawSink.process.processIdentifier) ?? 0
 
         print("")
-        print("| measurement (median of \(rounds)) | meshchat | raw TCP baseline | ratio | target |")
-        print("|---|---|---|---|---|")
+        print("| measurement (median of \(rounds)) | meshchat | raw TCP + ChaChaPoly¹ | raw TCP baseline | meshchat ÷ raw | ChaChaPoly ÷ raw (ceiling¹) | target |")
+        print("|---|---|---|---|---|---|---|")
         for row in rows {
             let mesh = median(row.mesh)
+            let sealed = median(row.sealed)
             let raw = median(row.raw)
-            let ratio = raw > 0 ? mesh / raw : 0
-            print("| \(row.label) | \(format(mesh)) \(row.unit) | \(format(raw)) \(row.unit) | \(String(format: "%.2f×", ratio)) | \(row.target) |")
+            let ratio = { (value: Double) in String(format: "%.2f×", raw > 0 ? value / raw : 0) }
+            print("| \(row.label) | \(format(mesh)) \(row.unit) | \(format(sealed)) \(row.unit) | \(format(raw)) \(row.unit) | \(ratio(mesh)) | \(ratio(sealed)) | \(row.target) |")
         }
         let mb = 1024.0 * 1024.0
-        print("| idle peer RSS (one peer connected) | \(String(format: "%.1f", Double(idle) / mb)) MB | \(String(format: "%.1f", Double(rawRSS) / mb)) MB (raw sink process) | \(String(format: "%.2f×", rawRSS > 0 ? Double(idle) / Double(rawRSS) : 0)) | ≤ 30 MB |")
+        print("| idle peer RSS (one peer connected) | \(String(format: "%.1f", Double(idle) / mb)) MB | — | \(String(format: "%.1f", Double(rawRSS) / mb)) MB (raw sink process) | \(String(format: "%.2f×", rawRSS > 0 ? Double(idle) / Double(rawRSS) : 0)) | — | ≤ 30 MB |")
+        print("")
+        print("¹ raw TCP + ChaChaPoly: the raw-TCP program with each frame's body (flags byte and up to 65,518 data bytes)")
+        print("  sealed with swift-crypto's ChaChaPoly by the sender and opened by the receiver, nothing else (no handshake,")
+        print("  envelope, tasks or event loop). Its ratio to raw TCP is the ceiling for any Noise ChaChaPoly transport on")
+        print("  swift-crypto on this machine; meshchat ÷ (raw TCP + ChaChaPoly) = \(rows.map { row in String(format: "%.2f", median(row.sealed) > 0 ? median(row.mesh) / median(row.sealed) : 0) }.joined(separator: " / ")) for the rows above.")
     }
 
-    private func source(_ executable: String, _ transport: String, _ port: Int, _ workload: Workload,
+    /// The transports a round measures.
+    private enum Transport {
+        case raw, sealed, mesh
+    }
+
+    private func source(_ executable: String, _ transport: Transport, _ port: Int, _ workload: Workload,
                         count: Int, size: Int) async throws -> SourceResult {
-        let command = transport == "raw" ? "raw-source" : "source"
+        let command = transport == .mesh ? "source" : "raw-source"
         let child = try Child.start(executable, [command, "--port", "\(port)", "--workload", workload.rawValue,
-                                                 "--count", "\(count)", "--size", "\(size)"])
+                                                 "--count", "\(count)", "--size", "\(size)"] + (transport == .sealed ? ["--sealed"] : []))
         let line = try child.readLine()
         child.process.waitUntilExit()
         guard child.process.terminationStatus == 0, let data = line.data(using: .utf8) else {

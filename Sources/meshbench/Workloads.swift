@@ -54,6 +54,19 @@ struct PayloadMaker {
         }
         return bytes
     }
+
+    /// The same payload as `Data`, built with one copy (for the session sources, whose `send`
+    /// takes `Data`; converting the array would copy each payload twice).
+    func data(_ index: Int, kind: Kind = .data) -> Data {
+        var bytes = Data(base)
+        bytes[0] = kind.rawValue
+        var i = UInt64(index)
+        for offset in 1..<min(9, bytes.count) {
+            bytes[offset] = UInt8(truncatingIfNeeded: i)
+            i >>= 8
+        }
+        return bytes
+    }
 }
 
 struct SplitMix: RandomNumberGenerator {

@@ -38,6 +38,44 @@ struct EnvelopeTests {
         #expect(withUnknown.plainDataPayload == Data([1, 2]))
     }
 
+    @Test("a plain data envelope decodes by its header to what the protobuf decoder gives", arguments: [
+        0, 1, 64, 127, 128, 16_383, 16_384, 65_518, 1 << 20,
+    ])
+    func plainDataDecoding(payloadCount: Int) throws {
+        let payload = Data((0..<payloadCount).map { UInt8(truncatingIfNeeded: $0 &* 29) })
+        let encoded = Envelope.data(payload).encoded
+        #expect(Envelope.plainDataPayload(in: encoded) == payload)
+        // From a slice whose indices do not start at 0, as a reassembled record's do.
+        let sliced = (Data([0xFF]) + encoded).dropFirst()
+        let decoded = try Envelope(decoding: sliced)
+        #expect(decoded == (try Envelope(serializedBytes: encoded)))
+        #expect(decoded.plainDataPayload == payload)
+        #expect(decoded.plainDataPayload?.startIndex == 0)
+    }
+
+    @Test("anything but a plain data envelope goes to the protobuf decoder")
+    func plainDataDecodingRefuses() throws {
+        let data = Envelope.data(Data([1, 2])).encoded
+        let cases: [Data] = [
+            data + Data([0x78, 0x01]),                         // an unknown envelope field after the data
+            Data([0x12, 0x06, 0x0A, 0x02, 1, 2, 0x78, 0x01]),  // an unknown field inside the data message
+            Data([0x12, 0x05, 0x0A, 0x82, 0x00, 1, 2]),        // a non-minimal varint: still valid protobuf
+            Envelope.ping(nonce: 7).encoded,
+            Envelope.chat(id: Data(count: 16), text: "hi", sentAtMilliseconds: 1).encoded,
+        ]
+        for bytes in cases {
+            let expected = try Envelope(serializedBytes: bytes)
+            #expect(try Envelope(decoding: bytes) == expected)
+        }
+        #expect(Envelope.plainDataPayload(in: cases[0]) == nil)
+        #expect(Envelope.plainDataPayload(in: cases[1]) == nil)
+        #expect(Envelope.plainDataPayload(in: cases[3]) == nil)
+        // Truncated or overlong: refused by the header check, then by the decoder.
+        #expect(Envelope.plainDataPayload(in: data.dropLast()) == nil)
+        #expect(throws: WireError.self) { try Envelope(decoding: data.dropLast()) }
+        #expect(Envelope.plainDataPayload(in: Data([0x12, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01])) == nil)
+    }
+
     @Test("the Envelope constructors produce the vector bytes")
     func constructors() throws {
         let vectors = Dictionary(uniqueKeysWithValues: try EnvelopeVectors.load().valid.map { ($0.name, $0.bytes) })

@@ -164,4 +164,30 @@ struct RecordTests {
 
         #expect(try reassembler.append(Record(isFinal: true, data: Data("after".utf8))) == Data("after".utf8))
     }
+
+    @Test("an envelope's size is read from its first bytes, and reassembly is right whether the size is exact, short or unknown")
+    func sizeHint() throws {
+        let payload = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 11) })
+        let envelope = Envelope.data(payload).encoded
+        #expect(Envelope.serializedSize(fromPrefix: envelope.prefix(8)) == envelope.count)
+        #expect(Envelope.serializedSize(fromPrefix: Envelope.ping(nonce: 9).encoded) == Envelope.ping(nonce: 9).encoded.count)
+        #expect(Envelope.serializedSize(fromPrefix: Data([0x08, 0x01])) == nil)  // a varint field: no length
+        #expect(Envelope.serializedSize(fromPrefix: Data([0x12])) == nil)        // cut before the length
+        let messages = [
+            envelope,                                   // exact
+            envelope + Data([0x78, 0x01]),              // a field after the body: the size read is short
+            Data([0x08, 0x01]) + payload,               // not length-delimited: no size
+            Data([0x12, 0x01]) + payload,               // a length far below the message's size
+        ]
+        var reassembler = MessageReassembler()
+        for message in messages {
+            var result: Data?
+            for record in MessageFragmenter.records(for: message) {
+                #expect(result == nil)
+                result = try reassembler.append(record)
+            }
+            #expect(result == message)
+            #expect(reassembler.bufferedBytes == 0)
+        }
+    }
 }
