@@ -344,11 +344,7 @@ public actor FileTransfers {
             case .accepted:
                 logger.debug("the receiver accepted a file", metadata: metadata)
             case .progress(let bytes):
-                guard bytes < transfer.info.size, var current = outgoing[id] else { continue }
-                let now = ContinuousClock.now
-                if let last = current.lastProgress, now - last < FileTransferLimits.progressInterval { continue }
-                current.lastProgress = now
-                outgoing[id] = current
+                guard bytes < transfer.info.size, outgoing[id] != nil, Self.progressDue(&outgoing[id]!.lastProgress) else { continue }
                 _ = events.offer(.progress(transfer.info, bytes: bytes))
             case .completed:
                 outgoing[id] = nil
@@ -362,6 +358,15 @@ public actor FileTransfers {
                 logger.debug("file transfer input ignored: \(why)", metadata: metadata)
             }
         }
+    }
+
+    /// Whether a progress event is due: at most one per ``FileTransferLimits/progressInterval``
+    /// for each transfer (`last` is updated when it is).
+    private static func progressDue(_ last: inout ContinuousClock.Instant?) -> Bool {
+        let now = ContinuousClock.now
+        if let last, now - last < FileTransferLimits.progressInterval { return false }
+        last = now
+        return true
     }
 
     private func perform(_ actions: [FileReceiveStateMachine.Action], incoming key: IncomingKey, chunk: FileChunkPayload?) async {
@@ -402,11 +407,7 @@ public actor FileTransfers {
             case .sendCancel(let code, let reason):
                 await send(.cancel(Self.cancel(code, reason)), id: key.id, to: transfer.peer)
             case .progress(let bytes):
-                guard bytes < transfer.info.size, var current = incoming[key] else { continue }
-                let now = ContinuousClock.now
-                if let last = current.lastProgress, now - last < FileTransferLimits.progressInterval { continue }
-                current.lastProgress = now
-                incoming[key] = current
+                guard bytes < transfer.info.size, incoming[key] != nil, Self.progressDue(&incoming[key]!.lastProgress) else { continue }
                 _ = events.offer(.progress(transfer.info, bytes: bytes))
             case .completed:
                 incoming[key] = nil
