@@ -46,12 +46,7 @@ struct PayloadMaker {
     /// The i-th data payload (its second to ninth bytes hold the index, so each one differs).
     func payload(_ index: Int, kind: Kind = .data) -> [UInt8] {
         var bytes = base
-        bytes[0] = kind.rawValue
-        var i = UInt64(index)
-        for offset in 1..<min(9, bytes.count) {
-            bytes[offset] = UInt8(truncatingIfNeeded: i)
-            i >>= 8
-        }
+        Self.stamp(&bytes, index, kind: kind)
         return bytes
     }
 
@@ -59,13 +54,18 @@ struct PayloadMaker {
     /// takes `Data`; converting the array would copy each payload twice).
     func data(_ index: Int, kind: Kind = .data) -> Data {
         var bytes = Data(base)
-        bytes[0] = kind.rawValue
+        Self.stamp(&bytes, index, kind: kind)
+        return bytes
+    }
+
+    /// Writes the kind into the first byte and the index into the next eight (little-endian).
+    private static func stamp<Bytes: MutableCollection<UInt8>>(_ bytes: inout Bytes, _ index: Int, kind: Kind) where Bytes.Index == Int {
+        bytes[bytes.startIndex] = kind.rawValue
         var i = UInt64(index)
         for offset in 1..<min(9, bytes.count) {
-            bytes[offset] = UInt8(truncatingIfNeeded: i)
+            bytes[bytes.startIndex + offset] = UInt8(truncatingIfNeeded: i)
             i >>= 8
         }
-        return bytes
     }
 }
 
