@@ -18,12 +18,8 @@ struct ConversationTests {
     @Test("every line arrives once, in its sender's order, where it was addressed: to everyone, to one peer, to a room's members only")
     func threePeers() async throws {
         let directory = TemporaryDirectory()
-        let bob = try ChatProcess.local("bob", directory)
-        let port = try #require(JSONLine(try await bob.waitForEvent("\"event\":\"ready\""))?.int("port"))
-        let alice = try ChatProcess.local("alice", directory, ["--connect", "127.0.0.1:\(port)"])
-        let carol = try ChatProcess.local("carol", directory, ["--connect", "127.0.0.1:\(port)"])
-        try await alice.waitForEvent("\"event\":\"reachable\"", "\"name\":\"carol\"", "\"hops\":2")
-        try await carol.waitForEvent("\"event\":\"reachable\"", "\"name\":\"alice\"", "\"hops\":2")
+        let line = try await ChatLine.start(directory)
+        let (alice, bob, carol) = (line.alice, line.bob, line.carol)
 
         // Lines to everyone and private lines, each process's whole script at once.
         alice.send(lines: ["a1 hello everyone", "a2 how is everyone?", "/msg @carol a3 just for carol"])

@@ -22,12 +22,8 @@ struct FileTransferTests {
     func acrossRelay() async throws {
         let directory = TemporaryDirectory()
         let downloads = directory.appending("carol-downloads")
-        let bob = try ChatProcess.local("bob", directory)
-        let port = try #require(JSONLine(try await bob.waitForEvent("\"event\":\"ready\""))?.int("port"))
-        let carol = try ChatProcess.local("carol", directory, ["--connect", "127.0.0.1:\(port)", "--downloads", downloads])
-        let alice = try ChatProcess.local("alice", directory, ["--connect", "127.0.0.1:\(port)"])
-        try await alice.waitForEvent("\"event\":\"reachable\"", "\"name\":\"carol\"", "\"hops\":2")
-        try await carol.waitForEvent("\"event\":\"reachable\"", "\"name\":\"alice\"", "\"hops\":2")
+        let line = try await ChatLine.start(directory, carol: ["--downloads", downloads])
+        let (alice, bob, carol) = (line.alice, line.bob, line.carol)
 
         let source = directory.appending("holiday photos.bin")
         let content = try Self.randomFile(source, bytes: 3 * 1024 * 1024 + 12_345)
@@ -82,12 +78,10 @@ struct FileTransferTests {
     func survivesRelayRestart() async throws {
         let directory = TemporaryDirectory()
         let downloads = directory.appending("carol-downloads")
-        var bob = try ChatProcess.local("bob", directory)
-        let port = try #require(JSONLine(try await bob.waitForEvent("\"event\":\"ready\""))?.int("port"))
-        let carol = try ChatProcess.local("carol", directory, ["--connect", "127.0.0.1:\(port)", "--downloads", downloads])
-        let alice = try ChatProcess.local("alice", directory, ["--connect", "127.0.0.1:\(port)"])
-        try await alice.waitForEvent("\"event\":\"reachable\"", "\"name\":\"carol\"", "\"hops\":2")
-        try await carol.waitForEvent("\"event\":\"reachable\"", "\"name\":\"alice\"", "\"hops\":2")
+        let line = try await ChatLine.start(directory, carol: ["--downloads", downloads])
+        let (alice, carol) = (line.alice, line.carol)
+        var bob = line.bob
+        let port = line.bobPort
 
         let source = directory.appending("big.bin")
         // The relay is killed as soon as carol's partial file has its first bytes on disk: read from

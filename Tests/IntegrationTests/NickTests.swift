@@ -9,12 +9,8 @@ struct NickTests {
     @Test("/nick renames me at once for every node, two hops away too; lines and /msg use the new name; a bad name changes nothing")
     func acrossTheMesh() async throws {
         let directory = TemporaryDirectory()
-        let bob = try ChatProcess.local("bob", directory)
-        let port = try #require(JSONLine(try await bob.waitForEvent("\"event\":\"ready\""))?.int("port"))
-        let carol = try ChatProcess.local("carol", directory, ["--connect", "127.0.0.1:\(port)"])
-        let alice = try ChatProcess.local("alice", directory, ["--connect", "127.0.0.1:\(port)"])
-        try await alice.waitForEvent("\"event\":\"reachable\"", "\"name\":\"carol\"", "\"hops\":2")
-        try await carol.waitForEvent("\"event\":\"reachable\"", "\"name\":\"alice\"", "\"hops\":2")
+        let chats = try await ChatLine.start(directory)
+        let (alice, bob, carol) = (chats.alice, chats.bob, chats.carol)
         let aliceID = try #require(JSONLine(alice.output[0])?.string("id"))
 
         alice.send("/nick")

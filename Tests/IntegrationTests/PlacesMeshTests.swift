@@ -24,13 +24,8 @@ struct PlacesMeshTests {
     static func line(_ directory: TemporaryDirectory) async throws -> (alice: ChatProcess, bob: ChatProcess, carol: ChatProcess) {
         let data = directory.appending("london.geojson")
         try Data(fixture.utf8).write(to: URL(fileURLWithPath: data))
-        let bob = try ChatProcess.local("bob", directory)
-        let port = try #require(JSONLine(try await bob.waitForEvent("\"event\":\"ready\""))?.int("port"))
-        let carol = try ChatProcess.local("carol", directory, ["--connect", "127.0.0.1:\(port)", "--places", data])
-        let alice = try ChatProcess.local("alice", directory, ["--connect", "127.0.0.1:\(port)"])
-        try await alice.waitForEvent("\"event\":\"reachable\"", "\"name\":\"carol\"", "\"hops\":2")
-        try await carol.waitForEvent("\"event\":\"reachable\"", "\"name\":\"alice\"", "\"hops\":2")
-        return (alice, bob, carol)
+        let line = try await ChatLine.start(directory, carol: ["--places", data])
+        return (line.alice, line.bob, line.carol)
     }
 
     /// Sends a line and waits for the first event after it that contains every fragment.

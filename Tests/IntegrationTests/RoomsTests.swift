@@ -10,11 +10,10 @@ struct RoomsTests {
     @Test("a line to #lunch (password) reaches carol two hops away; bob, who relays it and joined #lunch without the password, never sees it; carol's rooms and history survive a restart")
     func passwordRoom() async throws {
         let directory = TemporaryDirectory()
-        let bob = try ChatProcess.local("bob", directory)
-        let port = try #require(JSONLine(try await bob.waitForEvent("\"event\":\"ready\""))?.int("port"))
-        var carol = try ChatProcess.local("carol", directory, ["--connect", "127.0.0.1:\(port)"])
-        let alice = try ChatProcess.local("alice", directory, ["--connect", "127.0.0.1:\(port)"])
-        try await alice.waitForEvent("\"event\":\"reachable\"", "\"name\":\"carol\"", "\"hops\":2")
+        let line = try await ChatLine.start(directory)
+        let (alice, bob) = (line.alice, line.bob)
+        var carol = line.carol
+        let port = line.bobPort
 
         alice.send("/join #Lunch secret pass")
         let joined = try #require(JSONLine(try await alice.waitForEvent("\"event\":\"joined\"")))
@@ -94,12 +93,10 @@ struct ReplyMeshBlockTests {
     @Test("/reply answers the last private sender; /mesh draws the tree with every node; /block drops a peer's lines (remembered across a restart) until /unblock")
     func replyMeshBlock() async throws {
         let directory = TemporaryDirectory()
-        let bob = try ChatProcess.local("bob", directory)
-        let port = try #require(JSONLine(try await bob.waitForEvent("\"event\":\"ready\""))?.int("port"))
-        var carol = try ChatProcess.local("carol", directory, ["--connect", "127.0.0.1:\(port)"])
-        let alice = try ChatProcess.local("alice", directory, ["--connect", "127.0.0.1:\(port)"])
-        try await alice.waitForEvent("\"event\":\"reachable\"", "\"name\":\"carol\"", "\"hops\":2")
-        try await carol.waitForEvent("\"event\":\"reachable\"", "\"name\":\"alice\"", "\"hops\":2")
+        let line = try await ChatLine.start(directory)
+        let (alice, bob) = (line.alice, line.bob)
+        var carol = line.carol
+        let port = line.bobPort
 
         carol.send("/reply nobody yet")
         try await carol.waitForEvent("\"event\":\"error\"", "/reply")
