@@ -46,13 +46,13 @@ extension ChatFront {
     }
 
     /// An absolute path for what the user typed: `~` and `~/…` are the home directory, a relative
-    /// path is relative to the working directory.
+    /// path is relative to the working directory (`/send`'s file, and the `--downloads` option).
     /// - Parameters:
     ///   - path: the typed path.
     ///   - home: the home directory (`$HOME`).
     ///   - workingDirectory: the current directory.
     /// - Returns: an absolute, standardised path.
-    static func resolve(_ path: String, home: String = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory(),
+    public static func resolve(_ path: String, home: String = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory(),
                         workingDirectory: String = FileManager.default.currentDirectoryPath) -> String {
         var full = path
         if full == "~" {

@@ -87,12 +87,6 @@ struct NodeOptions: ParsableArguments {
     /// - Returns: the settings.
     /// - Throws: ``ConfigFileError`` for a configuration file that cannot be used;
     ///   `ValidationError` for a combination that makes no sense.
-    /// A path from the command line: `~` expanded, a relative one taken from the working directory.
-    static func absolutePath(_ path: String) -> String {
-        let expanded = (path as NSString).expandingTildeInPath
-        return expanded.hasPrefix("/") ? expanded : FileManager.default.currentDirectoryPath + "/" + expanded
-    }
-
     func resolve(adding extra: ChatSettings = ChatSettings()) throws -> NodeSettings {
         let file = try ConfigFile.load(path: config, environment: ProcessInfo.processInfo.environment)
         var flags = commandLine

@@ -90,7 +90,7 @@ struct MeshChat: AsyncParsableCommand {
             var extra = ChatSettings()
             extra.manual = manual
             extra.info = info.isEmpty ? nil : try Self.discoveryInfo(info)
-            extra.downloads = downloads.map(NodeOptions.absolutePath)
+            extra.downloads = downloads.map { ChatFront.resolve($0) }
             settings = try node.resolve(adding: extra)
         } catch let error as ConfigFileError {
             if json { output.writeLine(JSONRenderer().render(.error("\(error)")) ?? "") }
