@@ -324,22 +324,10 @@ public struct ChatFront: Sendable {
         return .carryOn
     }
 
-    /// Peers a line can be addressed to: reachable now, or known from the history (a line to one
-    /// of those waits in the outbox until it is reachable).
+    /// Peers a line can be addressed to: reachable now, seen since the start, or known from the
+    /// history (a line to one of those waits in the outbox until it is reachable).
     private func knownPeers() async -> [PeerID] {
-        var peers = session.reachablePeers.map(\.peer)
-        var seen = Set(peers.map(\.id))
-        for peer in book.all where !seen.contains(peer.id) && peer.id != session.peer.peerID.id {
-            peers.append(peer)
-            seen.insert(peer.id)
-        }
-        for line in (try? await messenger.history(limit: 1000)) ?? [] where !line.isOutgoing && !seen.contains(line.author) {
-            if let peer = try? PeerID(id: line.author, displayName: line.authorName) {
-                peers.append(peer)
-                seen.insert(line.author)
-            }
-        }
-        return peers
+        await messenger.addressablePeers(adding: book.all)
     }
 
     private func blockedPeers() async throws -> [PeerID] {

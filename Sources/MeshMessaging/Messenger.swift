@@ -240,6 +240,26 @@ public actor Messenger {
         try await db { try $0.history(limit: limit, conversation: conversation) }
     }
 
+    /// The peers a private line can be addressed to: the reachable ones first, then `others`
+    /// (peers the caller has seen), then the authors of received lines in the last 1,000 of the
+    /// history (a line to one of those waits in the outbox until it is reachable). Each once,
+    /// never this node.
+    /// - Parameter others: more peers the caller knows of.
+    /// - Returns: the peers, by node id once each.
+    public func addressablePeers(adding others: [PeerID] = []) async -> [PeerID] {
+        var peers: [PeerID] = []
+        var seen: Set<NodeID> = [me.id]
+        func add(_ peer: PeerID) {
+            if seen.insert(peer.id).inserted { peers.append(peer) }
+        }
+        session.reachablePeers.forEach { add($0.peer) }
+        others.forEach(add)
+        for line in (try? await history(limit: 1000)) ?? [] where !line.isOutgoing {
+            if !seen.contains(line.author), let peer = try? PeerID(id: line.author, displayName: line.authorName) { add(peer) }
+        }
+        return peers
+    }
+
     private func flushBroadcasts(quietID: String? = nil) async {
         guard !session.connectedPeers.isEmpty else { return }
         let pending: [OutboxEntry]

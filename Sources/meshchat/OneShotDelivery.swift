@@ -173,15 +173,7 @@ struct OneShotDelivery: Sendable {
 
     /// Reachable peers, and the authors of lines in the history (as `/msg` knows them).
     private func knownPeers() async -> [PeerID] {
-        var peers = node.session.reachablePeers.map(\.peer)
-        var seen = Set(peers.map(\.id))
-        for line in (try? await node.messenger.history(limit: 1000)) ?? [] where !line.isOutgoing && !seen.contains(line.author) {
-            if let peer = try? PeerID(id: line.author, displayName: line.authorName) {
-                peers.append(peer)
-                seen.insert(line.author)
-            }
-        }
-        return peers
+        await node.messenger.addressablePeers()
     }
 
     private func describe(_ peer: PeerID) -> String { "\(peer.displayName) (\(peer.id.shortHex))" }
