@@ -295,6 +295,11 @@ public struct HandshakeStateMachine: Sendable {
         } catch {
             return .failure(LinkCloseReason(.protocolViolation, "handshake message \(messageNumber): \(error)"))
         }
+        // §4.4: the identity repeats the version the hello agreed (and the prologue bound).
+        guard payload.protocolVersion == Self.protocolVersion else {
+            return .failure(LinkCloseReason(.unsupportedVersion,
+                "handshake message \(messageNumber) names protocol version \(payload.protocolVersion); this peer speaks \(Self.protocolVersion)"))
+        }
         if let problem = displayNameProblem(payload.displayName) {
             return .failure(LinkCloseReason(.invalidIdentity, "invalid display name from the peer: \(problem)"))
         }

@@ -96,9 +96,13 @@ public struct RoomKey: Sendable, Hashable {
     ///   - origin: the sending node, bound into the AAD so the line cannot be re-sent as another's.
     /// - Returns: the `RoomChat`.
     public func seal(_ text: RoomTextPayload, origin: NodeID) -> RoomChatPayload {
+        seal(text, origin: origin, nonce: ChaChaPoly.Nonce())
+    }
+
+    /// Seals with a given nonce: for test vectors only (a nonce must never repeat under one key).
+    func seal(_ text: RoomTextPayload, origin: NodeID, nonce: ChaChaPoly.Nonce) -> RoomChatPayload {
         var chat = RoomChatPayload()
         chat.roomID = id
-        let nonce = ChaChaPoly.Nonce()
         // Sealing with a valid key and nonce cannot fail.
         let box = try! ChaChaPoly.seal(text.serialized, using: SymmetricKey(data: key), nonce: nonce,
                                        authenticating: Self.aad(origin))

@@ -225,6 +225,17 @@ struct HandshakeFailureTests {
             mentions: ["identity key is \(length) bytes"])
     }
 
+    @Test("an identity naming another protocol version than the hello is refused with unsupportedVersion, in message 2 and in message 3",
+          arguments: [UInt32(0), 2, .max])
+    func identityVersion(version: UInt32) throws {
+        let second = try Self.run(initiatorAgainst: try Self.fakeResponder(alter: { $0.protocolVersion = version }))
+        expectRefusal(detector: second.initiatorOutcome, peer: second.responderOutcome, code: .unsupportedVersion,
+                      mentions: ["protocol version \(version)", "speaks 1"])
+        let third = try Self.run(responderAgainst: try Self.fakeInitiator(alter: { $0.protocolVersion = version }))
+        expectRefusal(detector: third.responderOutcome, peer: third.initiatorOutcome, code: .unsupportedVersion,
+                      mentions: ["protocol version \(version)", "speaks 1"])
+    }
+
     @Test("an empty display name is refused with invalidIdentity by the initiator (message 2)")
     func emptyDisplayName() throws {
         var pump = try machinePump(try randomConfiguration("alice"), try randomConfiguration(""))

@@ -1,0 +1,220 @@
+import Crypto
+import Foundation
+@testable import MeshLink
+import MeshTestSupport
+import MeshWire
+
+/// `Protocol/vectors/apps.json` (PROTOCOL.md §13.8, §13.10, §14, §15, §16): every message of the
+/// applications that ride on the mesh and is not already in `mesh.json` — receipts, mesh ping and
+/// pong, place answers, pin withdrawals and catch-up, room lines (public and password rooms, with
+/// their keys), and each file-transfer message (including a 0-byte file) — between the fixed parties
+/// alice and bob of `handshake.json`, each as the serialized `Envelope` that carries it.
+///
+/// Regenerate with `MESHCHAT_WRITE_VECTORS=1 swift test --filter MeshLinkTests.AppVectorTests`.
+struct AppVector: Codable, Equatable {
+    /// One message: its body (the signed body, or the sealed plaintext) and the whole envelope.
+    struct Case: Codable, Equatable {
+        var name: String
+        var section: String
+        var description: String
+        var body: String
+        var envelope: String
+    }
+
+    /// A room's key and id (§15.1), derived from its name and password.
+    struct Room: Codable, Equatable {
+        var name: String
+        var password: String?
+        var key: String
+        var id: String
+    }
+
+    var description: String
+    var aliceNodeID: String
+    var bobNodeID: String
+    var sealEphemeralPrivateKey: String
+    var roomNonce: String
+    var rooms: [Room]
+    var cases: [Case]
+
+    static let sentAt = MeshVector.sentAt
+    static let transferID = Data(pattern(from: 0x70, count: 16))
+    static let fileContent = Data("hello, file".utf8)
+
+    /// A sealed case from alice to bob: content sealed under the fixed header and ephemeral key.
+    private static func sealed(_ name: String, _ section: String, _ description: String,
+                               _ content: SealedPayload.OneOf_Content) throws -> Case {
+        let alice = FixedParty.alice.identity, bob = FixedParty.bob.identity
+        let header = SealHeader(origin: alice.nodeID, destination: bob.nodeID, packetID: MeshVector.packetID)
+        let ephemeral = try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: pattern(from: 0xf0))
+        let bytes = try Sealing.seal(content, displayName: "alice", sealedAtMilliseconds: sentAt, header: header,
+                                     recipientStaticKey: bob.staticKey.publicKey, identity: alice, ephemeralKey: ephemeral)
+        let plaintext = try Sealing.open(bytes, header: header, identity: bob)
+        var routed = MeshVector.routed(origin: alice.nodeID, destination: bob.nodeID, hopLimit: 7, hops: 0)
+        routed.sealed = bytes
+        return Case(name: name, section: section, description: description + "; sealed from alice to bob (hop limit 7)",
+                    body: plaintext.serialized.hexString, envelope: Envelope.routed(routed).encoded.hexString)
+    }
+
+    /// A signed broadcast case from alice.
+    private static func broadcast(_ name: String, _ section: String, _ description: String,
+                                  _ content: BroadcastPayload.OneOf_Content) -> Case {
+        let alice = FixedParty.alice.identity
+        var body = BroadcastPayload()
+        body.packetID = MeshVector.packetID
+        body.displayName = "alice"
+        body.sentAtMs = sentAt
+        body.content = content
+        let signed = MeshSigning.signBroadcast(body, identity: alice)
+        var routed = MeshVector.routed(origin: alice.nodeID, destination: nil, hopLimit: 7, hops: 0)
+        routed.broadcast = signed
+        return Case(name: name, section: section, description: description + "; signed broadcast from alice (hop limit 7)",
+                    body: signed.body.hexString, envelope: Envelope.routed(routed).encoded.hexString)
+    }
+
+    static func file(_ body: FileTransferPayload.OneOf_Body) -> SealedPayload.OneOf_Content {
+        var file = FileTransferPayload()
+        file.transferID = transferID
+        file.body = body
+        return .file(file)
+    }
+
+    static func pin() -> PinPayload {
+        var pin = PinPayload()
+        pin.pinID = Data(pattern(from: 0xa0, count: 16))
+        pin.latitude = 51.501
+        pin.longitude = -0.142
+        pin.label = "Meet here"
+        pin.note = "by the gates"
+        pin.createdAtMs = sentAt
+        pin.expiresAtMs = sentAt + 86_400_000
+        return pin
+    }
+
+    static func roomKeys() throws -> [(key: RoomKey, password: String?)] {
+        [(try RoomKey(name: "#lunch"), nil), (try RoomKey(name: "#Dev", password: "s3cret"), "s3cret"),
+         (try RoomKey(name: "#dev"), nil)]
+    }
+
+    static func compute() throws -> AppVector {
+        let alice = FixedParty.alice.identity, bob = FixedParty.bob.identity
+        var cases: [Case] = []
+
+        var receipt = ReceiptPayload()
+        receipt.messageIds = [Data(pattern(from: 0xe0, count: 16)), Data(pattern(from: 0xe1, count: 16))]
+        cases.append(try sealed("receipt", "§13.8", "alice's receipt for two of bob's private lines (ids e0e1…ef, e1e2…f0)",
+                                .receipt(receipt)))
+        var ping = Meshchat_V1_Ping()
+        ping.nonce = 0x0102_0304_0506_0708
+        cases.append(try sealed("meshPing", "§13.10", "a mesh ping with nonce 0x0102030405060708", .ping(ping)))
+        var pong = Meshchat_V1_Pong()
+        pong.nonce = ping.nonce
+        cases.append(try sealed("meshPong", "§13.10", "the pong answering it, same nonce", .pong(pong)))
+
+        var answer = PlaceAnswerPayload()
+        answer.queryID = Data(pattern(from: 0xb0, count: 16))
+        var first = PlaceHitPayload(), second = PlaceHitPayload()
+        (first.name, first.latitude, first.longitude, first.placeSet) = ("Pizza Union", 51.5079, -0.1281, "london.geojson")
+        (second.name, second.latitude, second.longitude, second.placeSet) = ("Pizza Pilgrims", 51.5123, -0.1318, "london.geojson")
+        answer.hits = [first, second]
+        answer.total = 7
+        var answerMessage = PlacesPayload()
+        answerMessage.answer = answer
+        cases.append(try sealed("placeAnswer", "§14.3", "the answer to mesh.json's placeQuery (query id b0b1…bf): 2 hits of 7",
+                                .places(answerMessage)))
+        var refusedAnswer = PlaceAnswerPayload()
+        refusedAnswer.queryID = answer.queryID
+        refusedAnswer.refused = "radius 200000 m is outside 1–100000 m"
+        var refusedMessage = PlacesPayload()
+        refusedMessage.answer = refusedAnswer
+        cases.append(try sealed("placeAnswerRefused", "§14.2", "a refused lookup, with the reason", .places(refusedMessage)))
+
+        var pinSet = PinSetPayload()
+        pinSet.pins = [pin()]
+        var pinSetMessage = PlacesPayload()
+        pinSetMessage.pins = pinSet
+        cases.append(try sealed("pinSet", "§14.4", "alice's catch-up: her one live pin (mesh.json's pin)", .places(pinSetMessage)))
+        var withdrawal = PinWithdrawalPayload()
+        withdrawal.pinID = pin().pinID
+        var withdrawalMessage = PlacesPayload()
+        withdrawalMessage.unpin = withdrawal
+        cases.append(broadcast("pinWithdrawal", "§14.4", "alice withdraws her pin a0a1…af", .places(withdrawalMessage)))
+
+        let nonce = try ChaChaPoly.Nonce(data: pattern(from: 0x90, count: 12))
+        let rooms = try roomKeys()
+        for (index, (key, password)) in rooms.enumerated() {
+            var text = RoomTextPayload()
+            text.room = key.name
+            text.messageID = Data(pattern(from: UInt8(0x50 + index), count: 16))
+            text.text = "lunch at one?"
+            text.sentAtMs = sentAt
+            let chat = key.seal(text, origin: alice.nodeID, nonce: nonce)
+            let kind = password.map { "password room (password \"\($0)\")" } ?? "public room"
+            cases.append(broadcast("room\(index + 1)", "§15.2", "a line to \(key.name), a \(kind): \"lunch at one?\", nonce 9091…9b",
+                                   .room(chat)))
+        }
+
+        var offer = FileOfferPayload()
+        offer.name = "notes.txt"
+        offer.size = UInt64(fileContent.count)
+        offer.sha256 = Data(SHA256.hash(data: fileContent))
+        offer.chunkSize = 1_024
+        cases.append(try sealed("fileOffer", "§16.2", "offer of \"notes.txt\", 11 bytes (\"hello, file\"), chunks of 1024, transfer 7071…7f",
+                                file(.offer(offer))))
+        var chunk = FileChunkPayload()
+        chunk.index = 0
+        chunk.data = fileContent
+        cases.append(try sealed("fileChunk", "§16.3", "its only chunk, index 0", file(.chunk(chunk))))
+        var ack = FileAckPayload()
+        ack.next = 1
+        cases.append(try sealed("fileAck", "§16.4", "bob's acknowledgement: every chunk below 1 stored (sealed here alice→bob for the fixed keys)",
+                                file(.ack(ack))))
+        var selective = FileAckPayload()
+        selective.next = 2
+        selective.received = [4, 5]
+        cases.append(try sealed("fileAckSelective", "§16.4", "an acknowledgement of chunks below 2 and of 4 and 5", file(.ack(selective))))
+        var done = FileDonePayload()
+        done.sha256 = offer.sha256
+        cases.append(try sealed("fileDone", "§16.5", "the receiver's confirmation with the hash it computed", file(.done(done))))
+        var cancel = FileCancelPayload()
+        cancel.code = 1
+        cancel.reason = "cancelled by the user"
+        cases.append(try sealed("fileCancel", "§16.5", "a cancel, code 1 (cancelled)", file(.cancel(cancel))))
+        var empty = FileOfferPayload()
+        empty.name = "empty.txt"
+        empty.size = 0
+        empty.sha256 = Data(SHA256.hash(data: Data()))
+        empty.chunkSize = 60_000
+        cases.append(try sealed("fileOfferEmpty", "§16.2", "offer of a 0-byte file: no chunks; accepted with FileAck { next: 0 } "
+                                + "and confirmed with FileDone at once", file(.offer(empty))))
+
+        return AppVector(
+            description: "PROTOCOL.md §13.8, §13.10, §14, §15, §16 between the fixed parties of handshake.json and mesh.json "
+                + "(same packet id c0c1…cf, same sealing ephemeral key f0f1…ff, sent_at 1790000000000). body: the signed "
+                + "Broadcast body, or the sealed plaintext (Sealed). envelope: the serialized Envelope carrying the Routed "
+                + "packet. rooms: each room's key and id (§15.1), from its name and password; room lines use the nonce roomNonce.",
+            aliceNodeID: alice.nodeID.hex, bobNodeID: bob.nodeID.hex,
+            sealEphemeralPrivateKey: pattern(from: 0xf0).hexString,
+            roomNonce: pattern(from: 0x90, count: 12).hexString,
+            rooms: rooms.map { Room(name: $0.key.name, password: $0.password, key: $0.key.key.hexString, id: $0.key.id.hexString) },
+            cases: cases)
+    }
+
+    var json: OrderedJSON {
+        .keyed([
+            "description": .string(description),
+            "aliceNodeID": .string(aliceNodeID), "bobNodeID": .string(bobNodeID),
+            "sealEphemeralPrivateKey": .string(sealEphemeralPrivateKey),
+            "roomNonce": .string(roomNonce),
+            "rooms": .array(rooms.map { room in
+                .object([OrderedJSON.Member("name", .string(room.name))]
+                    + (room.password.map { [OrderedJSON.Member("password", .string($0))] } ?? [])
+                    + [OrderedJSON.Member("key", .string(room.key)), OrderedJSON.Member("id", .string(room.id))])
+            }),
+            "cases": .array(cases.map {
+                .keyed(["name": .string($0.name), "section": .string($0.section), "description": .string($0.description),
+                        "body": .string($0.body), "envelope": .string($0.envelope)])
+            }),
+        ])
+    }
+}
