@@ -37,6 +37,22 @@ struct ForwardingTests {
         #expect(router.received(inflated, from: node(1), now: .zero).sends.first?.packet.hopLimit == 31)
     }
 
+    @Test("§13.1: a received hop limit of 0 is treated as 1: delivered when it is for this node, never forwarded")
+    func hopLimitZero() {
+        var configuration = RoutingConfiguration()
+        configuration.broadcastStrategy = .flood
+        var router = Self.line(configuration)
+        _ = router.neighborUp(node(4), latencyMicros: 1000, now: .zero)
+        let broadcast = RoutedPacket(origin: node(9), packetID: pid(1), hopLimit: 0, kind: .broadcast)
+        let broadcastActions = router.received(broadcast, from: node(1), now: .zero)
+        #expect(broadcastActions.delivered == [broadcast] && broadcastActions.sends.isEmpty)
+        let mine = RoutedPacket(origin: node(3), packetID: pid(2), hopLimit: 0, kind: .unicast(destination: node(0)))
+        #expect(router.received(mine, from: node(1), now: .zero).delivered == [mine])
+        let passing = RoutedPacket(origin: node(4), packetID: pid(3), hopLimit: 0, kind: .unicast(destination: node(3)))
+        let passingActions = router.received(passing, from: node(4), now: .zero)
+        #expect(passingActions.drops == [.hopLimitReached] && passingActions.sends.isEmpty)
+    }
+
     @Test("a relay drops a unicast whose hop limit is used up")
     func unicastHopLimit() {
         var router = Self.line()
