@@ -326,7 +326,7 @@ public struct ChatFront: Sendable {
 
     /// Peers a line can be addressed to: reachable now, seen since the start, or known from the
     /// history (a line to one of those waits in the outbox until it is reachable).
-    private func knownPeers() async -> [PeerID] {
+    func knownPeers() async -> [PeerID] {
         await messenger.addressablePeers(adding: book.all)
     }
 

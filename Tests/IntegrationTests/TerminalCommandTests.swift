@@ -161,7 +161,7 @@ struct TerminalCommandTests {
         let notes = directory.appending("notes.txt")
         try Data("meeting notes\n".utf8).write(to: URL(fileURLWithPath: notes))
         try await alice.run("/send @carol \(directory.appending("missing.txt"))", "! /send: ")
-        try await alice.run("/send @nobody \(notes)", "! /send: no reachable peer is called \"nobody\"")
+        try await alice.run("/send @nobody \(notes)", "! /send: no peer is called \"nobody\"")
         try await alice.run("/send @carol \(notes)", "* sent notes.txt (14 bytes) to carol: received and checked")
         let received = try #require(JSONLine(try await carol.waitForEvent("\"event\":\"fileReceived\"", "notes.txt")))
         #expect(try String(contentsOfFile: try #require(received.string("path")), encoding: .utf8) == "meeting notes\n")

@@ -65,6 +65,8 @@ struct RendererTests {
             switch event {
             case .offered: "fileOffered"
             case .progress: "fileProgress"
+            case .paused: "filePaused"
+            case .resumed: "fileResumed"
             case .sent: "fileSent"
             case .received: "fileReceived"
             case .failed: "fileFailed"
@@ -122,6 +124,8 @@ struct RendererTests {
              nested: ["peer": peerKeys]),
         Case(label: "fileProgress", output: .file(.progress(file, bytes: 1_200_000)), keys: ["id", "direction", "peer", "name", "bytes", "size"],
              nested: ["peer": peerKeys]),
+        Case(label: "filePaused", output: .file(.paused(file)), keys: ["id", "direction", "peer", "name"], nested: ["peer": peerKeys]),
+        Case(label: "fileResumed", output: .file(.resumed(file)), keys: ["id", "direction", "peer", "name"], nested: ["peer": peerKeys]),
         Case(label: "fileSent", output: .file(.sent(file)), keys: ["id", "to", "name", "size", "sha256"], nested: ["to": peerKeys]),
         Case(label: "fileReceived", output: .file(.received(file, path: "/home/carol/Downloads/meshchat/report.pdf")),
              keys: ["id", "from", "name", "path", "size", "sha256"], nested: ["from": peerKeys]),
