@@ -346,12 +346,8 @@ public actor FileTransfers {
                 await send(.cancel(Self.cancel(code, reason)), id: id, to: transfer.peer)
             case .accepted:
                 logger.debug("the receiver accepted a file", metadata: metadata)
-            case .paused:
-                logger.info("paused a file transfer: the receiver is out of reach", metadata: metadata)
-                await events.push(.paused(transfer.info))
-            case .resumed:
-                logger.info("resumed a file transfer: the receiver is reachable", metadata: metadata)
-                await events.push(.resumed(transfer.info))
+            case .paused, .resumed:
+                await reportPause(action == .paused, transfer.info, metadata: metadata)
             case .progress(let bytes):
                 guard bytes < transfer.info.size, outgoing[id] != nil, Self.progressDue(&outgoing[id]!.lastProgress) else { continue }
                 _ = events.offer(.progress(transfer.info, bytes: bytes))
@@ -367,6 +363,14 @@ public actor FileTransfers {
                 logger.debug("file transfer input ignored: \(why)", metadata: metadata)
             }
         }
+    }
+
+    /// Logs and reports that a transfer paused (its peer went out of reach) or resumed.
+    private func reportPause(_ paused: Bool, _ info: FileTransferInfo, metadata: Logger.Metadata) async {
+        let other = info.direction == .outgoing ? "receiver" : "sender"
+        logger.info(paused ? "paused a file transfer: the \(other) is out of reach" : "resumed a file transfer: the \(other) is reachable",
+                    metadata: metadata)
+        await events.push(paused ? .paused(info) : .resumed(info))
     }
 
     /// Whether a progress event is due: at most one per ``FileTransferLimits/progressInterval``
@@ -418,12 +422,8 @@ public actor FileTransfers {
             case .progress(let bytes):
                 guard bytes < transfer.info.size, incoming[key] != nil, Self.progressDue(&incoming[key]!.lastProgress) else { continue }
                 _ = events.offer(.progress(transfer.info, bytes: bytes))
-            case .paused:
-                logger.info("paused a file transfer: the sender is out of reach", metadata: metadata)
-                await events.push(.paused(transfer.info))
-            case .resumed:
-                logger.info("resumed a file transfer: the sender is reachable", metadata: metadata)
-                await events.push(.resumed(transfer.info))
+            case .paused, .resumed:
+                await reportPause(action == .paused, transfer.info, metadata: metadata)
             case .completed:
                 incoming[key] = nil
                 do {
