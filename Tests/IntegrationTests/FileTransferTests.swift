@@ -77,8 +77,7 @@ struct FileTransferTests {
     @Test("a transfer survives its relay going away: killed mid-transfer and restarted, the file arrives whole under the same transfer id")
     func survivesRelayRestart() async throws {
         let directory = TemporaryDirectory()
-        let downloads = directory.appending("carol-downloads")
-        let line = try await ChatLine.start(directory, carol: ["--downloads", downloads])
+        let (line, downloads) = try await Self.line(directory)
         let (alice, carol) = (line.alice, line.carol)
         var bob = line.bob
         let port = line.bobPort
@@ -114,8 +113,7 @@ struct FileTransferTests {
     @Test("an offer made while the relay is down waits paused: no failure for 70 s (8 unanswered tries used to fail it within about a minute), then the relay comes back and the file arrives; the sender says paused and resumed")
     func offerWaitsForRoute() async throws {
         let directory = TemporaryDirectory()
-        let downloads = directory.appending("carol-downloads")
-        let line = try await ChatLine.start(directory, carol: ["--downloads", downloads])
+        let (line, downloads) = try await Self.line(directory)
         let (alice, carol) = (line.alice, line.carol)
         var bob = line.bob
         let port = line.bobPort
@@ -209,6 +207,12 @@ struct FileTransferTests {
         #expect(theirs.object["by_peer"] as? Bool == true)
         #expect(try FileManager.default.contentsOfDirectory(atPath: downloads) == ["note.txt"])
         try await PlacesMeshTests.stop(alice, bob)
+    }
+
+    /// alice — bob — carol on loopback, carol storing files in `carol-downloads` in `directory`.
+    static func line(_ directory: TemporaryDirectory) async throws -> (line: ChatLine, downloads: String) {
+        let downloads = directory.appending("carol-downloads")
+        return (try await ChatLine.start(directory, carol: ["--downloads", downloads]), downloads)
     }
 
     /// Starts relay bob again on his old port, and has alice and carol connect to him.
