@@ -1,5 +1,6 @@
 import Foundation
-import MeshStore
+import GRDB
+@testable import MeshStore
 import MeshTestSupport
 import MeshWire
 import Testing
@@ -30,6 +31,33 @@ struct RoomStoreTests {
         #expect(try store.leaveRoom(Self.publicDev))
         #expect(try store.rooms().map(\.ref) == [Self.secretDev])
         #expect(try !store.leaveRoom(Self.publicDev))
+    }
+
+    @Test("a store from before v4 (rooms keyed by name alone) keeps its password room apart: the room and its lines move to #dev+, a public room's stay")
+    func migrationSeparatesPasswordRooms() throws {
+        let directory = TemporaryDirectory("meshstore")
+        let path = directory.appending("messages.sqlite")
+        do {
+            let store = try MessageStore(path: path)
+            try store.joinRoom(JoinedRoom(name: "#dev", key: Data(repeating: 1, count: 32), hasPassword: true, joinedAt: F.at(1)))
+            try store.joinRoom(JoinedRoom(name: "#ops", key: Data(repeating: 2, count: 32), hasPassword: false, joinedAt: F.at(2)))
+            _ = try store.enqueue(text: "secret", to: nil, room: Self.secretDev, author: F.me, authorName: "me", now: F.at(3))
+            _ = try store.enqueue(text: "ops", to: nil, room: RoomRef(name: "#ops", hasPassword: false), author: F.me, authorName: "me", now: F.at(4))
+            // Back to what v3 wrote: rooms and lines under the bare name.
+            try store.queue.write { db in
+                try db.execute(sql: """
+                    UPDATE room SET name = '#dev' WHERE name = '#dev+';
+                    UPDATE message SET room = '#dev' WHERE room = '#dev+';
+                    DELETE FROM grdb_migrations WHERE identifier = 'v4';
+                    """)
+            }
+            try store.close()
+        }
+        let store = try MessageStore(path: path)
+        #expect(try store.rooms().map(\.ref) == [Self.secretDev, RoomRef(name: "#ops", hasPassword: false)])
+        #expect(try store.history(limit: 10, conversation: .room(Self.secretDev)).map(\.text) == ["secret"])
+        #expect(try store.history(limit: 10, conversation: .room(Self.publicDev)).isEmpty)
+        #expect(try store.history(limit: 10, conversation: .room(RoomRef(name: "#ops", hasPassword: false))).map(\.text) == ["ops"])
     }
 
     @Test("RoomRef: shown as #dev and #dev 🔒, stored as #dev and #dev+, read back as itself")
