@@ -198,7 +198,7 @@ let package = Package(
         .testTarget(
             name: "MeshMessagingTests",
             dependencies: [
-                "MeshMessaging", "MeshSession", "MeshLink", "MeshWire",
+                "MeshMessaging", "MeshSession", "MeshLink", "MeshWire", "MeshStore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -1,6 +1,16 @@
 import MeshPlaces
 import Places
 
+/// Which of the two rooms of one name a room command means: the public one or the password one
+/// (PROTOCOL.md §15.1: they are different rooms). Typed as `--public` or `--password` after the
+/// name, so neither word can be a `/join` password by itself.
+public enum RoomChoice: String, Sendable, Hashable, CaseIterable {
+    /// `--public`: the room anyone who knows the name can read.
+    case publicRoom = "--public"
+    /// `--password`: the password room of that name (already joined).
+    case passwordRoom = "--password"
+}
+
 /// One line typed by the user, parsed (pure; no I/O).
 ///
 /// A line that does not start with `/` is chat text for the whole mesh; `//text` sends a line
@@ -45,11 +55,12 @@ public enum ChatCommand: Sendable, Hashable {
     case accept(String?)
     /// Decline a received invitation (the only pending one when no peer is named).
     case decline(String?)
-    /// `/join #room [password]`: join a room across the mesh (a password makes it readable only
-    /// by those who know it); typed lines go there until `/leave`.
-    case join(room: String, password: String?)
-    /// `/leave [#room]`: leave a room (the active one by default).
-    case leave(String?)
+    /// `/join #room [password | --public | --password]`: join a room across the mesh (a password
+    /// makes it readable only by those who know it), or go back to one joined; typed lines go
+    /// there until `/leave`. `choice` says which of two joined rooms of one name is meant.
+    case join(room: String, password: String?, choice: RoomChoice? = nil)
+    /// `/leave [#room [--public | --password]]`: leave a room (the active one by default).
+    case leave(String?, choice: RoomChoice? = nil)
     /// `/rooms`: the rooms joined, and where typed lines go.
     case rooms
     /// `/here [LAT,LON]`: set my location (remembered), or show it.
@@ -106,7 +117,7 @@ public enum ChatCommand: Sendable, Hashable {
         ("block", "/block @NAME", "ignore a peer's lines, private lines and pins from now on (remembered; /block alone lists them)"),
         ("unblock", "/unblock @NAME", "stop ignoring a peer"),
         ("history", "/history [N]", "show the last N lines (default 20, at most 1000), kept across restarts"),
-        ("join", "/join #ROOM [PASSWORD]", "join a room across the whole mesh (with a password only those who know it can read it); your lines go there"),
+        ("join", "/join #ROOM [PASSWORD]", "join a room across the whole mesh (with a password only those who know it can read it), or go back to one you are in; your lines go there"),
         ("leave", "/leave [#ROOM]", "leave a room (the one your lines go to by default); your lines go back to everyone"),
         ("rooms", "/rooms", "list the rooms you are in, and the one your lines go to"),
         ("here", "/here [LAT,LON]", "set your location (remembered across restarts), or show it"),
@@ -218,11 +229,19 @@ public enum ChatCommand: Sendable, Hashable {
             let pieces = argument.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
             guard let room = pieces.first, room.hasPrefix("#") else { throw .badArgument(command: "join", "a room name starting with # is required") }
             let password = pieces.count > 1 ? String(pieces[1]).trimmingWhitespace() : nil
+            if let password, let choice = RoomChoice(rawValue: password) { return .join(room: String(room), password: nil, choice: choice) }
             return .join(room: String(room), password: password?.isEmpty == true ? nil : password)
         case "leave", "part":
             guard !argument.isEmpty else { return .leave(nil) }
-            guard argument.hasPrefix("#"), !argument.contains(" ") else { throw .badArgument(command: "leave", "\"\(argument.prefix(40))\" is not one #room") }
-            return .leave(argument)
+            let pieces = argument.split(separator: " ", omittingEmptySubsequences: true)
+            guard let room = pieces.first, room.hasPrefix("#"), pieces.count <= 2 else {
+                throw .badArgument(command: "leave", "\"\(argument.prefix(40))\" is not one #room")
+            }
+            guard pieces.count == 2 else { return .leave(String(room)) }
+            guard let choice = RoomChoice(rawValue: String(pieces[1])) else {
+                throw .badArgument(command: "leave", "\"\(argument.prefix(40))\" is not one #room (after it only --public or --password)")
+            }
+            return .leave(String(room), choice: choice)
         case "rooms":
             try noArgument(name, argument)
             return .rooms

@@ -6,15 +6,16 @@ extension ChatFront {
     // MARK: /send (PROTOCOL.md §16)
 
     /// `/send @name FILE`: checks the file and the peer, then offers the file; progress and the
-    /// result arrive as ``ChatOutput/file(_:)`` outputs. Every problem is one error line with the
-    /// usage, and nothing is sent.
+    /// result arrive as ``ChatOutput/file(_:)`` outputs. The peer may be out of reach (a peer a
+    /// private line could go to): the transfer then waits paused for a route (PROTOCOL.md
+    /// §16.4.1). Every problem is one error line with the usage, and nothing is sent.
     func sendFile(to target: String, path: String) async {
         let usage = ChatCommand.usages.first { $0.name == "send" }?.usage ?? "/send @NAME FILE"
         func fail(_ why: String) { emit(.error("/send: \(why); usage: \(usage)")) }
         guard let files else { return fail("file transfer is off in this chat") }
         let resolved = Self.resolve(path)
         let peer: PeerID
-        switch PeerLookup.match(target, in: session.reachablePeers.map(\.peer), noun: "reachable peer") {
+        switch PeerLookup.match(target, in: await knownPeers(), noun: "peer") {
         case .failure(let message): return fail(message)
         case .success(let found): peer = found
         }

@@ -104,6 +104,8 @@ public struct ChatFront: Sendable {
             await places.setBlocked(Set(blocked.keys))
             await files?.setBlocked(Set(blocked.keys))
         }
+        // The prompt says where typed lines go from the start, also after a restart.
+        emit(.target(await activeRoom()))
         try await withThrowingTaskGroup(of: RunChild.self) { group in
             group.addTask {
                 try await session.run()
@@ -151,6 +153,12 @@ public struct ChatFront: Sendable {
         }
     }
 
+    /// The `status` of a `sent` output: `queued`, or `sent` once the line went out (a receipt
+    /// that came back meanwhile follows as its own output).
+    static func sentStatus(_ stored: StoredMessage) -> String {
+        stored.status == .queued ? "queued" : "sent"
+    }
+
     /// Which child task of ``run(lines:)`` ended.
     private enum RunChild: Sendable { case session, other }
 
@@ -169,12 +177,15 @@ public struct ChatFront: Sendable {
             break
         case .say(let text):
             do {
+                // `sent` is said inside the send, before any receipt of the line can be shown.
                 if let room = await activeRoom() {
-                    let stored = try await messenger.send(text: text, room: room)
-                    emit(.sent(id: stored.id, text: text, to: session.connectedPeers, status: stored.status.rawValue, room: room))
+                    try await messenger.send(text: text, room: room) { stored in
+                        emit(.sent(id: stored.id, text: text, to: session.connectedPeers, status: Self.sentStatus(stored), room: room))
+                    }
                 } else {
-                    let stored = try await messenger.send(text: text, to: nil)
-                    emit(.sent(id: stored.id, text: text, to: session.connectedPeers, status: stored.status.rawValue))
+                    try await messenger.send(text: text, to: nil) { stored in
+                        emit(.sent(id: stored.id, text: text, to: session.connectedPeers, status: Self.sentStatus(stored)))
+                    }
                 }
             } catch {
                 emit(.error("nothing was sent: \(error)"))
@@ -185,8 +196,9 @@ public struct ChatFront: Sendable {
                 emit(.error("/msg: \(message); nothing was sent"))
             case .success(let peer):
                 do {
-                    let stored = try await messenger.send(text: text, to: peer)
-                    emit(.sent(id: stored.id, text: text, to: [peer], isPrivate: true, status: stored.status.rawValue))
+                    try await messenger.send(text: text, to: peer) { stored in
+                        emit(.sent(id: stored.id, text: text, to: [peer], isPrivate: true, status: Self.sentStatus(stored)))
+                    }
                 } catch {
                     emit(.error("nothing was sent: \(error)"))
                 }
@@ -197,8 +209,9 @@ public struct ChatFront: Sendable {
                 break
             }
             do {
-                let stored = try await messenger.send(text: text, to: peer)
-                emit(.sent(id: stored.id, text: text, to: [peer], isPrivate: true, status: stored.status.rawValue))
+                try await messenger.send(text: text, to: peer) { stored in
+                    emit(.sent(id: stored.id, text: text, to: [peer], isPrivate: true, status: Self.sentStatus(stored)))
+                }
             } catch {
                 emit(.error("nothing was sent: \(error)"))
             }
@@ -326,7 +339,7 @@ public struct ChatFront: Sendable {
 
     /// Peers a line can be addressed to: reachable now, seen since the start, or known from the
     /// history (a line to one of those waits in the outbox until it is reachable).
-    private func knownPeers() async -> [PeerID] {
+    func knownPeers() async -> [PeerID] {
         await messenger.addressablePeers(adding: book.all)
     }
 
@@ -362,9 +375,9 @@ public struct ChatFront: Sendable {
     private func historyLine(_ message: StoredMessage) -> ChatOutput.HistoryLine {
         let author = (try? PeerID(id: message.author, displayName: message.authorName)) ?? name(of: message.author)
         var with: PeerID?
-        var room: String?
+        var room: RoomRef?
         if case .direct(let node) = message.conversation { with = message.isOutgoing ? name(of: node) : session.peer.peerID }
-        if case .room(let name) = message.conversation { room = name }
+        if case .room(let ref) = message.conversation { room = ref }
         return ChatOutput.HistoryLine(id: message.id, from: author, with: with, text: message.text, sentAt: message.sentAt,
                                       isOutgoing: message.isOutgoing, status: message.status.rawValue, hops: message.hops, room: room)
     }
@@ -378,14 +391,14 @@ public struct ChatFront: Sendable {
                 await files?.handle(event)
             case .message(let message):
                 var isPrivate = false
-                var room: String?
+                var room: RoomRef?
                 if case .direct = message.conversation {
                     isPrivate = true
                     if !message.isOutgoing, let sender = try? PeerID(id: message.author, displayName: message.authorName) {
                         memory.lastPrivateSender = sender
                     }
                 }
-                if case .room(let name) = message.conversation { room = name }
+                if case .room(let ref) = message.conversation { room = ref }
                 let author = (try? PeerID(id: message.author, displayName: message.authorName)) ?? name(of: message.author)
                 book.note(author)
                 emit(.message(id: message.id, from: author, text: message.text, sentAt: message.sentAt,

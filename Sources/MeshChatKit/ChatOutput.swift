@@ -2,6 +2,7 @@ import Foundation
 import MeshMessaging
 import MeshPlaces
 import MeshSession
+import MeshStore
 import Places
 
 /// What the chat front shows, as values: the renderers turn each into a JSON line or text.
@@ -11,12 +12,13 @@ public enum ChatOutput: Sendable {
     /// A peer's state changed.
     case peer(PeerID, state: String, address: String?, reason: DisconnectReason?)
     /// A chat line arrived: to the whole mesh, to a room (`room`), or private to this node; `hops` links travelled.
-    case message(id: String, from: PeerID, text: String, sentAt: Date, hops: Int = 1, isPrivate: Bool = false, room: String? = nil)
+    case message(id: String, from: PeerID, text: String, sentAt: Date, hops: Int = 1, isPrivate: Bool = false, room: RoomRef? = nil)
     /// Opaque data arrived (from a library user's `send`).
     case data(from: PeerID, mode: SendMode, payload: Data)
     /// A typed line was accepted: stored on disk, then `sent` at once or `queued` until a route
-    /// appears. `to` is the private line's peer, or the connected peers for a line to the mesh.
-    case sent(id: String, text: String, to: [PeerID], isPrivate: Bool = false, status: String = "sent", room: String? = nil)
+    /// appears. `to` is the private line's peer, or the connected peers for a line to the mesh;
+    /// `room` the room it went to (`nil`: everyone, or the private line's peer).
+    case sent(id: String, text: String, to: [PeerID], isPrivate: Bool = false, status: String = "sent", room: RoomRef? = nil)
     /// One of my lines changed status: `sent`, `delivered` (receipt from the destination), `expired`.
     case receipt(id: String, status: String, to: PeerID?)
     /// A node became reachable across the mesh (`hops`, first link `via`), or not (`hops` nil).
@@ -73,11 +75,11 @@ public enum ChatOutput: Sendable {
     /// A display name changed: mine after `/nick` (`isMe`), or a peer's; `peer` has the new name.
     case nick(PeerID, previous: String, isMe: Bool)
     /// I joined a room (`/join`); it is now where typed lines go.
-    case joined(room: String, hasPassword: Bool)
+    case joined(RoomRef)
     /// I left a room (`/leave`); typed lines go to `now` (`nil`: the whole mesh).
-    case left(room: String, now: String?)
+    case left(RoomRef, now: RoomRef?)
     /// The answer to `/rooms`: joined rooms, and the one typed lines go to.
-    case rooms([String], active: String?)
+    case rooms([RoomRef], active: RoomRef?)
     /// A file transfer began, progressed, or ended (`/send`, or a file from a peer; PROTOCOL.md §16).
     case file(FileTransferEvent)
     /// The answer to `/files`: the transfers running now.
@@ -86,6 +88,10 @@ public enum ChatOutput: Sendable {
     case error(String)
     /// A notice for people (text mode only).
     case notice(String)
+    /// Where typed lines go now: a room, or everyone in the mesh (`nil`). The terminal's prompt
+    /// says it (``ChatFront/prompt(for:)``); no line of its own in JSON or text (`joined`, `left`
+    /// and each `sent` say it there).
+    case target(RoomRef?)
 
     /// One link of a route: the node it reaches and its latency.
     public struct RouteLink: Sendable, Hashable {
@@ -123,11 +129,11 @@ public enum ChatOutput: Sendable {
         /// Links travelled (received lines).
         public let hops: Int?
         /// The room of a room line.
-        public let room: String?
+        public let room: RoomRef?
 
         /// Creates a line.
         public init(id: String, from: PeerID, with: PeerID?, text: String, sentAt: Date, isOutgoing: Bool, status: String, hops: Int?,
-                    room: String? = nil) {
+                    room: RoomRef? = nil) {
             self.room = room
             self.id = id
             self.from = from
@@ -224,7 +230,7 @@ public struct JSONRenderer: Sendable {
             var members: [(String, JSONValue)] = [("event", "message"), ("id", .string(id)), ("from", Self.peer(from)),
                                                   ("text", .string(text)), ("sent_at", .string(Self.iso8601(sentAt))),
                                                   ("hops", .int(hops)), ("private", .bool(isPrivate))]
-            if let room { members.append(("room", .string(room))) }
+            if let room { members += Self.room(room) }
             return .object(members)
         case .data(let from, let mode, let payload):
             return .object([("event", "data"), ("from", Self.peer(from)), ("mode", .string("\(mode)")),
@@ -232,7 +238,8 @@ public struct JSONRenderer: Sendable {
         case .sent(let id, let text, let to, let isPrivate, let status, let room):
             var members: [(String, JSONValue)] = [("event", "sent"), ("id", .string(id)), ("text", .string(text)), ("to", .array(to.map(Self.peer))),
                                                   ("private", .bool(isPrivate)), ("status", .string(status))]
-            if let room { members.append(("room", .string(room))) }
+            // Where the line went, always: a room (with whether it has a password) or none.
+            members += room.map(Self.room) ?? [("room", .null)]
             return .object(members)
         case .receipt(let id, let status, let to):
             var members: [(String, JSONValue)] = [("event", "receipt"), ("id", .string(id)), ("status", .string(status))]
@@ -255,7 +262,7 @@ public struct JSONRenderer: Sendable {
                 members += [("text", .string(line.text)), ("sent_at", .string(Self.iso8601(line.sentAt))),
                             ("private", .bool(line.with != nil)), ("outgoing", .bool(line.isOutgoing)), ("status", .string(line.status))]
                 if let hops = line.hops { members.append(("hops", .int(hops))) }
-                if let room = line.room { members.append(("room", .string(room))) }
+                if let room = line.room { members += Self.room(room) }
                 return .object(members)
             }))])
         case .peers(let rows):
@@ -320,19 +327,20 @@ public struct JSONRenderer: Sendable {
             return .object([("event", "blocked"), ("peers", .array(peers.map(Self.peer)))])
         case .nick(let peer, let previous, let isMe):
             return .object([("event", "nick"), ("peer", Self.peer(peer)), ("previous", .string(previous)), ("me", .bool(isMe))])
-        case .joined(let room, let hasPassword):
-            return .object([("event", "joined"), ("room", .string(room)), ("password", .bool(hasPassword))])
+        case .joined(let room):
+            return .object([("event", "joined")] + Self.room(room))
         case .left(let room, let now):
-            return .object([("event", "left"), ("room", .string(room)), ("now", now.map { .string($0) } ?? .null)])
+            return .object([("event", "left")] + Self.room(room) + [("now", now.map { .object(Self.room($0)) } ?? .null)])
         case .rooms(let rooms, let active):
-            return .object([("event", "rooms"), ("rooms", .array(rooms.map { .string($0) })), ("active", active.map { .string($0) } ?? .null)])
+            return .object([("event", "rooms"), ("rooms", .array(rooms.map { .object(Self.room($0)) })),
+                            ("active", active.map { .object(Self.room($0)) } ?? .null)])
         case .file(let event):
             return FileOutput.json(event)
         case .files(let transfers):
             return FileOutput.json(transfers)
         case .error(let message):
             return .object([("event", "error"), ("message", .string(message))])
-        case .notice:
+        case .notice, .target:
             return nil
         }
     }
@@ -384,6 +392,12 @@ public struct JSONRenderer: Sendable {
 
     static func peer(_ peer: PeerID) -> JSONValue {
         .object([("id", .string(peer.id.hex)), ("name", .string(peer.displayName))])
+    }
+
+    /// A room's members: `room` (its name) and `password` (whether it is the password room of
+    /// that name; the public one of the same name is another room).
+    static func room(_ room: RoomRef) -> [(String, JSONValue)] {
+        [("room", .string(room.name)), ("password", .bool(room.hasPassword))]
     }
 
     static func milliseconds(_ duration: Duration) -> Double {
@@ -450,8 +464,11 @@ public struct TextRenderer: Sendable {
             switch state {
             case "connected": return "* \(peer) connected\(at)"
             case "notConnected":
-                let why = reason.map { ": \($0.isRemote ? "peer said " : "")\($0.message) (\($0.code))" } ?? ""
-                return "* \(peer) disconnected\(why)"
+                // Only a goodbye the peer sent is "peer said"; a peer that vanished (killed, cut
+                // off, silent) is lost, with what this node saw.
+                guard let reason else { return "* \(peer) disconnected" }
+                if reason.isRemote { return "* \(peer) disconnected: peer said \(reason.message) (\(reason.code))" }
+                return "* \(peer) lost: \(reason.message) (\(reason.code))"
             default: return "* \(peer) \(state)\(at)"
             }
         case .message(_, let from, let text, _, let hops, let isPrivate, let room):
@@ -545,13 +562,14 @@ public struct TextRenderer: Sendable {
             return peers.isEmpty ? "* nobody is blocked" : "* blocked: " + peers.map(\.description).joined(separator: ", ")
         case .nick(let peer, let previous, let isMe):
             return isMe ? "* you are now known as \(peer.displayName)" : "* \(previous) is now known as \(peer.displayName)"
-        case .joined(let room, let hasPassword):
-            return "* joined \(room)\(hasPassword ? " (password: only those who know it can read it)" : ""); your lines go there now, /leave to go back"
+        case .joined(let room):
+            return "* joined \(room)\(room.hasPassword ? " (password: only those who know it can read it)" : ""); your lines go there now, /leave to go back"
         case .left(let room, let now):
-            return "* left \(room); your lines go to \(now ?? "everyone in the mesh")"
+            return "* left \(room); your lines go to \(now.map(\.description) ?? "everyone in the mesh")"
         case .rooms(let rooms, let active):
             if rooms.isEmpty { return "* you are in no room; your lines go to everyone in the mesh (/join #room)" }
-            return "* rooms: " + rooms.map { $0 == active ? "\($0) (active)" : $0 }.joined(separator: ", ")
+            return "* rooms: " + rooms.map { $0 == active ? "\($0) (active)" : "\($0)" }.joined(separator: ", ")
+                + (active == nil ? "; your lines go to everyone in the mesh" : "")
         case .file(let event):
             return FileOutput.text(event)
         case .files(let transfers):
@@ -560,6 +578,8 @@ public struct TextRenderer: Sendable {
             return "! \(message)"
         case .notice(let text):
             return "* \(text)"
+        case .target:
+            return nil
         }
     }
 }

@@ -2,12 +2,14 @@ import MeshMessaging
 import MeshSession
 
 /// How file transfer events (PROTOCOL.md §16) look: JSON events `fileOffered`, `fileProgress`,
-/// `fileSent`, `fileReceived`, `fileFailed` (README "JSON events"), and notices in text.
+/// `filePaused`, `fileResumed`, `fileSent`, `fileReceived`, `fileFailed` (README "JSON events"),
+/// and notices in text.
 enum FileOutput {
     /// The other side of the transfer an event is about.
     static func peer(_ event: FileTransferEvent) -> PeerID {
         switch event {
-        case .offered(let info), .progress(let info, _), .sent(let info), .received(let info, _), .failed(let info, _): info.peer
+        case .offered(let info), .progress(let info, _), .paused(let info), .resumed(let info), .sent(let info),
+             .received(let info, _), .failed(let info, _): info.peer
         }
     }
 
@@ -18,6 +20,10 @@ enum FileOutput {
             return .object(base("fileOffered", info) + [("size", .int(Int(info.size))), ("sha256", .string(info.sha256))])
         case .progress(let info, let bytes):
             return .object(base("fileProgress", info) + [("bytes", .int(Int(bytes))), ("size", .int(Int(info.size)))])
+        case .paused(let info):
+            return .object(base("filePaused", info))
+        case .resumed(let info):
+            return .object(base("fileResumed", info))
         case .sent(let info):
             return .object([("event", "fileSent"), ("id", .string(info.id.hex)), ("to", JSONRenderer.peer(info.peer)),
                             ("name", .string(info.name)), ("size", .int(Int(info.size))), ("sha256", .string(info.sha256))])
@@ -42,6 +48,12 @@ enum FileOutput {
             let percent = info.size == 0 ? 100 : Int(bytes * 100 / info.size)
             let arrow = info.direction == .outgoing ? "to" : "from"
             return "* \(info.name) \(arrow) \(info.peer.displayName): \(percent)% (\(size(bytes)) of \(size(info.size)))"
+        case .paused(let info):
+            let arrow = info.direction == .outgoing ? "to" : "from"
+            return "* file \(info.name) \(arrow) \(info.peer.displayName) paused: \(info.peer.displayName) is out of reach (waits up to 10 minutes)"
+        case .resumed(let info):
+            let arrow = info.direction == .outgoing ? "to" : "from"
+            return "* file \(info.name) \(arrow) \(info.peer.displayName) resumed"
         case .sent(let info):
             return "* sent \(info.name) (\(size(info.size))) to \(info.peer.displayName): received and checked (SHA-256 \(info.sha256.prefix(16))…)"
         case .received(let info, let path):

@@ -1,5 +1,6 @@
 import MeshPlaces
 import MeshSession
+import MeshStore
 import Synchronization
 
 /// What the front remembers between commands: the last `/near` results and `/pins` list (so
@@ -10,7 +11,7 @@ final class FrontMemory: Sendable {
         var results: [LookupResult.Hit] = []
         var pins: [SharedPin] = []
         var lastPrivateSender: PeerID?
-        var activeRoom: String??
+        var activeRoom: RoomRef??
     }
 
     private let state = Mutex(State())
@@ -25,7 +26,7 @@ final class FrontMemory: Sendable {
         set { state.withLock { $0.pins = newValue } }
     }
 
-    var activeRoom: String?? {
+    var activeRoom: RoomRef?? {
         get { state.withLock { $0.activeRoom } }
         set { state.withLock { $0.activeRoom = newValue } }
     }

@@ -95,6 +95,10 @@ public final class TerminalIO: Sendable {
     /// - Parameter output: what the chat front shows.
     public func show(_ output: ChatOutput) {
         state.withLock { state in
+            if case .target(let room) = output {
+                Self.write(state.screen.setPrompt(ChatFront.prompt(for: room)))
+                return
+            }
             if state.names.learn(from: output) { state.screen.editor.names = state.names.words }
             let lines = state.style.lines(for: output, now: Date())
             Self.write(state.screen.print(lines))

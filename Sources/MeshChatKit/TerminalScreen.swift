@@ -13,8 +13,8 @@ import Foundation
 public struct TerminalScreen: Sendable {
     /// The line editor (text, cursor, history, completion).
     public var editor = LineEditor()
-    /// The prompt before the input.
-    public let prompt: String
+    /// The prompt before the input: where typed lines go (``setPrompt(_:)``).
+    public private(set) var prompt: String
     /// The colour mode of everything written.
     public let colour: ColourMode
     /// The terminal's width in cells.
@@ -44,6 +44,16 @@ public struct TerminalScreen: Sendable {
     public mutating func start() -> String {
         isInputShown = true
         return redraw()
+    }
+
+    /// Changes the prompt (typed lines go elsewhere now) and draws the input line again.
+    /// - Parameter prompt: the new prompt (printable, one line).
+    /// - Returns: the bytes that redraw it ("" when the input line is hidden or nothing changed).
+    public mutating func setPrompt(_ prompt: String) -> String {
+        guard prompt != self.prompt else { return "" }
+        self.prompt = prompt
+        guard isInputShown else { return "" }
+        return Self.eraseRow + redraw()
     }
 
     /// Hides the input line, leaving the cursor at the start of its (now empty) row.

@@ -1,6 +1,7 @@
 import Foundation
 import MeshPlaces
 import MeshSession
+import MeshStore
 
 /// How ``ChatOutput`` looks in an interactive terminal: time stamps, peers in their colours,
 /// private lines, notices and errors set apart, and my own lines with delivery marks (pure;
@@ -67,7 +68,7 @@ public struct TerminalStyle: Sendable {
             var line = stamp
             if let room {
                 line.append("<", .detail)
-                line.append(Self.safe(room) + " ", .room)
+                line.append(Self.safe(room.description) + " ", .room)
                 line.append(Self.safe(from.displayName), .peer(id: from.id.hex))
                 line.append(">", .detail)
             } else if isPrivate {
@@ -91,7 +92,7 @@ public struct TerminalStyle: Sendable {
             var line = stamp
             if let room {
                 line.append("<", .detail)
-                line.append(Self.safe(room) + " ", .room)
+                line.append(Self.safe(room.description) + " ", .room)
                 line.append(Self.safe(me?.name ?? "you"), .me)
                 line.append(">", .detail)
             } else if isPrivate, let peer = to.first {
@@ -224,6 +225,7 @@ public struct TerminalStyle: Sendable {
             line.append("]", .privateMarker)
         } else {
             line.append("<", .detail)
+            if let room = entry.room { line.append(Self.safe(room.description) + " ", .room) }
             line.append(Self.safe(entry.from.displayName), author)
             line.append(">", .detail)
         }

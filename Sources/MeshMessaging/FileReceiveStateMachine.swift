@@ -39,6 +39,10 @@ public struct FileReceiveStateMachine: Sendable {
         case sendCancel(FileCancelCode, String)
         /// Bytes stored so far.
         case progress(UInt64)
+        /// The sender went out of reach: the transfer waits (report it).
+        case paused
+        /// A route to the sender is back, or a chunk came: the transfer goes on (report it).
+        case resumed
         /// The file is complete and verified: move it into place.
         case completed
         /// The transfer failed: remove the `.part` file.
@@ -123,14 +127,15 @@ public struct FileReceiveStateMachine: Sendable {
             return fail(.protocolViolation, "chunk \(index) has \(length) bytes (\(offer.length(ofChunk: index)) expected)")
         }
         lastHeard = now
+        let resumed: [Action] = pausedSince == nil ? [] : [.resumed]
         pausedSince = nil
-        if index < next || stored.contains(index) { return [.sendAck(ack)] }
+        if index < next || stored.contains(index) { return resumed + [.sendAck(ack)] }
         guard index < next + FileTransferLimits.window else {
             return [.ignored("chunk \(index) is past the window (\(next)..<\(next + FileTransferLimits.window))")]
         }
         stored.insert(index)
         while stored.remove(next) != nil { next += 1 }
-        var actions: [Action] = [.write(index: index), .sendAck(ack), .progress(bytesStored)]
+        var actions: [Action] = resumed + [.write(index: index), .sendAck(ack), .progress(bytesStored)]
         if next == count {
             state = .verifying
             actions.append(.verify)
@@ -171,16 +176,21 @@ public struct FileReceiveStateMachine: Sendable {
 
     /// The sender is no longer reachable: the idle timeout pauses.
     /// - Parameter now: the time.
-    public mutating func senderUnreachable(now: ContinuousClock.Instant) {
-        if state == .receiving, pausedSince == nil { pausedSince = now }
+    /// - Returns: ``Action/paused`` when the transfer was running.
+    public mutating func senderUnreachable(now: ContinuousClock.Instant) -> [Action] {
+        guard state == .receiving, pausedSince == nil else { return [] }
+        pausedSince = now
+        return [.paused]
     }
 
     /// A route to the sender appeared (again): the idle timeout starts afresh.
     /// - Parameter now: the time.
-    public mutating func senderReachable(now: ContinuousClock.Instant) {
-        guard pausedSince != nil else { return }
+    /// - Returns: ``Action/resumed`` when the transfer was paused.
+    public mutating func senderReachable(now: ContinuousClock.Instant) -> [Action] {
+        guard state == .receiving, pausedSince != nil else { return [] }
         pausedSince = nil
         lastHeard = now
+        return [.resumed]
     }
 
     /// Time passed: gives up when the sender went quiet.

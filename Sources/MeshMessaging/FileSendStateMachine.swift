@@ -16,11 +16,13 @@ import MeshWire
 /// same offer or chunk without an answer the transfer fails with `timedOut`. The timeout adapts to
 /// the measured round trip (Karn: only chunks sent once are measured).
 ///
-/// While the receiver is out of reach (``peerUnreachable(now:)``) the transfer is paused: nothing
-/// is retransmitted and no try is counted, for at most ``FileTransferLimits/unreachableTimeout``.
-/// When a route reappears (``peerReachable(now:)``) the offer, the confirmation probe or every
-/// chunk in flight is sent again, and the receiver's acknowledgements resume the transfer from
-/// what it stored.
+/// While the receiver is out of reach (``peerUnreachable(now:)``, or ``start(now:reachable:)`` with
+/// no route: the route may be lost while the file is hashed) the transfer is paused: nothing is
+/// retransmitted and no try is counted, for at most ``FileTransferLimits/unreachableTimeout``
+/// (PROTOCOL.md §16.4.1). When a route reappears (``peerReachable(now:)``) the offer, the
+/// confirmation probe or every chunk in flight is sent again, and the receiver's acknowledgements
+/// resume the transfer from what it stored. Pausing and resuming are reported (``Action/paused``,
+/// ``Action/resumed``) so that people see why nothing moves.
 public struct FileSendStateMachine: Sendable {
     /// Where the transfer is.
     public enum State: Sendable, Hashable {
@@ -46,6 +48,10 @@ public struct FileSendStateMachine: Sendable {
         case accepted
         /// Bytes acknowledged so far.
         case progress(UInt64)
+        /// The receiver went out of reach: the transfer waits (report it).
+        case paused
+        /// A route to the receiver is back: the transfer goes on (report it).
+        case resumed
         /// The receiver confirmed the file: done.
         case completed
         /// The transfer failed.
@@ -103,10 +109,17 @@ public struct FileSendStateMachine: Sendable {
 
     // MARK: Inputs
 
-    /// Sends the offer.
-    /// - Parameter now: the time.
-    public mutating func start(now: ContinuousClock.Instant) -> [Action] {
-        guard state == .offered, probe == nil else { return [.ignored("the transfer has already started")] }
+    /// Sends the offer, or, when the receiver is out of reach, starts paused: the offer goes out
+    /// when ``peerReachable(now:)`` says a route is back.
+    /// - Parameters:
+    ///   - now: the time.
+    ///   - reachable: whether a route to the receiver exists now.
+    public mutating func start(now: ContinuousClock.Instant, reachable: Bool = true) -> [Action] {
+        guard state == .offered, probe == nil, pausedSince == nil else { return [.ignored("the transfer has already started")] }
+        guard reachable else {
+            pausedSince = now
+            return [.paused]
+        }
         probe = (now, 1)
         return [.sendOffer(offer.payload)]
     }
@@ -217,7 +230,7 @@ public struct FileSendStateMachine: Sendable {
     public mutating func peerUnreachable(now: ContinuousClock.Instant) -> [Action] {
         guard state != .finished, pausedSince == nil else { return [] }
         pausedSince = now
-        return []
+        return [.paused]
     }
 
     /// A route to the receiver appeared (again): a paused transfer resumes by sending again what
@@ -232,14 +245,14 @@ public struct FileSendStateMachine: Sendable {
         switch state {
         case .offered:
             probe = (now, 1)
-            return [.sendOffer(offer.payload)]
+            return [.resumed, .sendOffer(offer.payload)]
         case .confirming:
             probe = (now, 1)
-            return offer.chunkCount == 0 ? [.sendOffer(offer.payload)] : [.sendChunk(offer.chunkCount - 1)]
+            return [.resumed, offer.chunkCount == 0 ? .sendOffer(offer.payload) : .sendChunk(offer.chunkCount - 1)]
         case .sending:
             let waiting = inFlight.keys.sorted()
             for index in waiting { inFlight[index] = (now, 1) }
-            return waiting.map { .sendChunk($0) }
+            return [.resumed] + waiting.map { .sendChunk($0) }
         case .finished:
             return []
         }

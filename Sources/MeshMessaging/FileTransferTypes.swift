@@ -222,6 +222,11 @@ public enum FileTransferEvent: Sendable, Hashable {
     case progress(FileTransferInfo, bytes: UInt64)
     /// The receiver stored the whole file and confirmed its SHA-256.
     case sent(FileTransferInfo)
+    /// The other side went out of reach: the transfer waits, for at most
+    /// ``FileTransferLimits/unreachableTimeout`` (PROTOCOL.md §16.4.1).
+    case paused(FileTransferInfo)
+    /// The other side is reachable again (or a chunk came): the transfer goes on.
+    case resumed(FileTransferInfo)
     /// The whole file is stored at `path` and its SHA-256 matches the offer.
     case received(FileTransferInfo, path: String)
     /// The transfer ended without the file (a refused offer too); any `.part` file is removed.

@@ -93,12 +93,14 @@ public actor FileTransfers {
     /// through ``events``.
     /// - Parameters:
     ///   - path: an absolute path of a regular, readable file of at most ``FileTransferLimits/maxFileSize`` bytes.
-    ///   - peer: a reachable peer.
+    ///   - peer: the receiver. When no route to it exists once the file is hashed (it was out of
+    ///     reach already, or the route was lost meanwhile) the transfer starts paused and the offer
+    ///     goes out when a route appears, for up to ``FileTransferLimits/unreachableTimeout``
+    ///     (PROTOCOL.md §16.4.1).
     /// - Returns: the transfer.
     /// - Throws: ``FileTransferError`` naming what was wrong; nothing is sent then.
     @discardableResult
     public func send(path: String, to peer: PeerID) async throws(FileTransferError) -> FileTransferInfo {
-        guard session.route(to: peer) != nil else { throw FileTransferError("\(peer.displayName) is not reachable") }
         let (handle, size) = try FileStorage.openForReading(path)
         guard size <= FileTransferLimits.maxFileSize else {
             throw FileTransferError("\(path) has \(size) bytes, over the limit of \(FileTransferLimits.maxFileSize) bytes (64 MiB)")
@@ -119,7 +121,8 @@ public actor FileTransfers {
         let id = FileTransferID.random()
         let info = FileTransferInfo(id: id, direction: .outgoing, peer: peer, name: name, size: size, sha256: Data(hash).hexString)
         var machine = FileSendStateMachine(id: id, offer: offer)
-        let actions = machine.start(now: .now)
+        // The route is looked up after hashing: a relay may have gone away meanwhile.
+        let actions = machine.start(now: .now, reachable: session.route(to: peer) != nil)
         outgoing[id] = Outgoing(machine: machine, peer: peer, handle: handle, info: info)
         logger.info("offering a file", metadata: ["mesh.peer": "\(peer.id.shortHex)", "file.id": "\(id.shortHex)", "file.size": "\(size)"])
         await events.push(.offered(info))
@@ -227,13 +230,13 @@ public actor FileTransfers {
             guard var transfer = outgoing[id], transfer.peer.id == node else { continue }
             let actions = reachable ? transfer.machine.peerReachable(now: now) : transfer.machine.peerUnreachable(now: now)
             outgoing[id] = transfer
-            if !reachable { logger.info("paused a file transfer: the receiver is out of reach", metadata: ["file.id": "\(id.shortHex)"]) }
             await perform(actions, outgoing: id)
         }
         for key in incoming.keys where key.peer == node {
             guard var transfer = incoming[key] else { continue }
-            if reachable { transfer.machine.senderReachable(now: now) } else { transfer.machine.senderUnreachable(now: now) }
+            let actions = reachable ? transfer.machine.senderReachable(now: now) : transfer.machine.senderUnreachable(now: now)
             incoming[key] = transfer
+            await perform(actions, incoming: key, chunk: nil)
         }
     }
 
@@ -343,6 +346,8 @@ public actor FileTransfers {
                 await send(.cancel(Self.cancel(code, reason)), id: id, to: transfer.peer)
             case .accepted:
                 logger.debug("the receiver accepted a file", metadata: metadata)
+            case .paused, .resumed:
+                await reportPause(action == .paused, transfer.info, metadata: metadata)
             case .progress(let bytes):
                 guard bytes < transfer.info.size, outgoing[id] != nil, Self.progressDue(&outgoing[id]!.lastProgress) else { continue }
                 _ = events.offer(.progress(transfer.info, bytes: bytes))
@@ -358,6 +363,14 @@ public actor FileTransfers {
                 logger.debug("file transfer input ignored: \(why)", metadata: metadata)
             }
         }
+    }
+
+    /// Logs and reports that a transfer paused (its peer went out of reach) or resumed.
+    private func reportPause(_ paused: Bool, _ info: FileTransferInfo, metadata: Logger.Metadata) async {
+        let other = info.direction == .outgoing ? "receiver" : "sender"
+        logger.info(paused ? "paused a file transfer: the \(other) is out of reach" : "resumed a file transfer: the \(other) is reachable",
+                    metadata: metadata)
+        await events.push(paused ? .paused(info) : .resumed(info))
     }
 
     /// Whether a progress event is due: at most one per ``FileTransferLimits/progressInterval``
@@ -409,6 +422,8 @@ public actor FileTransfers {
             case .progress(let bytes):
                 guard bytes < transfer.info.size, incoming[key] != nil, Self.progressDue(&incoming[key]!.lastProgress) else { continue }
                 _ = events.offer(.progress(transfer.info, bytes: bytes))
+            case .paused, .resumed:
+                await reportPause(action == .paused, transfer.info, metadata: metadata)
             case .completed:
                 incoming[key] = nil
                 do {

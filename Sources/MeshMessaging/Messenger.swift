@@ -56,8 +56,13 @@ public actor Messenger {
     private let logger: Logger
     private var me: PeerID { session.peer.peerID }
     private var lastPrune: Date?
-    /// The joined rooms' keys by name, loaded from the store on first use.
-    private var roomKeys: [String: RoomKey]?
+    /// The joined rooms' keys, loaded from the store on first use.
+    private var roomKeys: [RoomRef: RoomKey]?
+    /// Lines being accepted by ``send(text:to:announce:)``: their acceptance is not reported yet,
+    /// so their status events wait (a receipt never precedes its line's `sent`).
+    private var unannounced: Set<String> = []
+    /// The latest status event of each unannounced line, reported right after its acceptance.
+    private var heldStatus: [String: StoredMessage] = [:]
     /// Blocked nodes with the name they had, loaded from the store on first use.
     private var blockedNodes: [NodeID: String]?
     /// The setting under which blocked nodes are kept: one "hex name" per line.
@@ -101,44 +106,85 @@ public actor Messenger {
     /// - Parameters:
     ///   - text: the line.
     ///   - peer: one node (private, end to end, with a receipt), or `nil` for the whole mesh.
+    ///   - announce: called with the stored line once it is on disk and its first try is over
+    ///   (status `queued` or `sent`), before any status event of that line is reported: the
+    ///   caller says "sent" there, and a receipt can never come first (PROTOCOL.md §13.9).
     /// - Returns: the stored line, status `queued` (or `sent` when it went out at once).
     /// - Throws: ``MeshStore/StoreError`` (`outboxFull` names the limit), or ``MeshSession/SessionError``
     ///   `payloadTooLarge`; nothing is stored then.
     @discardableResult
-    public func send(text: String, to peer: PeerID?) async throws -> StoredMessage {
+    public func send(text: String, to peer: PeerID?,
+                     announce: @Sendable (StoredMessage) async -> Void = { _ in }) async throws -> StoredMessage {
         let limit = peer == nil ? WireLimits.maxBroadcastPayload : WireLimits.maxRelayedPayload
         guard text.utf8.count <= limit else {
             throw MessengerError("a line of \(text.utf8.count) bytes is over the limit of \(limit)")
         }
-        let (author, name) = (me.id, me.displayName)
-        let entry = try await db { try $0.enqueue(text: text, to: peer?.id, author: author, authorName: name, now: Date()) }
-        // The caller learns the status from the returned value: no status event for this first try.
-        if let peer {
-            if session.route(to: peer) != nil { await flush(to: peer.id, force: false, quietID: entry.message.id) }
-        } else {
-            await flushBroadcasts(quietID: entry.message.id)
+        return try await accept(text: text, to: peer?.id, room: nil, announce: announce) { id in
+            if let peer {
+                if self.session.route(to: peer) != nil { await self.flush(to: peer.id, force: false, quietID: id) }
+            } else {
+                await self.flushBroadcasts(quietID: id)
+            }
         }
-        return (try? await db { try $0.message(id: entry.message.id) }) ?? entry.message
+    }
+
+    /// Stores a line under a new id, held from status events until `announce` returned: the
+    /// first try (`firstTry`) runs meanwhile.
+    private func accept(text: String, to destination: NodeID?, room: RoomRef?,
+                        announce: @Sendable (StoredMessage) async -> Void,
+                        firstTry: (String) async -> Void) async throws -> StoredMessage {
+        let id = NodeID.random().hex
+        let (author, name) = (me.id, me.displayName)
+        // Held before the line exists: the outbox tick may send it while the write returns.
+        unannounced.insert(id)
+        let entry: OutboxEntry
+        do {
+            entry = try await db { try $0.enqueue(text: text, to: destination, room: room, author: author, authorName: name, now: Date(), id: id) }
+        } catch {
+            unannounced.remove(id)
+            heldStatus[id] = nil
+            throw error
+        }
+        // The caller learns the status from `announce`: no status event for this first try.
+        await firstTry(entry.message.id)
+        let stored = (try? await db { try $0.message(id: entry.message.id) }) ?? entry.message
+        await announce(stored)
+        unannounced.remove(entry.message.id)
+        if let held = heldStatus.removeValue(forKey: entry.message.id), !(held.status == .sent && stored.status == .sent) {
+            await events.push(.status(held))
+        }
+        return stored
+    }
+
+    /// Reports a status change of one of this node's lines, or holds it while the line's
+    /// acceptance is not yet announced.
+    private func reportStatus(_ message: StoredMessage) async {
+        if unannounced.contains(message.id) {
+            heldStatus[message.id] = message
+            return
+        }
+        await events.push(.status(message))
     }
 
     /// Accepts a line for a joined room (PROTOCOL.md §15): stored durably, then broadcast
     /// encrypted with the room's key (held while no peer at all is connected).
     /// - Parameters:
     ///   - text: the line.
-    ///   - room: a joined room's normalised name.
+    ///   - room: a joined room (the public or the password room of its name).
+    ///   - announce: as for ``send(text:to:announce:)``.
     /// - Returns: the stored line.
     /// - Throws: ``MessengerError`` when the room is not joined or the line too long;
     ///   ``MeshStore/StoreError``.
     @discardableResult
-    public func send(text: String, room: String) async throws -> StoredMessage {
-        guard try await keys()[room] != nil else { throw MessengerError("you are not in \(room): /join \(room) first") }
+    public func send(text: String, room: RoomRef,
+                     announce: @Sendable (StoredMessage) async -> Void = { _ in }) async throws -> StoredMessage {
+        guard try await keys()[room] != nil else { throw MessengerError("you are not in \(room): /join \(room.name) first") }
         guard text.utf8.count <= WireLimits.maxBroadcastPayload else {
             throw MessengerError("a line of \(text.utf8.count) bytes is over the limit of \(WireLimits.maxBroadcastPayload)")
         }
-        let (author, name) = (me.id, me.displayName)
-        let entry = try await db { try $0.enqueue(text: text, to: nil, room: room, author: author, authorName: name, now: Date()) }
-        await flushBroadcasts(quietID: entry.message.id)
-        return (try? await db { try $0.message(id: entry.message.id) }) ?? entry.message
+        return try await accept(text: text, to: nil, room: room, announce: announce) { id in
+            await self.flushBroadcasts(quietID: id)
+        }
     }
 
     /// Joins a room: its key is stored, and its lines are read from now on.
@@ -148,19 +194,19 @@ public actor Messenger {
         let room = JoinedRoom(name: key.name, key: key.key, hasPassword: key.hasPassword, joinedAt: Date())
         try await db { try $0.joinRoom(room) }
         var keys = try await keys()
-        keys[key.name] = key
+        keys[room.ref] = key
         roomKeys = keys
     }
 
     /// Leaves a room: its key is forgotten (its history stays).
-    /// - Parameter name: the normalised name.
+    /// - Parameter room: the room.
     /// - Returns: whether it was joined.
     /// - Throws: ``MeshStore/StoreError``.
     @discardableResult
-    public func leave(_ name: String) async throws -> Bool {
+    public func leave(_ room: RoomRef) async throws -> Bool {
         _ = try await keys()
-        roomKeys?[name] = nil
-        return try await db { try $0.leaveRoom(name) }
+        roomKeys?[room] = nil
+        return try await db { try $0.leaveRoom(room) }
     }
 
     /// The joined rooms, in the order they were joined.
@@ -218,12 +264,12 @@ public actor Messenger {
         (try? await blocked()[node]) != nil
     }
 
-    private func keys() async throws -> [String: RoomKey] {
+    private func keys() async throws -> [RoomRef: RoomKey] {
         if let roomKeys { return roomKeys }
-        var keys: [String: RoomKey] = [:]
+        var keys: [RoomRef: RoomKey] = [:]
         for room in try await db({ try $0.rooms() }) {
             do {
-                keys[room.name] = try RoomKey(name: room.name, key: room.key, hasPassword: room.hasPassword)
+                keys[room.ref] = try RoomKey(name: room.name, key: room.key, hasPassword: room.hasPassword)
             } catch {
                 logger.error("a stored room is unreadable; leave and join it again", metadata: ["room": "\(room.name)", "error": "\(error)"])
             }
@@ -271,13 +317,13 @@ public actor Messenger {
         for entry in pending {
             do {
                 let sentToNobody: Bool
-                if case .room(let name) = entry.message.conversation {
-                    guard let key = try await keys()[name] else {
+                if case .room(let room) = entry.message.conversation {
+                    guard let key = try await keys()[room] else {
                         // Left the room before the line went out: it stays queued until it expires.
                         continue
                     }
                     var text = RoomTextPayload()
-                    text.room = name
+                    text.room = room.name
                     text.messageID = Data(try NodeID(hex: entry.message.id).bytes)
                     text.text = entry.message.text
                     text.sentAtMs = Int64((entry.message.sentAt.timeIntervalSince1970 * 1000).rounded())
@@ -287,7 +333,7 @@ public actor Messenger {
                 }
                 if sentToNobody { return }
                 try await db { try $0.broadcastSent(id: entry.message.id, now: Date()) }
-                if entry.message.id != quietID, let stored = try await db({ try $0.message(id: entry.message.id) }) { await events.push(.status(stored)) }
+                if entry.message.id != quietID, let stored = try await db({ try $0.message(id: entry.message.id) }) { await reportStatus(stored) }
             } catch {
                 report(error)
             }
@@ -312,7 +358,7 @@ public actor Messenger {
                                               order: MessageOrder(sequence: entry.sequence, floor: floor), to: route.peer)
                 let wasQueued = entry.message.status == .queued
                 try await db { try $0.recordAttempt(ids: [entry.message.id], now: now) }
-                if wasQueued, entry.message.id != quietID, let stored = try await db({ try $0.message(id: entry.message.id) }) { await events.push(.status(stored)) }
+                if wasQueued, entry.message.id != quietID, let stored = try await db({ try $0.message(id: entry.message.id) }) { await reportStatus(stored) }
             } catch {
                 logger.debug("private line not sent yet", metadata: ["message.id": "\(entry.message.id)", "error": "\(error)"])
                 return
@@ -338,7 +384,7 @@ public actor Messenger {
                 lastPrune = now
                 try await db { try $0.prune(now: now) }
             }
-            for expired in try await db({ try $0.expire(now: now) }) { await events.push(.status(expired)) }
+            for expired in try await db({ try $0.expire(now: now) }) { await reportStatus(expired) }
             for released in try await db({ try $0.releaseHeld(now: now) }) { await events.push(.message(released)) }
             for destination in try await db({ try $0.pendingDestinations() }) {
                 if let destination { await flush(to: destination, force: false) } else { await flushBroadcasts() }
@@ -363,7 +409,8 @@ public actor Messenger {
             }
             let sentAt = Date(timeIntervalSince1970: Double(text.sentAtMs) / 1000)
             if let stored = try await db({ try $0.receiveBroadcast(id: id.hex, from: sender.id, fromName: sender.displayName, text: text.text,
-                                                                 sentAt: sentAt, hops: hops, room: key.name, now: Date()) }) {
+                                                                 sentAt: sentAt, hops: hops, room: RoomRef(name: key.name, hasPassword: key.hasPassword),
+                                                                 now: Date()) }) {
                 await events.push(.message(stored))
             }
         } catch let error as EndToEndError {
@@ -399,7 +446,7 @@ public actor Messenger {
             }
         case .receipt(let peer, let ids):
             do {
-                for stored in try await db({ try $0.delivered(ids: ids, from: peer.id, now: Date()) }) { await events.push(.status(stored)) }
+                for stored in try await db({ try $0.delivered(ids: ids, from: peer.id, now: Date()) }) { await reportStatus(stored) }
             } catch {
                 report(error)
             }

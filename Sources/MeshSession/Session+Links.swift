@@ -132,7 +132,7 @@ extension Session {
         } catch is CancellationError {
             if closeReason == nil { closeReason = LinkCloseReason(.normal, "this node disconnected") }
         } catch {
-            if closeReason == nil { closeReason = LinkCloseReason(.normal, Self.describe(error), isRemote: true) }
+            if closeReason == nil { closeReason = LinkCloseReason(.connectionLost, Self.describe(error)) }
         }
         await finished(phase: phase, purpose: purpose, connectingPeer: connectingPeer, closeReason: closeReason,
                        answerTimedOut: answerTimedOut, channel: channel)

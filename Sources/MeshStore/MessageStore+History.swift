@@ -20,9 +20,9 @@ extension MessageStore {
             filter = ""
         case .mesh?:
             filter = "WHERE m.peer IS NULL AND m.room IS NULL"
-        case .room(let name)?:
+        case .room(let room)?:
             filter = "WHERE m.room = ?"
-            arguments += [name]
+            arguments += [room.storageKey]
         case .direct(let peer)?:
             filter = "WHERE m.peer = ?"
             arguments += [peer.hex]

@@ -84,7 +84,7 @@ extension MessageStore {
     /// - Returns: the new history row to show, or `nil` when already seen, stale or malformed.
     /// - Throws: ``StoreError`` when the write fails.
     public func receiveBroadcast(id: String, from: NodeID, fromName: String, text: String, sentAt: Date, hops: Int?,
-                                 room: String? = nil, now: Date) throws(StoreError) -> StoredMessage? {
+                                 room: RoomRef? = nil, now: Date) throws(StoreError) -> StoredMessage? {
         guard let id = Schema.normalizedID(id) else { return nil }
         let limits = limits
         return try write("receiving a broadcast") { db in

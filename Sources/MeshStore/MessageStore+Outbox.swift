@@ -12,12 +12,13 @@ extension MessageStore {
     ///   - author: this node.
     ///   - authorName: this node's display name.
     ///   - now: the current time (`sentAt`, `recordedAt`; expiry runs from it).
+    ///   - id: the message id (32 hex digits) when the caller chose it, else a new random one.
     /// - Returns: the outbox entry, status ``DeliveryStatus/queued``.
     /// - Throws: ``StoreError`` `outboxFull` naming the limit (per destination or total) when
     ///   the outbox is full, `io` when the write fails.
-    public func enqueue(text: String, to destination: NodeID?, room: String? = nil, author: NodeID, authorName: String,
-                        now: Date) throws(StoreError) -> OutboxEntry {
-        let id = Schema.newID()
+    public func enqueue(text: String, to destination: NodeID?, room: RoomRef? = nil, author: NodeID, authorName: String,
+                        now: Date, id chosen: String? = nil) throws(StoreError) -> OutboxEntry {
+        let id = chosen.flatMap(Schema.normalizedID) ?? Schema.newID()
         let limits = limits
         return try write("enqueuing a message") { db in
             let queued = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox WHERE destination IS ?",

@@ -12,6 +12,9 @@ public struct JoinedRoom: Sendable, Hashable {
     /// When it was joined.
     public var joinedAt: Date
 
+    /// Which room this is.
+    public var ref: RoomRef { RoomRef(name: name, hasPassword: hasPassword) }
+
     /// Creates a room entry.
     /// - Parameters:
     ///   - name: the normalised name.
@@ -27,7 +30,8 @@ public struct JoinedRoom: Sendable, Hashable {
 }
 
 extension MessageStore {
-    /// Joins a room (or replaces its key, when joined again with another password), durably.
+    /// Joins a room (or replaces its key, when its password room is joined again with another
+    /// password), durably. The public and the password room of one name are two entries.
     /// - Parameter room: the room.
     /// - Throws: ``StoreError`` when the write fails.
     public func joinRoom(_ room: JoinedRoom) throws(StoreError) {
@@ -35,18 +39,18 @@ extension MessageStore {
             try db.execute(sql: """
                 INSERT INTO room (name, key, has_password, joined_at) VALUES (?, ?, ?, ?)
                 ON CONFLICT(name) DO UPDATE SET key = excluded.key, has_password = excluded.has_password
-                """, arguments: [room.name, room.key, room.hasPassword, Schema.column(room.joinedAt)])
+                """, arguments: [room.ref.storageKey, room.key, room.hasPassword, Schema.column(room.joinedAt)])
         }
     }
 
     /// Leaves a room: its key is forgotten; its history stays.
-    /// - Parameter name: the normalised name.
+    /// - Parameter room: the room.
     /// - Returns: whether it was joined.
     /// - Throws: ``StoreError`` when the write fails.
     @discardableResult
-    public func leaveRoom(_ name: String) throws(StoreError) -> Bool {
+    public func leaveRoom(_ room: RoomRef) throws(StoreError) -> Bool {
         try write("leaving a room") { db in
-            try db.execute(sql: "DELETE FROM room WHERE name = ?", arguments: [name])
+            try db.execute(sql: "DELETE FROM room WHERE name = ?", arguments: [room.storageKey])
             return db.changesCount > 0
         }
     }
@@ -56,7 +60,8 @@ extension MessageStore {
     public func rooms() throws(StoreError) -> [JoinedRoom] {
         try read("reading rooms") { db in
             try Row.fetchAll(db, sql: "SELECT * FROM room ORDER BY joined_at, name").map { row in
-                JoinedRoom(name: row["name"], key: row["key"], hasPassword: row["has_password"], joinedAt: Schema.date(row["joined_at"]))
+                let ref = RoomRef(storageKey: row["name"])
+                return JoinedRoom(name: ref.name, key: row["key"], hasPassword: row["has_password"], joinedAt: Schema.date(row["joined_at"]))
             }
         }
     }

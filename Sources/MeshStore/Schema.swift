@@ -112,6 +112,14 @@ enum Schema {
                 );
                 """)
         }
+        migrator.registerMigration("v4") { db in
+            // A public and a password room of one name are two rooms (§15.1): the password room's
+            // key gets a `+` (RoomRef.storageKey), in `room` and in the lines stored for it.
+            try db.execute(sql: """
+                UPDATE message SET room = room || '+' WHERE room IN (SELECT name FROM room WHERE has_password = 1);
+                UPDATE room SET name = name || '+' WHERE has_password = 1;
+                """)
+        }
         return migrator
     }
 
@@ -154,7 +162,7 @@ enum Schema {
         let sequence: Int64? = row["sequence"]
         return StoredMessage(
             id: row["id"],
-            conversation: try peer.map { .direct(try nodeID($0, "message peer")) } ?? room.map { .room($0) } ?? .mesh,
+            conversation: try peer.map { .direct(try nodeID($0, "message peer")) } ?? room.map { .room(RoomRef(storageKey: $0)) } ?? .mesh,
             isOutgoing: row["outgoing"],
             author: try nodeID(row["author"], "message author"),
             authorName: row["author_name"],
@@ -171,7 +179,7 @@ enum Schema {
         var room: String?
         switch message.conversation {
         case .direct(let node): peer = node.hex
-        case .room(let name): room = name
+        case .room(let ref): room = ref.storageKey
         case .mesh: break
         }
         try db.execute(

@@ -7,8 +7,51 @@ public enum Conversation: Sendable, Hashable {
     case mesh
     /// The private chat with one node.
     case direct(NodeID)
-    /// A room across the mesh (PROTOCOL.md §15), by its normalised name (`#lunch`).
-    case room(String)
+    /// A room across the mesh (PROTOCOL.md §15): a public and a password room of one name are
+    /// two rooms.
+    case room(RoomRef)
+}
+
+/// Which room (PROTOCOL.md §15.1): its normalised name and whether its key comes from a password.
+/// A public and a password room of one name have different keys and ids, so they are different
+/// rooms everywhere: in the store, in `/rooms`, in the prompt and in history. (One password room
+/// per name is kept: joining it with another password replaces its key.)
+public struct RoomRef: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The normalised name (`#lunch`).
+    public var name: String
+    /// Whether the key comes from a password.
+    public var hasPassword: Bool
+
+    /// Names a room.
+    /// - Parameters:
+    ///   - name: the normalised name.
+    ///   - hasPassword: whether it is the password room of that name.
+    public init(name: String, hasPassword: Bool) {
+        self.name = name
+        self.hasPassword = hasPassword
+    }
+
+    /// How people see it: `#lunch`, or `#lunch 🔒` for the password room.
+    public var description: String { hasPassword ? name + " 🔒" : name }
+
+    /// How the store keys it: the name, followed by `+` for the password room (`+` is never part
+    /// of a name, §15.1).
+    public var storageKey: String { hasPassword ? name + "+" : name }
+
+    /// Reads a ``storageKey`` back.
+    /// - Parameter storageKey: `#lunch` or `#lunch+`.
+    public init(storageKey: String) {
+        if storageKey.hasSuffix("+") {
+            self.init(name: String(storageKey.dropLast()), hasPassword: true)
+        } else {
+            self.init(name: storageKey, hasPassword: false)
+        }
+    }
+
+    /// By name, the public room first.
+    public static func < (lhs: RoomRef, rhs: RoomRef) -> Bool {
+        (lhs.name, lhs.hasPassword ? 1 : 0) < (rhs.name, rhs.hasPassword ? 1 : 0)
+    }
 }
 
 /// Where a message stands.

@@ -183,7 +183,8 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
             logger.debug("link closed", metadata: ["link.reason": "\(reason)"])
             context.fireChannelRead(wrapInboundOut(.closed(reason)))
         case .established:
-            let reason = LinkCloseReason(.normal, "the peer closed the connection", isRemote: true)
+            // No goodbye came: the peer was killed, crashed or was cut off (§9 `connectionLost`).
+            let reason = LinkCloseReason(.connectionLost, "the connection ended without a goodbye")
             logger.debug("link closed", metadata: ["link.reason": "\(reason)"])
             context.fireChannelRead(wrapInboundOut(.closed(reason)))
         case .closed, .modifying:
@@ -201,11 +202,11 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if let wire = error as? WireError {
             reason = LinkCloseReason(wire)
         } else if let io = error as? IOError {
-            reason = LinkCloseReason(.normal, "connection error: \(io.description)", isRemote: true)
+            reason = LinkCloseReason(.connectionLost, "connection error: \(io.description)")
         } else {
             reason = LinkCloseReason(.protocolViolation, "\(error)")
         }
-        close(context: context, reason: reason, tellPeer: reason.code != .normal)
+        close(context: context, reason: reason, tellPeer: reason.code != .normal && reason.code != .connectionLost)
     }
 
     // MARK: Inbound
@@ -493,7 +494,7 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 break
             }
         }
-        let level: Logger.Level = reason.code == .normal || reason.isRemote ? .debug : .notice
+        let level: Logger.Level = reason.code == .normal || reason.code == .connectionLost || reason.isRemote ? .debug : .notice
         logger.log(level: level, "link closed", metadata: ["link.reason": "\(reason)"])
         state = .closed
         cancelTimers()

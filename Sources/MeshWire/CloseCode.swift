@@ -33,6 +33,9 @@ public enum CloseCode: UInt8, Sendable, Hashable, CaseIterable, CustomStringConv
     case invitationDeclined = 13
     /// The invitation was not answered within its timeout (§4.8).
     case invitationTimeout = 14
+    /// The connection ended without a goodbye: reset, end of stream or a socket error (local only:
+    /// a peer killed or cut off is lost, not "closed normally").
+    case connectionLost = 15
 
     /// Decodes a received code; an unknown code reads as ``protocolViolation`` (§9).
     /// - Parameter wireValue: the byte or `Goodbye.code` value received.
@@ -58,6 +61,7 @@ public enum CloseCode: UInt8, Sendable, Hashable, CaseIterable, CustomStringConv
         case .tooManyHandshakes: "tooManyHandshakes"
         case .invitationDeclined: "invitationDeclined"
         case .invitationTimeout: "invitationTimeout"
+        case .connectionLost: "connectionLost"
         }
     }
 }

@@ -77,8 +77,7 @@ struct FileTransferTests {
     @Test("a transfer survives its relay going away: killed mid-transfer and restarted, the file arrives whole under the same transfer id")
     func survivesRelayRestart() async throws {
         let directory = TemporaryDirectory()
-        let downloads = directory.appending("carol-downloads")
-        let line = try await ChatLine.start(directory, carol: ["--downloads", downloads])
+        let (line, downloads) = try await Self.line(directory)
         let (alice, carol) = (line.alice, line.carol)
         var bob = line.bob
         let port = line.bobPort
@@ -94,17 +93,51 @@ struct FileTransferTests {
         _ = try await bob.waitForExit()
         try await alice.waitForEvent("\"event\":\"unreachable\"", "\"name\":\"carol\"")
         #expect(!carol.output.contains { $0.contains("\"event\":\"fileReceived\"") }, "the transfer ended before the relay died: \(carol.output.suffix(6))")
+        // Both sides say the transfer waits.
+        try await alice.waitForEvent("\"event\":\"filePaused\"", id)
+        try await carol.waitForEvent("\"event\":\"filePaused\"", id)
 
-        bob = try ChatProcess.local("bob", directory, ["--port", "\(port)"])
-        try await bob.waitForEvent("\"event\":\"ready\"")
-        alice.send("/connect 127.0.0.1:\(port)")
-        carol.send("/connect 127.0.0.1:\(port)")
+        bob = try await Self.restartRelay(directory, port: port, alice, carol)
         let received = try #require(JSONLine(try await carol.waitForEvent("\"event\":\"fileReceived\"", id, timeout: .seconds(90))))
         try await alice.waitForEvent("\"event\":\"fileSent\"", id, timeout: .seconds(30))
         #expect(received.string("sha256") == Self.hex(content))
         #expect(try Data(contentsOf: URL(fileURLWithPath: try #require(received.string("path")))) == content)
         #expect(!alice.output.contains { $0.contains("\"event\":\"fileFailed\"") })
         #expect(!carol.output.contains { $0.contains("\"event\":\"fileFailed\"") })
+        // ... and that it went on.
+        #expect(alice.output.contains { $0.contains("\"event\":\"fileResumed\"") && $0.contains(id) })
+        #expect(carol.output.contains { $0.contains("\"event\":\"fileResumed\"") && $0.contains(id) })
+        try await PlacesMeshTests.stop(alice, bob, carol)
+    }
+
+    @Test("an offer made while the relay is down waits paused: no failure for 70 s (8 unanswered tries used to fail it within about a minute), then the relay comes back and the file arrives; the sender says paused and resumed")
+    func offerWaitsForRoute() async throws {
+        let directory = TemporaryDirectory()
+        let (line, downloads) = try await Self.line(directory)
+        let (alice, carol) = (line.alice, line.carol)
+        var bob = line.bob
+        let port = line.bobPort
+        let source = directory.appending("waiting.bin")
+        let content = try Self.randomFile(source, bytes: 300_000)
+
+        bob.kill9()
+        _ = try await bob.waitForExit()
+        try await alice.waitForEvent("\"event\":\"unreachable\"", "\"name\":\"carol\"")
+        alice.send("/send @carol \(source)")
+        let id = try #require(JSONLine(try await alice.waitForEvent("\"event\":\"fileOffered\""))?.string("id"))
+        try await alice.waitForEvent("\"event\":\"filePaused\"", id)
+        // The real limits, the real path: the offer must outlive the old retry budget. Waiting for
+        // a failure that must not come is the assertion (it has no event of its own).
+        await #expect(throws: (any Error).self, "the paused offer failed") {
+            try await alice.waitForEvent("\"event\":\"fileFailed\"", timeout: .seconds(70))
+        }
+
+        bob = try await Self.restartRelay(directory, port: port, alice, carol)
+        try await alice.waitForEvent("\"event\":\"fileResumed\"", id, timeout: .seconds(30))
+        let received = try #require(JSONLine(try await carol.waitForEvent("\"event\":\"fileReceived\"", id, timeout: .seconds(60))))
+        try await alice.waitForEvent("\"event\":\"fileSent\"", id, timeout: .seconds(30))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: try #require(received.string("path")))) == content)
+        #expect(!alice.output.contains { $0.contains("\"event\":\"fileFailed\"") })
         try await PlacesMeshTests.stop(alice, bob, carol)
     }
 
@@ -174,6 +207,21 @@ struct FileTransferTests {
         #expect(theirs.object["by_peer"] as? Bool == true)
         #expect(try FileManager.default.contentsOfDirectory(atPath: downloads) == ["note.txt"])
         try await PlacesMeshTests.stop(alice, bob)
+    }
+
+    /// alice — bob — carol on loopback, carol storing files in `carol-downloads` in `directory`.
+    static func line(_ directory: TemporaryDirectory) async throws -> (line: ChatLine, downloads: String) {
+        let downloads = directory.appending("carol-downloads")
+        return (try await ChatLine.start(directory, carol: ["--downloads", downloads]), downloads)
+    }
+
+    /// Starts relay bob again on his old port, and has alice and carol connect to him.
+    static func restartRelay(_ directory: TemporaryDirectory, port: Int, _ alice: ChatProcess, _ carol: ChatProcess) async throws -> ChatProcess {
+        let bob = try ChatProcess.local("bob", directory, ["--port", "\(port)"])
+        try await bob.waitForEvent("\"event\":\"ready\"")
+        alice.send("/connect 127.0.0.1:\(port)")
+        carol.send("/connect 127.0.0.1:\(port)")
+        return bob
     }
 
     /// Waits until a `.part` file in `directory` holds some bytes (bounded polling: the file

@@ -52,18 +52,75 @@ struct RoomsTests {
         try await carol.waitForEvent("\"event\":\"ready\"")
         carol.send("/rooms")
         let rooms = try #require(JSONLine(try await carol.waitForEvent("\"event\":\"rooms\"")))
-        #expect(rooms.object["rooms"] as? [String] == ["#lunch"])
-        #expect(rooms.string("active") == "#lunch")
+        let listed = try #require(rooms.object["rooms"] as? [[String: Any]])
+        #expect(listed.map { $0["room"] as? String } == ["#lunch"])
+        #expect(listed.map { $0["password"] as? Bool } == [true])
+        #expect((rooms.object["active"] as? [String: Any])?["room"] as? String == "#lunch")
+        #expect((rooms.object["active"] as? [String: Any])?["password"] as? Bool == true)
         carol.send("/history 10")
         let history = try await carol.waitForEvent("\"event\":\"history\"")
-        #expect(history.contains("pizza at noon?") && history.contains("\"room\":\"#lunch\""))
+        #expect(history.contains("pizza at noon?") && history.contains("\"room\":\"#lunch\",\"password\":true"))
         // Still in the room after the restart: a line typed now goes to #lunch and alice reads it.
         try await carol.waitForEvent("\"event\":\"reachable\"", "\"name\":\"alice\"")
         carol.send("yes, noon")
         let reply = try #require(JSONLine(try await alice.waitForEvent("\"event\":\"message\"", "yes, noon")))
         #expect(reply.string("room") == "#lunch")
+        #expect(reply.object["password"] as? Bool == true)
         for chat in [alice, bob, carol] { chat.closeInput() }
         for chat in [alice, bob, carol] { _ = try await chat.waitForExit() }
+    }
+
+    @Test("/join #dev s3cret, /join #lunch, /join #dev goes back to the password #dev with its key: no line typed after it reaches bob, who holds only the public #dev key; in both rooms of one name /join asks which")
+    func passwordRoomNeverLeaks() async throws {
+        let directory = TemporaryDirectory()
+        let bob = try ChatProcess.local("bob", directory)
+        let port = try #require(JSONLine(try await bob.waitForEvent("\"event\":\"ready\""))?.int("port"))
+        let alice = try ChatProcess.local("alice", directory, ["--connect", "127.0.0.1:\(port)"])
+        try await alice.waitForEvent("\"event\":\"reachable\"", "\"name\":\"bob\"")
+        bob.send("/join #dev")
+        try await bob.waitForEvent("\"event\":\"joined\"", "\"password\":false")
+
+        alice.send("/join #dev s3cret")
+        try await alice.waitForEvent("\"event\":\"joined\"", "\"room\":\"#dev\"", "\"password\":true")
+        alice.send("/join #lunch")
+        try await alice.waitForEvent("\"event\":\"joined\"", "\"room\":\"#lunch\"")
+        let mark = alice.output.count
+        alice.send("/join #dev")
+        let back = try #require(JSONLine(try await alice.waitForLine(from: mark) { $0.contains("\"event\":\"joined\"") }))
+        #expect(back.string("room") == "#dev")
+        #expect(back.object["password"] as? Bool == true, "went to the public #dev: \(back.object)")
+        alice.send("for the team only")
+        let sent = try #require(JSONLine(try await alice.waitForEvent("\"event\":\"sent\"", "for the team only")))
+        #expect(sent.string("room") == "#dev")
+        #expect(sent.object["password"] as? Bool == true)
+
+        // A public line after it reaches bob: had the secret line gone out with the public key,
+        // it would have arrived first (one link, in order).
+        alice.send("/join #dev --public")
+        try await alice.waitForEvent("\"event\":\"joined\"", "\"room\":\"#dev\"", "\"password\":false")
+        alice.send("hello public dev")
+        let plain = try #require(JSONLine(try await alice.waitForEvent("\"event\":\"sent\"", "hello public dev")))
+        #expect(plain.object["password"] as? Bool == false)
+        try await bob.waitForEvent("\"event\":\"message\"", "hello public dev")
+        #expect(!bob.output.contains { $0.contains("for the team only") })
+
+        // In both rooms called #dev: /join #dev asks which, and lines still go where they went.
+        let before = alice.output.count
+        alice.send("/join #dev")
+        let error = try #require(JSONLine(try await alice.waitForLine(from: before) { $0.contains("\"event\":\"error\"") }))
+        #expect(error.string("message")?.contains("--password") == true)
+        alice.send("/join #dev --password")
+        try await alice.waitForEvent("\"event\":\"joined\"", "\"password\":true")
+        alice.send("/rooms")
+        let rooms = try #require(JSONLine(try await alice.waitForEvent("\"event\":\"rooms\"")))
+        let listed = try #require(rooms.object["rooms"] as? [[String: Any]])
+        #expect(listed.count == 3)
+        #expect(Set(listed.filter { $0["room"] as? String == "#dev" }.compactMap { $0["password"] as? Bool }) == [false, true])
+        #expect((rooms.object["active"] as? [String: Any])?["password"] as? Bool == true)
+        alice.send("/leave #dev")
+        try await alice.waitForEvent("\"event\":\"error\"", "two rooms called #dev")
+        for chat in [alice, bob] { chat.closeInput() }
+        for chat in [alice, bob] { _ = try await chat.waitForExit() }
     }
 
     @Test("bad room commands say what is wrong and change nothing")

@@ -130,6 +130,27 @@ struct TerminalCommandTests {
         try await alice.run("/rooms all", "! /rooms: it takes no argument; usage: /rooms")
         try await alice.run("/leave #a b", "! /leave: \"#a b\" is not one #room")
         try await alice.run("/leave", "* left #lunch; your lines go to everyone in the mesh")
+        try await alice.tmux.waitForScreen { TerminalTests.inputLabel($0) == "[mesh]" }
+
+        // The leak sequence: /join #dev s3cret, /join #lunch, /join #dev goes back to the password
+        // #dev, and the prompt says so at each step; carol, who holds only the public #dev key,
+        // never reads the line typed after it.
+        carol.send("/join #dev")
+        try await carol.waitForEvent("\"event\":\"joined\"", "\"room\":\"#dev\"", "\"password\":false")
+        try await alice.run("/join #dev s3cret", "* joined #dev 🔒 (password: only those who know it can read it)")
+        try await alice.tmux.waitForScreen { TerminalTests.inputLabel($0) == "[#dev 🔒]" }
+        try await alice.run("/join #lunch", "* joined #lunch; your lines go there now")
+        try await alice.tmux.waitForScreen { TerminalTests.inputLabel($0) == "[#lunch]" }
+        try await alice.run("/join #dev", "* joined #dev 🔒")
+        try await alice.tmux.waitForScreen { TerminalTests.inputLabel($0) == "[#dev 🔒]" }
+        try await alice.run("only for the team", "<#dev 🔒 alicia> only for the team")
+        try await alice.run("/rooms", "* rooms: #dev 🔒 (active), #lunch")
+        try await alice.run("/leave", "* left #dev 🔒; your lines go to everyone in the mesh")
+        try await alice.tmux.waitForScreen { TerminalTests.inputLabel($0) == "[mesh]" }
+        try await alice.run("after the team line", "<alicia> after the team line")
+        try await carol.waitForEvent("\"event\":\"message\"", "after the team line")
+        #expect(!carol.output.contains { $0.contains("only for the team") }, "a line for #dev 🔒 reached a holder of the public #dev key")
+        try await alice.run("/leave #lunch", "* left #lunch; your lines go to everyone in the mesh")
 
         // /here, /near, /pin, /pins, /unpin, /map (carol holds the data)
         try await alice.run("/here", "* your location is not set: /here LAT,LON")
@@ -161,7 +182,7 @@ struct TerminalCommandTests {
         let notes = directory.appending("notes.txt")
         try Data("meeting notes\n".utf8).write(to: URL(fileURLWithPath: notes))
         try await alice.run("/send @carol \(directory.appending("missing.txt"))", "! /send: ")
-        try await alice.run("/send @nobody \(notes)", "! /send: no reachable peer is called \"nobody\"")
+        try await alice.run("/send @nobody \(notes)", "! /send: no peer is called \"nobody\"")
         try await alice.run("/send @carol \(notes)", "* sent notes.txt (14 bytes) to carol: received and checked")
         let received = try #require(JSONLine(try await carol.waitForEvent("\"event\":\"fileReceived\"", "notes.txt")))
         #expect(try String(contentsOfFile: try #require(received.string("path")), encoding: .utf8) == "meeting notes\n")

@@ -63,6 +63,8 @@ struct TerminalHistoryTests {
         #expect(info.st_mode & 0o777 == 0o600)
 
         let again = try await Self.alice(directory)
+        // After the restart the prompt says where typed lines go: still the password room.
+        try await again.waitForScreen { TerminalTests.inputLabel($0) == "[#hideout 🔒]" }
         for expected in ["/quit", "second line", "/join #hideout", "first line"] {
             try again.press("Up")
             try await TerminalTests.waitForInput(again, "> " + expected)

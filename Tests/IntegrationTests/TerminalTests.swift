@@ -38,11 +38,23 @@ struct TerminalTests {
     }
 
     /// The input line (the last row that is not blank) and its index.
+    /// The row is given without the prompt's label (`[mesh] `, `[#dev 🔒] `: where typed lines
+    /// go), which ``inputLabel(_:)`` reads.
     static func inputLine(_ rows: [String]) -> (row: String, index: Int)? {
         let trimmed = TmuxSession.trimmed(rows)
         guard let last = trimmed.last else { return nil }
-        return (last.replacingOccurrences(of: #"\s+$"#, with: "", options: .regularExpression), trimmed.count - 1)
+        let row = last.replacingOccurrences(of: #"\s+$"#, with: "", options: .regularExpression)
+        return (row.replacingOccurrences(of: #"^\[[^\]]*\] "#, with: "", options: .regularExpression), trimmed.count - 1)
     }
+
+    /// The label of the input line's prompt (`[mesh]`, `[#dev 🔒]`), or `nil` without one.
+    static func inputLabel(_ rows: [String]) -> String? {
+        guard let last = TmuxSession.trimmed(rows).last, let range = last.range(of: #"^\[[^\]]*\]"#, options: .regularExpression) else { return nil }
+        return String(last[range])
+    }
+
+    /// The prompt's label while lines go to everyone, and its width.
+    static let meshLabel = "[mesh] "
 
     /// Waits until the input line reads exactly `text`.
     @discardableResult
@@ -69,12 +81,13 @@ struct TerminalTests {
         let rows = try await alice.waitForScreen { rows in rows.contains { $0.hasSuffix("<bob> hello from bob") } }
         let input = try #require(Self.inputLine(rows))
         #expect(input.row == "> half typed wo")
+        #expect(Self.inputLabel(rows) == "[mesh]", "the prompt says where typed lines go")
         let bobRow = try #require(rows.firstIndex { $0.hasSuffix("<bob> hello from bob") })
         #expect(bobRow < input.index)
         #expect(rows[bobRow].range(of: #"^\d\d:\d\d <bob> hello from bob$"#, options: .regularExpression) != nil, "\(rows[bobRow])")
         let cursor = try alice.cursor()
         #expect(cursor.y == input.index)
-        #expect(cursor.x == "> half typed wo".count)
+        #expect(cursor.x == Self.meshLabel.count + "> half typed wo".count)
 
         // A burst of lines: all above, in order, the input line still intact and last.
         bob.send(lines: (1...5).map { "burst \($0)" })
@@ -233,7 +246,7 @@ struct TerminalTests {
         #expect(input.row.count <= 39)
         #expect(rows.filter { $0.contains("abcdefghij") }.count == 1, "\(rows)")
         let cursor = try alice.cursor()
-        #expect(cursor.x == input.row.count)
+        #expect(cursor.x == Self.meshLabel.count + input.row.count)
         #expect(cursor.y == input.index)
         try alice.press("Enter")
         #expect(try await Self.nextMessage(bob, from: 0).text == long)
@@ -256,7 +269,7 @@ struct TerminalTests {
         #expect(logRow < input.index)
         #expect(!rows[logRow].contains("still typing"), "the log line cut into the input: \(rows[logRow])")
         let cursor = try alice.cursor()
-        #expect(cursor.y == input.index && cursor.x == "> still typing".count)
+        #expect(cursor.y == input.index && cursor.x == Self.meshLabel.count + "> still typing".count)
         bob.closeInput()
     }
 

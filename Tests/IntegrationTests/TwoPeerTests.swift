@@ -118,14 +118,18 @@ struct TwoPeerTests {
         #expect(try await source.waitForExit() == 0)
     }
 
-    @Test("a peer killed with SIGKILL is reported notConnected within 5 s")
+    @Test("a peer killed with SIGKILL is reported notConnected within 5 s, as lost (connectionLost, this side's finding), never as its normal goodbye")
     func killNine() async throws {
         let directory = TemporaryDirectory()
         let (alice, bob, _) = try await Self.connectedPair(directory)
         let start = ContinuousClock.now
         bob.signal(SIGKILL)
-        try await alice.waitForEvent("\"name\":\"bob\"", "\"state\":\"notConnected\"", timeout: .seconds(5))
+        let event = try #require(JSONLine(try await alice.waitForEvent("\"name\":\"bob\"", "\"state\":\"notConnected\"", timeout: .seconds(5))))
         #expect(ContinuousClock.now - start < .seconds(5))
+        let reason = try #require(event.object["reason"] as? [String: Any])
+        #expect(reason["remote"] as? Bool == false)
+        #expect(reason["code"] as? String == "connectionLost" || reason["code"] as? String == "keepaliveTimeout", "\(reason)")
+        #expect(reason["code"] as? String != "normal")
         alice.closeInput()
     }
 

@@ -80,6 +80,19 @@ struct ChatCommandTests {
         #expect(try ChatCommand.parse("/SEND @4fc5 /tmp/x") == .sendFile(to: "4fc5", path: "/tmp/x"))
     }
 
+    @Test("/join and /leave: a password, or --public / --password to say which of two rooms of one name")
+    func roomChoices() throws {
+        #expect(try ChatCommand.parse("/join #dev s3cret words") == .join(room: "#dev", password: "s3cret words"))
+        #expect(try ChatCommand.parse("/join #dev") == .join(room: "#dev", password: nil))
+        #expect(try ChatCommand.parse("/join #dev --password") == .join(room: "#dev", password: nil, choice: .passwordRoom))
+        #expect(try ChatCommand.parse("/join #dev  --public ") == .join(room: "#dev", password: nil, choice: .publicRoom))
+        #expect(try ChatCommand.parse("/join #dev --public x") == .join(room: "#dev", password: "--public x"))
+        #expect(try ChatCommand.parse("/leave #dev --password") == .leave("#dev", choice: .passwordRoom))
+        #expect(try ChatCommand.parse("/leave #dev") == .leave("#dev"))
+        #expect(Self.parseError("/leave #dev secret")?.message.contains("is not one #room") == true)
+        #expect(Self.parseError("/leave #a #b --public") != nil)
+    }
+
     @Test("/files lists transfers and takes no argument")
     func files() throws {
         #expect(try ChatCommand.parse("/files") == .files)

@@ -3,6 +3,7 @@ import Foundation
 import MeshMessaging
 import MeshPlaces
 import MeshSession
+import MeshStore
 import Places
 import Testing
 
@@ -65,12 +66,14 @@ struct RendererTests {
             switch event {
             case .offered: "fileOffered"
             case .progress: "fileProgress"
+            case .paused: "filePaused"
+            case .resumed: "fileResumed"
             case .sent: "fileSent"
             case .received: "fileReceived"
             case .failed: "fileFailed"
             }
         case .files: "files"
-        case .notice: nil
+        case .notice, .target: nil
         }
     }
 
@@ -107,14 +110,18 @@ struct RendererTests {
         Case(label: "blocked", output: .blocked([carol]), keys: ["peers"], nested: ["peers": peerKeys]),
         Case(label: "nick", output: .nick(bob, previous: "robert", isMe: false), keys: ["peer", "previous", "me"], nested: ["peer": peerKeys]),
         Case(label: "pong", output: .pong(carol, roundTrip: .microseconds(812), hops: 2), keys: ["peer", "hops", "rtt_ms"], nested: ["peer": peerKeys]),
-        Case(label: "joined", output: .joined(room: "#lunch", hasPassword: true), keys: ["room", "password"]),
-        Case(label: "left", output: .left(room: "#lunch", now: nil), keys: ["room", "now"]),
-        Case(label: "rooms", output: .rooms(["#lunch", "#ops"], active: "#lunch"), keys: ["rooms", "active"]),
-        Case(label: "message (room)", output: .message(id: "94c37e7313876e15166fe569eac5eac7", from: bob, text: "noon?", sentAt: sentAt, hops: 2, room: "#lunch"),
-             keys: ["id", "from", "text", "sent_at", "hops", "private", "room"], nested: ["from": peerKeys]),
-        Case(label: "sent (room)", output: .sent(id: "fd8095e0a793f5c229f0b9d96f65b7d4", text: "noon?", to: [bob], room: "#lunch"),
-             keys: ["id", "text", "to", "private", "status", "room"], nested: ["to": peerKeys]),
+        Case(label: "joined", output: .joined(lunch), keys: ["room", "password"]),
+        Case(label: "left", output: .left(lunch, now: nil), keys: ["room", "password", "now"]),
+        Case(label: "left (to another room)", output: .left(lunch, now: RoomRef(name: "#lunch", hasPassword: false)), keys: ["room", "password", "now"],
+             nested: ["now": ["room", "password"]]),
+        Case(label: "rooms", output: .rooms([lunch, RoomRef(name: "#lunch", hasPassword: false)], active: lunch), keys: ["rooms", "active"],
+             nested: ["rooms": ["room", "password"], "active": ["room", "password"]]),
+        Case(label: "message (room)", output: .message(id: "94c37e7313876e15166fe569eac5eac7", from: bob, text: "noon?", sentAt: sentAt, hops: 2, room: lunch),
+             keys: ["id", "from", "text", "sent_at", "hops", "private", "room", "password"], nested: ["from": peerKeys]),
+        Case(label: "sent (room)", output: .sent(id: "fd8095e0a793f5c229f0b9d96f65b7d4", text: "noon?", to: [bob], room: lunch),
+             keys: ["id", "text", "to", "private", "status", "room", "password"], nested: ["to": peerKeys]),
     ]
+    static let lunch = RoomRef(name: "#lunch", hasPassword: true)
     static let file = FileTransferInfo(id: FileTransferID(bytes: Data(repeating: 0x5d, count: 16))!, direction: .outgoing, peer: carol,
                                        name: "report.pdf", size: 3_158_073, sha256: String(repeating: "9f", count: 32))
     static let fileCases: [Case] = [
@@ -122,6 +129,8 @@ struct RendererTests {
              nested: ["peer": peerKeys]),
         Case(label: "fileProgress", output: .file(.progress(file, bytes: 1_200_000)), keys: ["id", "direction", "peer", "name", "bytes", "size"],
              nested: ["peer": peerKeys]),
+        Case(label: "filePaused", output: .file(.paused(file)), keys: ["id", "direction", "peer", "name"], nested: ["peer": peerKeys]),
+        Case(label: "fileResumed", output: .file(.resumed(file)), keys: ["id", "direction", "peer", "name"], nested: ["peer": peerKeys]),
         Case(label: "fileSent", output: .file(.sent(file)), keys: ["id", "to", "name", "size", "sha256"], nested: ["to": peerKeys]),
         Case(label: "fileReceived", output: .file(.received(file, path: "/home/carol/Downloads/meshchat/report.pdf")),
              keys: ["id", "from", "name", "path", "size", "sha256"], nested: ["from": peerKeys]),
@@ -147,10 +156,10 @@ struct RendererTests {
              output: .message(id: "94c37e7313876e15166fe569eac5eac7", from: bob, text: "psst", sentAt: sentAt, hops: 3, isPrivate: true),
              keys: ["id", "from", "text", "sent_at", "hops", "private"], nested: ["from": peerKeys]),
         Case(label: "sent", output: .sent(id: "fd8095e0a793f5c229f0b9d96f65b7d4", text: "hi bob", to: [bob, carol]),
-             keys: ["id", "text", "to", "private", "status"], nested: ["to": peerKeys]),
+             keys: ["id", "text", "to", "private", "status", "room"], nested: ["to": peerKeys]),
         Case(label: "sent (private, queued)",
              output: .sent(id: "fd8095e0a793f5c229f0b9d96f65b7d4", text: "later", to: [bob], isPrivate: true, status: "queued"),
-             keys: ["id", "text", "to", "private", "status"], nested: ["to": peerKeys]),
+             keys: ["id", "text", "to", "private", "status", "room"], nested: ["to": peerKeys]),
         Case(label: "receipt", output: .receipt(id: "fd8095e0a793f5c229f0b9d96f65b7d4", status: "delivered", to: bob),
              keys: ["id", "status", "to"], nested: ["to": peerKeys]),
         Case(label: "receipt (mesh line sent)", output: .receipt(id: "fd8095e0a793f5c229f0b9d96f65b7d4", status: "sent", to: nil),
@@ -324,6 +333,14 @@ struct RendererTests {
         let gone = try #require(TextRenderer().render(.peer(Self.bob, state: "notConnected", address: nil,
                                                             reason: DisconnectReason(code: "normal", message: "bye", isRemote: true))))
         #expect(gone.contains("disconnected") && gone.contains("peer said bye") && gone.contains("normal"))
+        for (code, message) in [("connectionLost", "the connection ended without a goodbye"), ("keepaliveTimeout", "nothing received for 3.0 s")] {
+            let lost = try #require(TextRenderer().render(.peer(Self.bob, state: "notConnected", address: nil,
+                                                                reason: DisconnectReason(code: code, message: message, isRemote: false))))
+            #expect(lost == "* \(Self.bob) lost: \(message) (\(code))")
+            #expect(!lost.contains("peer said") && !lost.contains("normal"))
+        }
+        #expect(TextRenderer().render(.file(.paused(Self.file))) == "* file report.pdf to carol \"c\" paused: carol \"c\" is out of reach (waits up to 10 minutes)")
+        #expect(TextRenderer().render(.file(.resumed(Self.file))) == "* file report.pdf to carol \"c\" resumed")
     }
 }
 

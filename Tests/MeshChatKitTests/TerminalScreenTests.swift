@@ -1,5 +1,6 @@
 import Foundation
 @testable import MeshChatKit
+import MeshStore
 import MeshTestSupport
 import Testing
 
@@ -107,6 +108,22 @@ struct TerminalScreenTests {
         rig.type(.text("X"))
         #expect(rig.terminal.visibleLines.last == "> half typXed")
         #expect(rig.terminal.unknown.isEmpty)
+    }
+
+    @Test("the prompt says where typed lines go; changing it redraws the input line with the half-typed text and the cursor after it")
+    func promptNamesTarget() {
+        #expect(ChatFront.prompt(for: nil) == "[mesh] > ")
+        #expect(ChatFront.prompt(for: RoomRef(name: "#lunch", hasPassword: false)) == "[#lunch] > ")
+        #expect(ChatFront.prompt(for: RoomRef(name: "#dev", hasPassword: true)) == "[#dev 🔒] > ")
+        var rig = Rig()
+        #expect(rig.screen.setPrompt("[mesh] > ").isEmpty)   // hidden: nothing to draw
+        rig.start()
+        rig.type(.text("half"))
+        #expect(rig.terminal.visibleLines.last == "[mesh] > half")
+        rig.terminal.feed(rig.screen.setPrompt(ChatFront.prompt(for: RoomRef(name: "#dev", hasPassword: true))))
+        #expect(rig.terminal.visibleLines.last == "[#dev 🔒] > half")
+        #expect(rig.terminal.column == "[#dev 🔒] > ".count + 1 + 4)   // the lock is two cells wide
+        #expect(rig.screen.setPrompt("[#dev 🔒] > ").isEmpty)   // unchanged: no redraw
     }
 
     @Test("text another writer puts on the terminal (a log line on stderr) goes above the input line, which is drawn again intact")

@@ -16,6 +16,8 @@ private struct Pair {
     var maxInFlight = 0
     /// Chunks lost on their next transmission (each once).
     var loseOnce: Set<Int> = []
+    /// Offers lost on the way (the next ones).
+    var loseOffers = 0
 
     init(content: Data, chunkSize: Int = 1_024, hash: Data? = nil) {
         self.content = content
@@ -37,6 +39,10 @@ private struct Pair {
             senderResults.append(action)
             switch action {
             case .sendOffer(let payload):
+                if loseOffers > 0 {
+                    loseOffers -= 1
+                    continue
+                }
                 if var receiver {
                     let more = receiver.receivedOfferAgain()
                     self.receiver = receiver
@@ -156,9 +162,9 @@ struct FileTransferStateMachineTests {
         pair.loseOnce = Set(3..<12)
         pair.start()
         #expect(pair.receiver?.next == 3)
-        let paused = pair.sender.peerUnreachable(now: pair.now)
-        #expect(paused.isEmpty)
-        pair.receiver?.senderUnreachable(now: pair.now)
+        #expect(pair.sender.peerUnreachable(now: pair.now) == [.paused])
+        #expect(pair.sender.peerUnreachable(now: pair.now).isEmpty)   // said once
+        #expect(pair.receiver?.senderUnreachable(now: pair.now) == [.paused])
         // Five minutes out of reach: no retransmission, no failure, on either side.
         let before = pair.senderResults.count
         pair.advance(.seconds(300))
@@ -166,8 +172,9 @@ struct FileTransferStateMachineTests {
         #expect(pair.receiver?.timerFired(now: pair.now).isEmpty == true)
         #expect(pair.sender.state == .sending)
         // Back: what was in flight goes again, and the transfer completes.
-        pair.receiver?.senderReachable(now: pair.now)
+        #expect(pair.receiver?.senderReachable(now: pair.now) == [.resumed])
         pair.runSender(pair.sender.peerReachable(now: pair.now))
+        #expect(pair.senderResults[before] == .resumed)
         #expect(pair.senderResults[before...].contains(.sendChunk(3)))
         #expect(pair.senderCompleted)
         #expect(pair.receiverCompleted)
@@ -181,7 +188,7 @@ struct FileTransferStateMachineTests {
         _ = sender.start(now: start)
         _ = sender.peerUnreachable(now: start)
         #expect(sender.timerFired(now: start + .seconds(599)).isEmpty)
-        #expect(sender.peerReachable(now: start + .seconds(599)) == [.sendOffer(sender.offer.payload)])
+        #expect(sender.peerReachable(now: start + .seconds(599)) == [.resumed, .sendOffer(sender.offer.payload)])
         #expect(sender.peerReachable(now: start + .seconds(600)).isEmpty)   // not paused: a route change only
         _ = sender.peerUnreachable(now: start + .seconds(600))
         let actions = sender.timerFired(now: start + .seconds(600) + FileTransferLimits.unreachableTimeout)
@@ -190,12 +197,61 @@ struct FileTransferStateMachineTests {
 
         var receiver = FileReceiveStateMachine(id: .random(), offer: FileOffer(name: "a", size: 5_000, sha256: Data(count: 32), chunkSize: 1_024), now: start)
         _ = receiver.accept()
-        receiver.senderUnreachable(now: start)
+        _ = receiver.senderUnreachable(now: start)
         #expect(receiver.timerFired(now: start + .seconds(300)).isEmpty)
-        receiver.senderReachable(now: start + .seconds(300))
+        _ = receiver.senderReachable(now: start + .seconds(300))
         #expect(receiver.timerFired(now: start + .seconds(359)).isEmpty)
         guard case .failed(let idle)? = receiver.timerFired(now: start + .seconds(360)).last else { Issue.record("no idle timeout"); return }
         #expect(idle.code == .timedOut)
+    }
+
+    @Test("route lost while the file was hashed: the offer starts paused, counts no tries for 9 minutes (8 tries took about a minute before), and goes out when the receiver is back; the transfer completes")
+    func offerStartsPausedWhenUnreachable() {
+        var pair = Pair(content: content(5 * 1_024))
+        let actions = pair.sender.start(now: pair.now, reachable: false)
+        #expect(actions == [.paused])
+        #expect(pair.sender.pausedSince == pair.now)
+        #expect(pair.sender.start(now: pair.now).first == .ignored("the transfer has already started"))
+        for _ in 0..<54 { pair.advance(.seconds(10)) }
+        #expect(pair.senderResults.isEmpty)
+        #expect(pair.sender.state == .offered)
+        pair.runSender(pair.sender.peerReachable(now: pair.now))
+        #expect(pair.senderResults.first == .resumed)
+        #expect(pair.senderCompleted)
+        #expect(pair.receiverCompleted)
+    }
+
+    @Test("route lost after the offer went out: paused at once, no retries counted for 9 minutes, resumed with a fresh offer; lost again for the limit it fails")
+    func offerPausedAfterItWentOut() {
+        var pair = Pair(content: content(5 * 1_024))
+        pair.loseOffers = 1
+        pair.start()
+        #expect(pair.receiver == nil)
+        #expect(pair.sender.peerUnreachable(now: pair.now) == [.paused])
+        for _ in 0..<54 { pair.advance(.seconds(10)) }
+        #expect(!pair.senderResults.contains { if case .failed = $0 { true } else { false } })
+        #expect(pair.senderResults.filter { if case .sendOffer = $0 { true } else { false } }.count == 1)
+        pair.runSender(pair.sender.peerReachable(now: pair.now))
+        #expect(pair.senderCompleted)
+
+        var lost = FileSendStateMachine(id: .random(), offer: FileOffer(name: "a", size: 10, sha256: Data(count: 32)))
+        let start = ContinuousClock.now
+        #expect(lost.start(now: start, reachable: false) == [.paused])
+        #expect(lost.timerFired(now: start + FileTransferLimits.unreachableTimeout - .seconds(1)).isEmpty)
+        guard case .failed(let failure)? = lost.timerFired(now: start + FileTransferLimits.unreachableTimeout).last else {
+            Issue.record("no failure after the limit"); return
+        }
+        #expect(failure.code == .timedOut)
+    }
+
+    @Test("a receiver paused by a lost route resumes when a chunk arrives even before the route is reported back")
+    func receiverResumesOnChunk() {
+        let offer = FileOffer(name: "a", size: 4 * 1_024, sha256: Data(count: 32), chunkSize: 1_024)
+        var receiver = FileReceiveStateMachine(id: .random(), offer: offer, now: .now)
+        _ = receiver.accept()
+        #expect(receiver.senderUnreachable(now: .now) == [.paused])
+        #expect(receiver.receivedChunk(index: 0, length: 1_024, now: .now).first == .resumed)
+        #expect(receiver.senderReachable(now: .now).isEmpty)
     }
 
     @Test("chunks out of order are stored and acknowledged selectively; a duplicate is acknowledged again, not written again")

@@ -7,49 +7,6 @@ import MeshSession
 import MeshWire
 import Testing
 
-/// A session on loopback with its event stream read by the test.
-private final class Peer: Sendable {
-    let session: Session
-    let port: Int
-    private let runner: Task<Void, Never>
-
-    init(_ name: String) async throws {
-        var configuration = Session.Configuration()
-        configuration.host = "127.0.0.1"
-        session = Session(peer: try LocalPeer(displayName: name, identity: try LocalIdentity.generate()), configuration: configuration)
-        port = try await session.start()
-        let session = self.session
-        runner = Task { try? await session.run() }
-    }
-
-    var id: PeerID { session.peer.peerID }
-
-    func stop() async {
-        await session.disconnect()
-        await runner.value
-    }
-}
-
-private struct Timeout: Error, CustomStringConvertible { var description: String }
-
-/// The next element of an event queue that `match` maps to a value, skipping others; fails at the deadline.
-private func next<Element: Sendable, T: Sendable>(_ queue: EventQueue<Element>, timeout: Duration = .seconds(10),
-                                                 _ match: @escaping @Sendable (Element) -> T?) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask {
-            for await element in queue { if let value = match(element) { return value } }
-            return nil
-        }
-        group.addTask {
-            try await Task.sleep(for: timeout)
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let value = try await group.next() ?? nil else { throw Timeout(description: "no matching event within \(timeout)") }
-        return value
-    }
-}
-
 /// ``FileTransfers`` against a hostile sender on real sockets: mallory crafts file messages by
 /// hand with ``Session/sendFile(_:to:)``; bob runs the shell. Every bad message is refused with
 /// a cancel naming why, nothing is left in bob's downloads, and the link stays up.

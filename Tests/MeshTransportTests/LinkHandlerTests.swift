@@ -1,4 +1,5 @@
 import struct Foundation.Data
+import Glibc
 import MeshLink
 import MeshTransport
 import MeshWire
@@ -346,6 +347,24 @@ struct LinkHandlerTests {
         #expect(b.closeReasons == [LinkCloseReason(.duplicateConnection, "", isRemote: true)])
         #expect(b.closeReasons.first?.message == "the other link wins")
         #expect(!b.channel.isActive)
+    }
+
+    @Test("a connection that ends without a goodbye (a peer killed with SIGKILL: end of stream) is connectionLost, this side's finding, never the peer's normal goodbye")
+    func endOfStreamIsLost() throws {
+        let (_, b, _) = try establishedPair()
+        b.channel.pipeline.fireChannelInactive()
+        try b.collect()
+        #expect(b.closeReasons == [LinkCloseReason(.connectionLost, "", isRemote: false)])
+        #expect(!"\(try #require(b.closeReasons.first))".contains("peer said"))
+    }
+
+    @Test("a connection reset is connectionLost with the socket's error, not the peer's normal goodbye")
+    func resetIsLost() throws {
+        let (_, b, _) = try establishedPair()
+        b.channel.pipeline.fireErrorCaught(IOError(errnoCode: ECONNRESET, reason: "read(descriptor:pointer:size:)"))
+        try b.collect()
+        #expect(b.closeReasons == [LinkCloseReason(.connectionLost, "", isRemote: false)])
+        #expect(b.closeReasons.first?.message.contains("connection error") == true)
     }
 
     @Test("closing the channel sends a normal goodbye that the peer reports as remote")
