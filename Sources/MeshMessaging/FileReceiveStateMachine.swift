@@ -43,7 +43,8 @@ public struct FileReceiveStateMachine: Sendable {
         case paused
         /// A route to the sender is back, or a chunk came: the transfer goes on (report it).
         case resumed
-        /// The file is complete and verified: move it into place.
+        /// The file is complete and verified: move it into place. Comes before ``sendDone(_:)``; when
+        /// placing fails, the shell sends `storageFailed` instead of the confirmation.
         case completed
         /// The transfer failed: remove the `.part` file.
         case failed(FileTransferFailure)
@@ -153,7 +154,8 @@ public struct FileReceiveStateMachine: Sendable {
         state = .finished
         var done = FileDonePayload()
         done.sha256 = offer.sha256
-        return [.sendDone(done), .completed]
+        // Placed on disk first (§16.5): the FileDone promises the file is stored under its name.
+        return [.completed, .sendDone(done)]
     }
 
     /// The sender abandoned the transfer.

@@ -259,7 +259,11 @@ public actor FileTransfers {
             await perform(actions, incoming: key, chunk: nil)
             return
         }
-        if finished[key] != nil { return }
+        if let memory = finished[key] {
+            // §16.2: completed — its FileDone was lost (for a 0-byte file the offer is the probe); refused — ignored.
+            if let done = memory.done { await send(.done(done), id: id, to: sender) }
+            return
+        }
         let metadata: Logger.Metadata = ["mesh.peer": "\(sender.id.shortHex)", "file.id": "\(id.shortHex)"]
         if blocked.contains(sender.id) {
             logger.notice("refused a file from a blocked peer", metadata: metadata)
@@ -434,7 +438,10 @@ public actor FileTransfers {
                 } catch {
                     FileStorage.remove(transfer.partPath)
                     logger.error("cannot store a received file: \(error)", metadata: metadata)
+                    remember(key, done: nil)
+                    await send(.cancel(Self.cancel(.storageFailed, "the receiver cannot store the file")), id: key.id, to: transfer.peer)
                     await events.push(.failed(transfer.info, FileTransferFailure(.storageFailed, "cannot store the file: \(error)")))
+                    return
                 }
             case .failed(let failure):
                 incoming[key] = nil

@@ -163,6 +163,49 @@ struct FileTransfersShellTests {
         await feeder.value
     }
 
+    @Test("§16.2: a 0-byte file is stored and confirmed at once; its offer repeated after it finished (the FileDone was lost) gets the FileDone again")
+    func emptyFile() async throws {
+        let downloads = FileManager.default.temporaryDirectory.appendingPathComponent("meshchat-files-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: downloads) }
+        let mallory = try await Peer("mallory"), bob = try await Peer("bob")
+        let files = FileTransfers(session: bob.session, downloads: downloads, tick: .milliseconds(20),
+                                  logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let feeder = Task {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await files.run() }
+                for await event in bob.session.events { await files.handle(event) }
+                group.cancelAll()
+            }
+        }
+        mallory.session.connect(host: "127.0.0.1", port: bob.port)
+        let bobID = bob.id.id
+        let bobPeer = try await next(mallory.session.events) { event -> PeerID? in
+            if case .reachabilityChanged(let peer, _?) = event, peer.id == bobID { return peer }
+            return nil
+        }
+        let empty = Data(SHA256.hash(data: Data()))
+        /// The FileDone mallory gets for a transfer id.
+        func done(_ id: Data) async throws -> Data {
+            try await next(mallory.session.events) { event -> Data? in
+                if case .file(let message, _, _) = event, message.transferID == id, case .done(let done)? = message.body { return done.sha256 }
+                return nil
+            }
+        }
+        let id = FileTransferID.random().bytes
+        try await mallory.session.sendFile(Self.message(id, Self.offer(name: "empty.txt", content: Data())), to: bobPeer)
+        #expect(try await done(id) == empty)
+        let listed = try FileManager.default.contentsOfDirectory(atPath: downloads)
+        #expect(listed == ["empty.txt"], "\(listed)")
+        try await mallory.session.sendFile(Self.message(id, Self.offer(name: "empty.txt", content: Data())), to: bobPeer)
+        #expect(try await done(id) == empty, "the repeated offer of a finished transfer is answered with its FileDone")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: downloads) == ["empty.txt"], "and not stored twice")
+
+        await mallory.stop()
+        await bob.stop()
+        feeder.cancel()
+        await feeder.value
+    }
+
     @Test("the downloads directory is $XDG_DOWNLOAD_DIR/meshchat when that is absolute, else ~/Downloads/meshchat")
     func defaultDownloads() {
         #expect(FileTransfers.defaultDownloads(environment: ["XDG_DOWNLOAD_DIR": "/data/dl", "HOME": "/home/me"]) == "/data/dl/meshchat")
