@@ -1,0 +1,186 @@
+import Foundation
+import MeshMessaging
+import MeshPlaces
+import MeshSession
+import MeshStore
+import Places
+
+/// Renders ``ChatOutput`` as plain lines for people.
+public struct TextRenderer: Sendable {
+    /// Creates a renderer.
+    public init() {}
+
+    private static func time(_ date: Date) -> String { date.formatted(date: .abbreviated, time: .shortened) }
+
+    private static func away(_ pin: SharedPin, _ from: Coordinate?) -> String {
+        guard let from else { return " at \(MapWording.text(for: pin.coordinate))" }
+        return ", \(MapWording.whereabouts(distance: Geodesy.distance(from: from, to: pin.coordinate), bearing: Geodesy.bearing(from: from, to: pin.coordinate)))"
+    }
+
+    private static func places(_ result: LookupResult) -> String {
+        let lookup = result.lookup
+        let what = lookup.text.isEmpty ? "places" : "\"\(lookup.text)\""
+        let area = "within \(lookup.radius.formatted()) of \(MapWording.text(for: lookup.centre))"
+        if result.nobodyCovers { return "! nobody within reach holds place data covering \(MapWording.text(for: lookup.centre))" }
+        var lines: [String] = []
+        if result.hits.isEmpty {
+            lines.append("* no \(what) \(area)")
+        } else {
+            let more = result.total > result.hits.count ? " (nearest \(result.hits.count) of \(result.total))" : ""
+            lines.append("* \(what) \(area)\(more):")
+            let width = String(result.hits.count).count
+            for (n, hit) in result.hits.enumerated() {
+                let number = String(n + 1).leftPadded(to: width)
+                let source = hit.source.map { " [from \($0.displayName)]" } ?? ""
+                lines.append("\(number). \(hit.name) — \(MapWording.whereabouts(distance: hit.distance.metres, bearing: hit.bearing))\(source)")
+            }
+        }
+        for source in result.sources where source.peer != nil {
+            let name = source.peer?.displayName ?? "you"
+            switch source.outcome {
+            case .answered: continue
+            case .refused(let why): lines.append("  \(name) refused: \(why)")
+            case .noAnswer: lines.append("  \(name) did not answer in time")
+            case .unreachable(let why): lines.append("  \(name) could not be asked: \(why)")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The line(s) for an output.
+    /// - Parameter output: what to show.
+    /// - Returns: text without a trailing newline.
+    public func render(_ output: ChatOutput) -> String? {
+        switch output {
+        case .ready(let id, let name, let port):
+            return "* you are \(name) (\(id.prefix(8))), listening on port \(port); type /help for commands"
+        case .peer(let peer, let state, let address, let reason):
+            let at = address.map { " at \($0)" } ?? ""
+            switch state {
+            case "connected": return "* \(peer) connected\(at)"
+            case "notConnected":
+                // Only a goodbye the peer sent is "peer said"; a peer that vanished (killed, cut
+                // off, silent) is lost, with what this node saw.
+                guard let reason else { return "* \(peer) disconnected" }
+                if reason.isRemote { return "* \(peer) disconnected: peer said \(reason.message) (\(reason.code))" }
+                return "* \(peer) lost: \(reason.message) (\(reason.code))"
+            default: return "* \(peer) \(state)\(at)"
+            }
+        case .message(_, let from, let text, _, let hops, let isPrivate, let room):
+            let via = hops > 1 ? " (\(hops) hops)" : ""
+            if let room { return "<\(room) \(from.displayName)>\(via) \(text)" }
+            return isPrivate ? "[\(from.displayName) → you]\(via) \(text)" : "<\(from.displayName)>\(via) \(text)"
+        case .data(let from, let mode, let payload):
+            return "* \(payload.count) bytes of \(mode) data from \(from)"
+        case .sent(let id, _, let to, let isPrivate, let status, _):
+            if status == "queued" {
+                let target = isPrivate ? to.first.map { "\($0.displayName) is reachable" } ?? "a route appears" : "a peer connects"
+                return "* queued \(id.prefix(8)): it goes out when \(target)"
+            }
+            return isPrivate ? "✓ \(id.prefix(8)) sent to \(to.first?.displayName ?? "?")" : nil
+        case .receipt(let id, let status, let to):
+            switch status {
+            case "delivered": return "✓✓ \(id.prefix(8)) delivered\(to.map { " to \($0.displayName)" } ?? "")"
+            case "expired": return "! \(id.prefix(8)) expired undelivered\(to.map { " to \($0.displayName)" } ?? "")"
+            default: return "✓ \(id.prefix(8)) \(status)\(to.map { " to \($0.displayName)" } ?? "")"
+            }
+        case .reachability(let peer, let hops, let via):
+            guard let hops else { return "* \(peer) is out of reach" }
+            guard hops > 1 else { return nil }
+            return "* \(peer) is reachable in \(hops) hops\(via.map { " via \($0.displayName)" } ?? "")"
+        case .route(let peer, let links):
+            let path = links.map { "\($0.peer.displayName) (\(JSONRenderer.milliseconds($0.latency)) ms)" }.joined(separator: " → ")
+            return "* route to \(peer): you → \(path)"
+        case .history(let lines):
+            if lines.isEmpty { return "* no history yet" }
+            return lines.map { line in
+                let time = line.sentAt.formatted(date: .omitted, time: .shortened)
+                let who = line.with.map { line.isOutgoing ? "[you → \($0.displayName)]" : "[\(line.from.displayName) → you]" }
+                    ?? line.room.map { "<\($0) \(line.from.displayName)>" } ?? "<\(line.from.displayName)>"
+                let mark = line.isOutgoing ? (line.status == "delivered" ? " ✓✓" : line.status == "sent" ? " ✓" : " (\(line.status))") : ""
+                return "\(time) \(who) \(line.text)\(mark)"
+            }.joined(separator: "\n")
+        case .peers(let rows):
+            if rows.isEmpty { return "* no peers found or connected" }
+            return rows.map { row in
+                let route = row.hops.map { hops in " \(hops) hop\(hops == 1 ? "" : "s")\(row.via.map { hops > 1 ? " via \($0.displayName)" : "" } ?? "")" } ?? ""
+                return "* \(row.name) \(row.id.prefix(8)) \(row.state)\(route)\(row.address.map { " \($0)" } ?? "")"
+            }
+                .joined(separator: "\n")
+        case .help(let text):
+            return text
+        case .connectFailed(let address, let reason):
+            return "! could not connect to \(address): \(reason)"
+        case .found(let peer, let addresses, _, let isNew):
+            return isNew ? "* found \(peer)\(addresses.first.map { " at \($0)" } ?? "")" : nil
+        case .lost(let peer):
+            return "* lost \(peer)"
+        case .advertising(let name, let service):
+            return "* announced as '\(name)' (service \(service))"
+        case .invitation(let peer, let direction, _, let awaitsAnswer):
+            if direction == "sent" { return "* inviting \(peer)" }
+            return awaitsAnswer
+                ? "* \(peer) invites you: /accept \(peer.displayName) or /decline \(peer.displayName)"
+                : "* \(peer) invites you; accepting"
+        case .invitationFailed(let peer, let kind, let message):
+            return "! invitation to \(peer) failed (\(kind)): \(message)"
+        case .invitationEnded(let peer, let reason):
+            return "* invitation from \(peer) ended: \(reason)"
+        case .here(let point, let description):
+            guard let point else { return "* your location is not set: /here LAT,LON" }
+            return "* you are at \(MapWording.text(for: point))\(description.map { " (\($0))" } ?? "")"
+        case .places(let result):
+            return Self.places(result)
+        case .pinned(let pin, let nobody):
+            return "* pinned \"\(pin.label)\" at \(MapWording.text(for: pin.coordinate)) until \(Self.time(pin.expiresAt))"
+                + (nobody ? "; nobody is connected: peers get it when they are reachable" : "")
+        case .pin(let pin, let from):
+            return "* \(pin.author.displayName) pinned \"\(pin.label)\"\(Self.away(pin, from))\(pin.note.isEmpty ? "" : ": \(pin.note)")"
+        case .unpinned(let pin, let mine):
+            return mine ? "* withdrew your pin \"\(pin.label)\"" : "* \(pin.author.displayName) withdrew the pin \"\(pin.label)\""
+        case .pins(let pins, let from):
+            if pins.isEmpty { return "* no pins" }
+            return pins.enumerated().map { n, pin in
+                "\(n + 1). \"\(pin.label)\" by \(pin.author.displayName)\(Self.away(pin, from)) until \(Self.time(pin.expiresAt))"
+                    + (pin.note.isEmpty ? "" : " — \(pin.note)")
+            }.joined(separator: "\n")
+        case .exported(let file, let count):
+            return "* wrote \(count) pin\(count == 1 ? "" : "s") to \(file)"
+        case .map(let lines):
+            return lines.joined(separator: "\n")
+        case .mesh(let rows):
+            return MeshGraphText.render(rows).joined(separator: "\n")
+        case .pong(let peer, let roundTrip, let hops):
+            guard let roundTrip else { return "! no pong from \(peer) within 5 s (\(hops) hop\(hops == 1 ? "" : "s") away)" }
+            return "* pong from \(peer.displayName): \(JSONRenderer.milliseconds(roundTrip)) ms (\(hops) hop\(hops == 1 ? "" : "s"))"
+        case .blocked(let peers):
+            return peers.isEmpty ? "* nobody is blocked" : "* blocked: " + peers.map(\.description).joined(separator: ", ")
+        case .nick(let peer, let previous, let isMe):
+            return isMe ? "* you are now known as \(peer.displayName)" : "* \(previous) is now known as \(peer.displayName)"
+        case .joined(let room):
+            return "* joined \(room)\(room.hasPassword ? " (password: only those who know it can read it)" : ""); your lines go there now, /leave to go back"
+        case .left(let room, let now):
+            return "* left \(room); your lines go to \(now.map(\.description) ?? "everyone in the mesh")"
+        case .rooms(let rooms, let active):
+            if rooms.isEmpty { return "* you are in no room; your lines go to everyone in the mesh (/join #room)" }
+            return "* rooms: " + rooms.map { $0 == active ? "\($0) (active)" : "\($0)" }.joined(separator: ", ")
+                + (active == nil ? "; your lines go to everyone in the mesh" : "")
+        case .file(let event):
+            return FileOutput.text(event)
+        case .files(let transfers):
+            return FileOutput.text(transfers)
+        case .error(let message):
+            return "! \(message)"
+        case .notice(let text):
+            return "* \(text)"
+        case .target:
+            return nil
+        }
+    }
+}
+
+extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+}
