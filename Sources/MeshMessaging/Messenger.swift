@@ -62,6 +62,8 @@ public actor Messenger {
     private var blockedNodes: [NodeID: String]?
     /// The setting under which blocked nodes are kept: one "hex name" per line.
     static let blockedKey = "chat.blocked"
+    /// Receipts held until a route back to the line's sender appears (§13.8).
+    private var pendingReceipts = PendingReceipts()
 
     /// Creates a messenger.
     /// - Parameters:
@@ -340,6 +342,10 @@ public actor Messenger {
             }
             for expired in try await db({ try $0.expire(now: now) }) { await events.push(.status(expired)) }
             for released in try await db({ try $0.releaseHeld(now: now) }) { await events.push(.message(released)) }
+            // Held receipts whose route appeared without this node hearing of it in order.
+            for destination in pendingReceipts.destinations {
+                if let route = session.reachablePeers.first(where: { $0.peer.id == destination }) { await flushReceipts(to: route.peer) }
+            }
             for destination in try await db({ try $0.pendingDestinations() }) {
                 if let destination { await flush(to: destination, force: false) } else { await flushBroadcasts() }
             }
@@ -407,7 +413,10 @@ public actor Messenger {
             await receivedRoom(chat, from: sender, hops: hops)
         case .reachabilityChanged(let peer, let route):
             await events.push(.session(event))
-            if route != nil { await flush(to: peer.id, force: true) }
+            if route != nil {
+                await flushReceipts(to: peer)
+                await flush(to: peer.id, force: true)
+            }
         case .peerChanged(_, .connected):
             await events.push(.session(event))
             await flushBroadcasts()
@@ -418,7 +427,7 @@ public actor Messenger {
 
     private func receivedPrivate(_ text: TextMessage, order: MessageOrder, from sender: PeerID, hops: Int) async {
         if await isBlocked(sender.id) {
-            try? await session.sendReceipt(for: [text.id], to: sender)
+            await acknowledge(text.id, to: sender)
             return
         }
         let incoming = IncomingPrivate(id: text.id, from: sender.id, fromName: sender.displayName, text: text.text,
@@ -430,11 +439,34 @@ public actor Messenger {
             }
             // Stored (or already stored) before the receipt goes out: a receipt means "on disk".
             if outcome.acknowledge {
-                try? await session.sendReceipt(for: [text.id], to: sender)
+                await acknowledge(text.id, to: sender)
             }
             for message in outcome.deliver { await events.push(.message(message)) }
         } catch {
             report(error)
+        }
+    }
+
+    /// Sends a receipt, or holds it until a route back to `sender` appears (§13.8): a line can
+    /// arrive over a route before the way back exists (a heal reaches one side first).
+    private func acknowledge(_ id: String, to sender: PeerID) async {
+        do {
+            try await session.sendReceipt(for: [id], to: sender)
+        } catch {
+            logger.debug("receipt held until a route back appears", metadata: ["mesh.peer": "\(sender.id)", "message.id": "\(id)", "error": "\(error)"])
+            pendingReceipts.hold(id, for: sender.id)
+        }
+    }
+
+    /// Sends the receipts held for a node that just became reachable.
+    private func flushReceipts(to peer: PeerID) async {
+        let ids = pendingReceipts.take(for: peer.id)
+        guard !ids.isEmpty else { return }
+        do {
+            try await session.sendReceipt(for: ids, to: peer)
+            logger.debug("sent held receipts", metadata: ["mesh.peer": "\(peer.id)", "receipt.ids": "\(ids.count)"])
+        } catch {
+            for id in ids { pendingReceipts.hold(id, for: peer.id) }
         }
     }
 
