@@ -127,10 +127,22 @@ struct ChaosTests {
                 _ = try await victim.current.waitForExit()
                 senders = nodes.filter { $0 !== victim }
             case .flap:
+                // Down until the link's ends give up on each other (keepalive), so that it heals.
+                let ends = nodes.filter { link.contains($0.host) }
+                let mark = ends[0].current.output.count
                 try MultiHostTests.hosts(["link-down", link[0], link[1]], prefix: prefix)
+                try await ends[0].current.waitForLine(from: mark) {
+                    $0.contains("\"event\":\"peer\"") && $0.contains("\"name\":\"\(ends[1].name)\"") && $0.contains("\"state\":\"notConnected\"")
+                }
                 senders = nodes
             case .stop:
+                // Stopped until a neighbour gives up on it (keepalive).
+                let watcher = nodes.first { $0 !== victim }!
+                let mark = watcher.current.output.count
                 victim.current.signal(SIGSTOP)
+                try await watcher.current.waitForLine(from: mark) {
+                    $0.contains("\"event\":\"unreachable\"") && $0.contains("\"name\":\"\(victim.name)\"")
+                }
                 senders = nodes.filter { $0 !== victim }
             case .avahi:
                 try MultiHostTests.hosts(["avahi-stop", victim.host], prefix: prefix)
