@@ -29,7 +29,8 @@ public enum MessengerEvent: Sendable {
 /// arrives; they are sent again when a route to the destination appears and, while one exists, on
 /// a backoff (``Configuration/retryInterval`` doubling up to ``Configuration/maxRetryInterval``),
 /// until the store's age limit expires them. Received private lines are stored (deduplicated by id,
-/// also across restarts), acknowledged, and reported in their sender's order.
+/// also across restarts), acknowledged, and reported in their sender's order; a receipt that finds
+/// no route back is held (``PendingReceipts``) and sent when a route to the sender appears.
 ///
 /// Run ``run()`` in its own task beside the session's; it ends when the session's events end.
 /// This type is thread-safe (an actor).
