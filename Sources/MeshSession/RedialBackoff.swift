@@ -2,9 +2,10 @@
 ///
 /// The first wait is ``initial`` (1 s); each failed dial doubles it up to ``cap`` (30 s). Each
 /// wait is jittered to 75–100 % of its value so that the nodes of a cut mesh do not all dial
-/// at the same instant. A link that stayed up for at least ``cap`` resets the waits (the next
-/// dial comes after about a second); a link that dropped sooner counts as a failure, so a peer
-/// that accepts and closes at once is not dialled in a tight loop.
+/// at the same instant. A link that stayed up for at least ``stable`` (5 s, longer than the
+/// keepalive's 3.25 s) resets the waits (the next dial comes after about a second); a link that
+/// dropped sooner counts as a failure, so a peer that accepts and closes at once is not dialled in
+/// a tight loop.
 ///
 /// A pure value: the randomness is a parameter.
 public struct RedialBackoff: Sendable, Hashable {
@@ -12,6 +13,8 @@ public struct RedialBackoff: Sendable, Hashable {
     public static let initial: Duration = .seconds(1)
     /// The longest wait.
     public static let cap: Duration = .seconds(30)
+    /// How long a link must have lasted to reset the waits.
+    public static let stable: Duration = .seconds(5)
 
     /// Failed dials (or short-lived links) since the last link that lasted.
     public private(set) var failures = 0
@@ -27,7 +30,7 @@ public struct RedialBackoff: Sendable, Hashable {
     /// A link to the address ended after it was established.
     /// - Parameter lasted: how long it was up.
     public mutating func linkEnded(lasted: Duration) {
-        failures = lasted >= Self.cap ? 0 : min(failures + 1, 32)
+        failures = lasted >= Self.stable ? 0 : min(failures + 1, 32)
     }
 
     /// The wait before the next dial.
