@@ -62,9 +62,9 @@ struct ChaosTests {
         return UInt64.random(in: 1...UInt64(UInt32.max))
     }
 
-    @Test("a line A—B—C: kill -9, link flaps, SIGSTOP, avahi-daemon restarts; no line lost or doubled, receipts within 10 s", .timeLimit(.minutes(6)))
+    @Test("a line A (IPv4 only)—B—C (IPv6 only): kill -9, link flaps, SIGSTOP, avahi-daemon restarts; no line lost or doubled, receipts within 10 s", .timeLimit(.minutes(6)))
     func line() async throws {
-        try await run(topology: "A-B B-C", prefix: "hch\(getpid() % 10000)l-")
+        try await run(topology: "A-B B-C", prefix: "hch\(getpid() % 10000)l-", ipv4Only: "A", ipv6Only: "C")
     }
 
     @Test("a ring A—B—C—A: the same faults; no line lost or doubled, receipts within 10 s", .timeLimit(.minutes(6)))
@@ -72,16 +72,21 @@ struct ChaosTests {
         try await run(topology: "A-B B-C C-A", prefix: "hch\(getpid() % 10000)r-")
     }
 
-    func run(topology: String, prefix: String) async throws {
+    func run(topology: String, prefix: String, ipv4Only: String = "", ipv6Only: String = "") async throws {
         try #require(geteuid() == 0, "network-namespace hosts need root (CI runs as root): run scripts/test as root")
         let seed = Self.seed
         let tag = "chaos \(topology), seed \(seed) (replay: MESHCHAT_CHAOS_SEED=\(seed))"
         print("\(tag): starting")
         var generator = SplitMix64(seed: seed)
-        try MultiHostTests.hosts(["up", topology], prefix: prefix)
+        let script = ChatProcess.packageRoot.appendingPathComponent("scripts/netns-hosts").path
+        let up = try Command.run([script, "up", topology], environment: [
+            "MESHCHAT_NETNS_PREFIX": prefix, "MESHCHAT_NETNS_IPV6": "1",
+            "MESHCHAT_NETNS_IPV4_ONLY": ipv4Only, "MESHCHAT_NETNS_IPV6_ONLY": ipv6Only])
+        try #require(up.status == 0, "\(up.output)")
         let directory = TemporaryDirectory()
         let service = DiscoveryTests.uniqueService()
-        // Link N joins its first host (10.99.N.1) and its second (10.99.N.2), as netns-hosts numbers them.
+        // Link N joins its first host (10.99.N.1, or fd99:N::1 beside an IPv6-only host) and its
+        // second (10.99.N.2, fd99:N::2), as netns-hosts numbers them.
         let links = topology.split(separator: " ").map { $0.split(separator: "-").map(String.init) }
         let hostNames = ["A": "alice", "B": "bob", "C": "carol"]
         var nodes: [Node] = []
@@ -89,14 +94,15 @@ struct ChaosTests {
             var arguments = ["--name", hostNames[host]!, "--json", "--service", service, "--port", "\(Self.port)",
                              "--data-dir", directory.appending(host)]
             for (index, link) in links.enumerated() where link[0] == host {
-                arguments += ["--connect", "10.99.\(index + 1).2:\(Self.port)"]
+                let ipv6 = ipv6Only.split(separator: " ").contains { link.contains(String($0)) }
+                arguments += ["--connect", ipv6 ? "[fd99:\(index + 1)::2]:\(Self.port)" : "10.99.\(index + 1).2:\(Self.port)"]
             }
             nodes.append(Node(name: hostNames[host]!, host: host, arguments: arguments))
         }
         defer {
             for node in nodes {
-                node.current.signal(SIGCONT)
-                node.current.kill9()
+                node.incarnations.last?.signal(SIGCONT)
+                node.incarnations.last?.kill9()
             }
             _ = try? MultiHostTests.hosts(["down"], prefix: prefix)
         }
