@@ -179,9 +179,16 @@ final class AvahiBrowse: AvahiOperation {
             pending[resolution.key] = nil
             resolution.resolver = nil
             avahi_service_resolver_free(resolver)
+            guard !resolution.resolved else {
+                // A kept resolver gave up after its service went quiet: the sighting stands
+                // until the browser removes it; nothing to report.
+                logger.debug("stopped following a resolved service", metadata: Self.metadata(instance))
+                return
+            }
             resolveFailed(instance, reason: reason)
             return
         }
+        resolution.resolved = true
         let service = ResolvedService(
             instance: instance,
             hostName: hostName.map { String(cString: $0) } ?? "",
@@ -267,6 +274,8 @@ final class AvahiResolution {
     let instance: ServiceInstance
     let key: AvahiBrowse.Key
     var resolver: OpaquePointer?
+    /// Whether it resolved at least once (a later failure is then no news).
+    var resolved = false
 
     init(browse: AvahiBrowse, instance: ServiceInstance, key: AvahiBrowse.Key) {
         self.browse = browse
