@@ -20,8 +20,9 @@ extension Session {
     enum LinkPurpose: Sendable {
         /// Accepted by the listener: a plain link, or an invitation if the initiator says so.
         case accepted
-        /// Opened by ``Session/connect(host:port:)`` (`quiet`: a redial reports no failure).
-        case dialed(address: String, quiet: Bool)
+        /// Opened by ``Session/connect(host:port:)`` (`quiet`: a redial reports no failure;
+        /// `redial`: the token of the kept address, ``Session/connect(host:port:redial:)``).
+        case dialed(address: String, quiet: Bool, redial: UInt64?)
         /// Opened to invite a discovered peer (PROTOCOL.md §4.8).
         case invitation(PeerID, deadline: NIODeadline, timeoutMilliseconds: UInt32)
     }
@@ -89,6 +90,10 @@ extension Session {
                         } else if let request = info.invitation {
                             phase = await received(request, from: peer, info: info, writer: writer, channel: channel)
                             if case .invited = phase { connectingPeer = await announceConnecting(peer) }
+                        } else if case .dialed(let address, _, let token?) = purpose,
+                                  !keptLinkEstablished(address, token: token, peer: peer) {
+                            Self.close(channel, .normal, "this node stopped connecting to \(address)")
+                            phase = .closing
                         } else {
                             phase = await admit(info, peer: peer, channel: channel, writer: writer)
                         }
@@ -284,7 +289,7 @@ extension Session {
             }
             logger.debug("invitation failed", metadata: ["mesh.peer": "\(peer.id)", "invitation.failure": "\(failure)"])
             await events.push(.invitationFailed(peer, failure))
-        case .dialed(let address, let quiet):
+        case .dialed(let address, let quiet, _):
             if !quiet, reason.code != .duplicateConnection {
                 await events.push(.connectFailed(address: address, reason: reason.description))
             }

@@ -103,9 +103,8 @@ extension Session {
                 continue
             }
             let started = ContinuousClock.now
-            let peer = await dial(host: host, port: port, transport: transport, quiet: quiet)
-            if let peer {
-                redials.withLockedValue { if $0.entries[address]?.token == token { $0.entries[address]?.peer = peer } }
+            let peer = await dial(host: host, port: port, transport: transport, quiet: quiet, redial: token)
+            if peer != nil {
                 backoff.linkEnded(lasted: ContinuousClock.now - started)
                 quiet = false
             } else {
@@ -116,6 +115,17 @@ extension Session {
             logger.debug("redialing", metadata: ["link.remote": "\(address)", "redial.failures": "\(backoff.failures)",
                                                  "redial.delay": "\(delay)"])
             await pause(address, token: token, for: delay)
+        }
+    }
+
+    /// A link dialled for a kept address completed its handshake: remember the peer met there
+    /// (so that ``stopRedialing(host:port:)`` can close its link).
+    /// - Returns: whether the address is still kept (otherwise the link is to be closed).
+    func keptLinkEstablished(_ address: String, token: UInt64, peer: PeerID) -> Bool {
+        redials.withLockedValue { table in
+            guard table.entries[address]?.token == token else { return false }
+            table.entries[address]?.peer = peer
+            return true
         }
     }
 

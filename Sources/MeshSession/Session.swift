@@ -328,10 +328,12 @@ public final class Session: Sendable {
     }
 
     /// Dials once and serves the link.
-    /// - Parameter quiet: report no ``SessionEvent/connectFailed(address:reason:)`` (a redial).
+    /// - Parameters:
+    ///   - quiet: report no ``SessionEvent/connectFailed(address:reason:)`` (a redial).
+    ///   - redial: the kept address's token (``connect(host:port:redial:)``).
     /// - Returns: the peer, when the link was established (it has ended by now).
     @discardableResult
-    func dial(host: String, port: Int, transport: TCPTransport, quiet: Bool = false) async -> PeerID? {
+    func dial(host: String, port: Int, transport: TCPTransport, quiet: Bool = false, redial: UInt64? = nil) async -> PeerID? {
         let address = Self.format(host: host, port: port)
         let link: LinkChannel
         do {
@@ -341,7 +343,7 @@ public final class Session: Sendable {
             if !quiet { await events.push(.connectFailed(address: address, reason: Self.describe(error))) }
             return nil
         }
-        return await serve(link, purpose: .dialed(address: address, quiet: quiet))
+        return await serve(link, purpose: .dialed(address: address, quiet: quiet, redial: redial))
     }
 
     /// Opens an invitation link to a discovered peer (PROTOCOL.md §4.8); the outcome is an event.

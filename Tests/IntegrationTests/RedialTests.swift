@@ -53,4 +53,16 @@ struct RedialTests {
         for process in [alice, bob] { process.closeInput() }
         for process in [alice, bob] { _ = try await process.waitForExit() }
     }
+
+    @Test("/disconnect closes the first link to a kept address (the peer met there is known from the handshake)")
+    func disconnectFirstLink() async throws {
+        let directory = TemporaryDirectory()
+        // alice listens; bob dialled her with --connect.
+        let (alice, bob, port) = try await TwoPeerTests.connectedPair(directory)
+        bob.send("/disconnect 127.0.0.1:\(port)")
+        try await bob.waitForEvent("\"event\":\"peer\"", "\"name\":\"alice\"", "\"state\":\"notConnected\"")
+        try await alice.waitForEvent("\"event\":\"peer\"", "\"name\":\"bob\"", "\"state\":\"notConnected\"")
+        for process in [alice, bob] { process.closeInput() }
+        for process in [alice, bob] { _ = try await process.waitForExit() }
+    }
 }
