@@ -135,6 +135,7 @@ struct ChaosTests {
             case .flap:
                 // Down until the link's ends give up on each other (keepalive), so that it heals.
                 let ends = nodes.filter { link.contains($0.host) }
+                try await Self.waitForLink(ends[0], ends[1])
                 let mark = ends[0].current.output.count
                 try MultiHostTests.hosts(["link-down", link[0], link[1]], prefix: prefix)
                 try await ends[0].current.waitForLine(from: mark) {
@@ -231,6 +232,16 @@ struct ChaosTests {
             }
             return lines.joined(separator: "\n")
         }.joined(separator: "\n")
+    }
+
+    /// Waits until `node` has a link of its own to `other` (its latest peer event for it says
+    /// connected), so that cutting their link cuts a link.
+    static func waitForLink(_ node: Node, _ other: Node) async throws {
+        let process = node.current
+        let mark = process.output.count
+        let isPeerEvent: @Sendable (String) -> Bool = { $0.contains("\"event\":\"peer\"") && $0.contains("\"name\":\"\(other.name)\"") }
+        if let last = process.output[..<mark].last(where: isPeerEvent), last.contains("\"state\":\"connected\"") { return }
+        try await process.waitForLine(timeout: .seconds(40), from: mark) { isPeerEvent($0) && $0.contains("\"state\":\"connected\"") }
     }
 
     /// Waits until every node reaches every other.
