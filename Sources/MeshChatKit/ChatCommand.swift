@@ -47,8 +47,10 @@ public enum ChatCommand: Sendable, Hashable {
     case peers
     /// Show help, optionally for one command.
     case help(String?)
-    /// Open a link to an address.
+    /// Open a link to an address and keep it (redialled whenever it is down).
     case connect(host: String, port: Int)
+    /// `/disconnect HOST:PORT`: stop keeping the link to an address, and close it.
+    case disconnect(host: String, port: Int)
     /// Invite a discovered peer (by name or id prefix).
     case invite(String)
     /// Accept a received invitation (the only pending one when no peer is named).
@@ -126,7 +128,8 @@ public enum ChatCommand: Sendable, Hashable {
         ("pins", "/pins [--geojson FILE]", "list live pins with distance and direction, or write them to a GeoJSON file"),
         ("unpin", "/unpin [N|all]", "withdraw your pin everywhere (N: from the last /pins list)"),
         ("map", "/map [RADIUS]", "a map of places and pins around you (default 2 km)"),
-        ("connect", "/connect HOST:PORT", "open an encrypted link to a peer at an address"),
+        ("connect", "/connect HOST:PORT", "open an encrypted link to a peer at an address, and keep it"),
+        ("disconnect", "/disconnect HOST:PORT", "stop keeping the link to an address, and close it"),
         ("invite", "/invite PEER", "invite a discovered peer (name or id prefix) into the chat"),
         ("accept", "/accept [PEER]", "accept an invitation (the only pending one if no peer is named)"),
         ("decline", "/decline [PEER]", "decline an invitation (the only pending one if no peer is named)"),
@@ -163,13 +166,13 @@ public enum ChatCommand: Sendable, Hashable {
         case "quit", "exit":
             try noArgument(name, argument)
             return .quit
-        case "connect":
-            guard !argument.isEmpty else { throw .badArgument(command: "connect", "an address is required") }
+        case "connect", "disconnect":
+            guard !argument.isEmpty else { throw .badArgument(command: name, "an address is required") }
             do {
                 let (host, port) = try HostPort.parse(argument)
-                return .connect(host: host, port: port)
+                return name == "connect" ? .connect(host: host, port: port) : .disconnect(host: host, port: port)
             } catch {
-                throw .badArgument(command: "connect", error.message)
+                throw .badArgument(command: name, error.message)
             }
         case "msg":
             let pieces = argument.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
@@ -361,6 +364,7 @@ public struct ChatCommandError: Error, Sendable, Hashable, CustomStringConvertib
 
 /// `HOST:PORT` addresses, with `[v6]:port` for IPv6 (as `--connect` and `/connect` take them).
 public enum HostPort {
+
     /// An address that could not be parsed.
     public struct ParseError: Error, Sendable, Hashable, CustomStringConvertible {
         /// What was wrong.

@@ -324,8 +324,16 @@ public struct ChatFront: Sendable {
         case .help(let topic):
             emit(.help(Self.helpText(topic)))
         case .connect(let host, let port):
-            session.connect(host: host, port: port)
-            emit(.notice("connecting to \(host):\(port)"))
+            session.connect(host: host, port: port, redial: true)
+            emit(.notice("connecting to \(Session.format(host: host, port: port)) (kept: dialled again whenever the link is down)"))
+        case .disconnect(let host, let port):
+            let address = Session.format(host: host, port: port)
+            if session.stopRedialing(host: host, port: port) {
+                emit(.notice("stopped keeping the link to \(address)"))
+            } else {
+                let kept = session.redialedAddresses
+                emit(.error("/disconnect: \(address) is not kept; kept: \(kept.isEmpty ? "none" : kept.joined(separator: ", "))"))
+            }
         case .here, .near, .pin, .pins, .unpin, .map:
             await handlePlaces(command)
         case .join, .leave, .rooms:
@@ -435,7 +443,9 @@ public struct ChatFront: Sendable {
                 emit(.data(from: message.sender, mode: message.mode, payload: data))
             }
         case .connectFailed(let address, let reason):
-            emit(.connectFailed(address: address, reason: reason))
+            // A kept address reports the first failure of a run only: say that it goes on.
+            let kept = session.redialedAddresses.contains(address)
+            emit(.connectFailed(address: address, reason: kept ? "\(reason); dialling again until it answers (/disconnect \(address) stops)" : reason))
         case .invitationFailed(let peer, let failure):
             emit(.invitationFailed(peer, kind: failure.kind.rawValue, message: failure.message))
         case .reachabilityChanged(let peer, let route):

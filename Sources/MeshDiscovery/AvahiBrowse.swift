@@ -5,8 +5,9 @@ import Logging
 /// sighting that has not resolved yet.
 ///
 /// A sighting is keyed by (name, interface index, protocol). On `NEW` it is resolved on that
-/// interface and protocol, for an address of that protocol; the resolver is freed after
-/// `FOUND` or `FAILURE`, or when the sighting is removed first.
+/// interface and protocol, for an address of that protocol; the resolver stays while the
+/// sighting does, so a change of the live service's TXT record or port is resolved again
+/// (PROTOCOL.md §12); it is freed after `FAILURE`, or when the sighting is removed.
 ///
 /// - Important: Used only with the poll lock held (see ``AvahiCore``).
 final class AvahiBrowse: AvahiOperation {
@@ -36,7 +37,13 @@ final class AvahiBrowse: AvahiOperation {
 
     private var operation: String { "browsing '\(type)'" }
 
-    func start(client: OpaquePointer, state: AvahiClientState) throws(DiscoveryError) {
+    func start(client: OpaquePointer?, state: AvahiClientState) throws(DiscoveryError) {
+        guard let client, state != AVAHI_CLIENT_CONNECTING else { return }    // browsed once the daemon is back
+        try createBrowser(client)
+    }
+
+    /// Allocates the service browser on `client`.
+    private func createBrowser(_ client: OpaquePointer) throws(DiscoveryError) {
         guard let browser = avahi_service_browser_new(
             client, cavahi_if_unspec(), cavahi_proto_unspec(), type, nil, AvahiLookupFlags(rawValue: 0),
             { browser, interface, ipProtocol, event, name, type, domain, _, userdata in
@@ -59,8 +66,24 @@ final class AvahiBrowse: AvahiOperation {
         logger.debug("browsing")
     }
 
-    func clientStateChanged(to state: AvahiClientState) {
+    func clientStateChanged(_ client: OpaquePointer, to state: AvahiClientState) {
         // Browsers keep working through host-name changes; a failure comes through fail(_:).
+        // After the daemon came back, browse again on the new client: every service present is
+        // reported anew (sightings already known update in place).
+        guard !finished, browser == nil, state == AVAHI_CLIENT_S_RUNNING else { return }
+        do {
+            try createBrowser(client)
+        } catch {
+            fail(error)
+        }
+    }
+
+    func suspend() {
+        for resolution in pending.values {
+            resolution.resolver = nil    // freed with the lost client
+        }
+        pending = [:]
+        browser = nil
     }
 
     func fail(_ error: DiscoveryError) {
@@ -148,24 +171,32 @@ final class AvahiBrowse: AvahiOperation {
                                    _ address: UnsafePointer<AvahiAddress>?, _ port: UInt16,
                                    _ txt: UnsafeMutablePointer<AvahiStringList>?) {
         guard !finished, pending[resolution.key] === resolution else { return }
-        pending[resolution.key] = nil
-        resolution.resolver = nil
         let instance = resolution.instance
         guard event == AVAHI_RESOLVER_FOUND, let address else {
             let reason = event == AVAHI_RESOLVER_FOUND
                 ? "no address in the answer"
                 : avahiErrorText(avahi_client_errno(avahi_service_resolver_get_client(resolver)))
+            pending[resolution.key] = nil
+            resolution.resolver = nil
             avahi_service_resolver_free(resolver)
+            guard !resolution.resolved else {
+                // A kept resolver gave up after its service went quiet: the sighting stands
+                // until the browser removes it; nothing to report.
+                logger.debug("stopped following a resolved service", metadata: Self.metadata(instance))
+                return
+            }
             resolveFailed(instance, reason: reason)
             return
         }
+        resolution.resolved = true
         let service = ResolvedService(
             instance: instance,
             hostName: hostName.map { String(cString: $0) } ?? "",
             address: Self.addressText(address, on: instance),
             port: Int(port),
             txt: Self.strings(txt))
-        avahi_service_resolver_free(resolver)
+        // The resolver is kept until the sighting is removed: it reports FOUND again when the
+        // service's TXT record, port or address changes.
         var metadata = Self.metadata(instance)
         metadata["dns.address"] = "\(service.address)"
         metadata["dns.port"] = "\(service.port)"
@@ -243,6 +274,8 @@ final class AvahiResolution {
     let instance: ServiceInstance
     let key: AvahiBrowse.Key
     var resolver: OpaquePointer?
+    /// Whether it resolved at least once (a later failure is then no news).
+    var resolved = false
 
     init(browse: AvahiBrowse, instance: ServiceInstance, key: AvahiBrowse.Key) {
         self.browse = browse

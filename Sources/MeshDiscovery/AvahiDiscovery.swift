@@ -17,9 +17,12 @@ import Musl
 ///
 /// Events are delivered on Avahi's thread with its lock held: the `onEvent` closures must return
 /// quickly (yield into a stream). Calling ``DiscoveryHandle/stop()`` from inside one of them is
-/// allowed. If the connection to the daemon is lost, every live publication and browse reports
-/// `.failed` with code ``DiscoveryError/Code/daemonNotRunning``, and later calls throw it; the
-/// instance does not reconnect.
+/// allowed. When avahi-daemon goes away (it restarts, or is stopped), publications and browses
+/// are suspended, not failed: the instance connects again as soon as the daemon is back
+/// (libavahi-client's `AVAHI_CLIENT_NO_FAIL` waits for it on the bus) and then publishes and
+/// browses again by itself (PROTOCOL.md §12). Other losses of the connection make every live
+/// operation report `.failed` with code ``DiscoveryError/Code/daemonNotRunning``, and later
+/// calls throw it.
 ///
 /// The daemon is reached at `DBUS_SYSTEM_BUS_ADDRESS` when that is set (libdbus reads it).
 ///
@@ -71,6 +74,25 @@ public final class AvahiDiscovery: DiscoveryBackend {
         return try core.start(publication, description: "publishing '\(registration.name)'")
     }
 
+    /// Replaces the TXT record of a live publication in place: browsers see the new record
+    /// (resolved again) without the service being withdrawn first (PROTOCOL.md §12.5).
+    /// - Parameters:
+    ///   - handle: a handle ``publish(_:onEvent:)`` of this instance returned.
+    ///   - txt: the new TXT strings (each 1–255 bytes).
+    /// - Throws: ``DiscoveryError`` for an invalid string, a handle of another backend or a
+    ///   stopped publication, or the daemon's refusal.
+    public func updateTXT(of handle: any DiscoveryHandle, to txt: [[UInt8]]) throws(DiscoveryError) {
+        guard let handle = handle as? AvahiHandle, handle.core === core else {
+            throw DiscoveryError(.notRunning, "not a publication of this Avahi discovery backend")
+        }
+        let found = try core.withAvahi { () throws(DiscoveryError) -> Bool in
+            guard let publication = core.operation(handle.token) as? AvahiPublication else { return false }
+            try publication.updateTXT(txt)
+            return true
+        }
+        guard found == true else { throw DiscoveryError(.notRunning, "the publication was stopped") }
+    }
+
     /// Browses for a service type on every interface and protocol (see ``DiscoveryBackend``).
     ///
     /// Every sighting, keyed by (name, interface, protocol), is resolved once on its own
@@ -94,10 +116,15 @@ public final class AvahiDiscovery: DiscoveryBackend {
 /// Every method runs with exclusive access to the Avahi objects (the poll lock held, or the
 /// poll thread stopped).
 protocol AvahiOperation: AnyObject {
-    /// Creates the Avahi objects; on a throw nothing is left allocated.
-    func start(client: OpaquePointer, state: AvahiClientState) throws(DiscoveryError)
-    /// The client's state changed to a state other than `AVAHI_CLIENT_FAILURE`.
-    func clientStateChanged(to state: AvahiClientState)
+    /// Checks the request and creates the Avahi objects (later, from ``clientStateChanged(_:to:)``,
+    /// while the client is still connecting); on a throw nothing is left allocated.
+    func start(client: OpaquePointer?, state: AvahiClientState) throws(DiscoveryError)
+    /// The client's state changed to a state other than `AVAHI_CLIENT_FAILURE` (`client` may be
+    /// a new client after the daemon came back: objects missing are created on it).
+    func clientStateChanged(_ client: OpaquePointer, to state: AvahiClientState)
+    /// The daemon went away: forget the Avahi objects (the client frees them) without reporting
+    /// anything; they are created again when a client runs.
+    func suspend()
     /// Reports `.failed(error)` unless already finished; then nothing more is reported.
     func fail(_ error: DiscoveryError)
     /// Frees the Avahi objects without reporting anything.
@@ -109,8 +136,8 @@ protocol AvahiOperation: AnyObject {
 
 /// The handle of one registered operation: ``stop()`` cancels it through the core.
 final class AvahiHandle: DiscoveryHandle {
-    private let core: AvahiCore
-    private let token: UInt64
+    let core: AvahiCore
+    let token: UInt64
 
     init(core: AvahiCore, token: UInt64) {
         self.core = core
@@ -141,6 +168,10 @@ final class AvahiCore: @unchecked Sendable {
     private var failureDetail = ""
     private var operations: [UInt64: any AvahiOperation] = [:]
     private var nextToken: UInt64 = 0
+    /// The daemon went away: a new client waits for it (operations are suspended meanwhile).
+    private var reconnecting = false
+    /// The timer that makes the new client (on the poll; freed with it).
+    private var reconnectTimer: OpaquePointer?
     /// Closed from inside a callback: operations ended, thread and connection left running.
     private var defunct = false
     private let gate = Mutex(false)
@@ -156,11 +187,8 @@ final class AvahiCore: @unchecked Sendable {
         // The callback first fires inside avahi_client_new (on this thread): it uses its own
         // client argument, never `self.client`.
         var error: Int32 = 0
-        let client = avahi_client_new(avahi_threaded_poll_get(poll), AvahiClientFlags(rawValue: 0), { client, state, userdata in
-            guard let client, let userdata else { return }
-            let core = Unmanaged<AvahiCore>.fromOpaque(userdata).takeUnretainedValue()
-            core.runCallback { core.clientChanged(client, to: state) }
-        }, Unmanaged.passUnretained(self).toOpaque(), &error)
+        let client = avahi_client_new(avahi_threaded_poll_get(poll), AvahiClientFlags(rawValue: 0), Self.clientCallback,
+                                      Unmanaged.passUnretained(self).toOpaque(), &error)
         guard let client else {
             avahi_threaded_poll_free(poll)
             throw Self.connectionError(error)
@@ -174,6 +202,14 @@ final class AvahiCore: @unchecked Sendable {
             throw .daemonFailure("starting the Avahi event loop", "could not start its thread")
         }
         logger.debug("connected to avahi-daemon", metadata: ["avahi.state": "\(Self.describe(clientState))"])
+    }
+
+    /// Every client's state callback (the first fires inside `avahi_client_new`: it uses its own
+    /// client argument).
+    private static let clientCallback: AvahiClientCallback = { client, state, userdata in
+        guard let client, let userdata else { return }
+        let core = Unmanaged<AvahiCore>.fromOpaque(userdata).takeUnretainedValue()
+        core.runCallback { core.clientChanged(client, to: state) }
     }
 
     /// The error for a failed `avahi_client_new`: unreachable daemon or bus → not running.
@@ -216,10 +252,15 @@ final class AvahiCore: @unchecked Sendable {
     func start(_ operation: some AvahiOperation, description: String) throws(DiscoveryError) -> any DiscoveryHandle {
         let token = try withAvahi { () throws(DiscoveryError) -> UInt64? in
             guard !defunct else { return nil }
-            guard let client, clientState != AVAHI_CLIENT_FAILURE else {
-                throw .daemonNotRunning(failureDetail)
+            if reconnecting {
+                // Registered now, started once the daemon is back (clientStateChanged).
+                try operation.start(client: nil, state: AVAHI_CLIENT_CONNECTING)
+            } else {
+                guard let client, clientState != AVAHI_CLIENT_FAILURE else {
+                    throw .daemonNotRunning(failureDetail)
+                }
+                try operation.start(client: client, state: clientState)
             }
-            try operation.start(client: client, state: clientState)
             nextToken += 1
             operations[nextToken] = operation
             return nextToken
@@ -228,6 +269,11 @@ final class AvahiCore: @unchecked Sendable {
             throw DiscoveryError(.notRunning, "cannot start \(description): the Avahi discovery backend was closed")
         }
         return AvahiHandle(core: self, token: token)
+    }
+
+    /// The operation registered under `token` (poll lock held).
+    func operation(_ token: UInt64) -> (any AvahiOperation)? {
+        operations[token]
     }
 
     /// Cancels the operation registered under `token`, if it is still registered.
@@ -299,8 +345,35 @@ final class AvahiCore: @unchecked Sendable {
     }
 
     private func clientChanged(_ client: OpaquePointer, to state: AvahiClientState) {
+        if let current = self.client, current != client { return }    // a replaced client
         clientState = state
         let live = operations.sorted { $0.key < $1.key }.map(\.value)
+        let code = Int(avahi_client_errno(client))
+        if state == AVAHI_CLIENT_FAILURE, code == AVAHI_ERR_DISCONNECTED || code == AVAHI_ERR_NO_DAEMON, !defunct {
+            // The daemon went away (restarted): wait for it, then publish and browse again.
+            failureDetail = "avahi-daemon went away and has not returned yet"
+            logger.notice("avahi-daemon went away; publishing and browsing resume when it returns",
+                          metadata: ["avahi.operations.suspended": "\(live.count)"])
+            for operation in live {
+                operation.suspend()
+            }
+            scheduleReconnect(afterMilliseconds: 0)
+            return
+        }
+        if state == AVAHI_CLIENT_CONNECTING, !reconnecting, !defunct {
+            // The same client waits for the daemon (NO_FAIL): its objects are gone.
+            reconnecting = true
+            logger.notice("avahi-daemon went away; publishing and browsing resume when it returns",
+                          metadata: ["avahi.operations.suspended": "\(live.count)"])
+            for operation in live {
+                operation.suspend()
+            }
+            return
+        }
+        if state == AVAHI_CLIENT_S_RUNNING, reconnecting {
+            reconnecting = false
+            logger.notice("avahi-daemon is back; publishing and browsing again", metadata: ["avahi.operations": "\(live.count)"])
+        }
         guard state != AVAHI_CLIENT_FAILURE else {
             let reason = avahiErrorText(avahi_client_errno(client))
             failureDetail = "the connection to it was lost: \(reason)"
@@ -315,8 +388,48 @@ final class AvahiCore: @unchecked Sendable {
         }
         logger.debug("avahi-daemon state changed", metadata: ["avahi.state": "\(Self.describe(state))"])
         for operation in live {
-            operation.clientStateChanged(to: state)
+            operation.clientStateChanged(client, to: state)
         }
+    }
+
+    /// Arms the timer that replaces the lost client by one that waits for the daemon.
+    private func scheduleReconnect(afterMilliseconds milliseconds: UInt32) {
+        reconnecting = true
+        guard let api = avahi_threaded_poll_get(poll) else { return }
+        var when = timeval()
+        avahi_elapse_time(&when, milliseconds, 0)
+        if let timer = reconnectTimer {
+            api.pointee.timeout_update(timer, &when)
+            return
+        }
+        reconnectTimer = api.pointee.timeout_new(api, &when, { _, userdata in
+            guard let userdata else { return }
+            let core = Unmanaged<AvahiCore>.fromOpaque(userdata).takeUnretainedValue()
+            core.runCallback { core.reconnect() }
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// Frees the lost client and makes one that waits for the daemon (`AVAHI_CLIENT_NO_FAIL`);
+    /// its callback resumes the operations once it runs. Retried every second while even that
+    /// fails (no system bus).
+    private func reconnect() {
+        guard let api = avahi_threaded_poll_get(poll) else { return }
+        if let timer = reconnectTimer { api.pointee.timeout_update(timer, nil) }
+        guard !defunct, reconnecting else { return }
+        if let old = client {
+            client = nil
+            avahi_client_free(old)    // frees the suspended operations' objects too
+        }
+        clientState = AVAHI_CLIENT_CONNECTING
+        var error: Int32 = 0
+        guard let fresh = avahi_client_new(api, AVAHI_CLIENT_NO_FAIL, Self.clientCallback,
+                                           Unmanaged.passUnretained(self).toOpaque(), &error) else {
+            logger.debug("waiting for the system bus to reach avahi-daemon", metadata: ["avahi.error": "\(avahiErrorText(error))"])
+            scheduleReconnect(afterMilliseconds: 1000)
+            return
+        }
+        client = fresh
+        clientState = avahi_client_get_state(fresh)
     }
 
     private static func describe(_ state: AvahiClientState) -> String {

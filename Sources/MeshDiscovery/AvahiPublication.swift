@@ -22,6 +22,8 @@ final class AvahiPublication: AvahiOperation {
     private var name: String
     private var added = false
     private var finished = false
+    /// The TXT strings published: the registration's, or the last ``updateTXT(_:)``.
+    private var txt: [[UInt8]]
 
     init(core: AvahiCore, registration: ServiceRegistration, onEvent: @escaping @Sendable (PublishEvent) -> Void) {
         self.core = core
@@ -31,19 +33,35 @@ final class AvahiPublication: AvahiOperation {
         logger[metadataKey: "dns.type"] = "\(registration.type)"
         self.logger = logger
         name = registration.name
+        txt = registration.txt
     }
 
     private var operation: String { "publishing '\(name)'" }
 
-    func start(client: OpaquePointer, state: AvahiClientState) throws(DiscoveryError) {
+    func start(client: OpaquePointer?, state: AvahiClientState) throws(DiscoveryError) {
         guard UInt16(exactly: registration.port) != nil else {
             throw DiscoveryError(.daemonFailure, "cannot publish '\(name)': port \(registration.port) is outside 0...65535")
         }
-        for (index, string) in registration.txt.enumerated() where string.count > 255 || string.isEmpty {
-            throw .invalidDiscoveryInfo(string.isEmpty
-                ? "TXT string \(index) of '\(name)' is empty; avahi-daemon refuses empty TXT strings"
-                : "TXT string \(index) of '\(name)' is \(string.count) bytes; the limit is 255")
+        try Self.check(registration.txt, name: name)
+        guard let client, state != AVAHI_CLIENT_CONNECTING else {
+            logger.debug("waiting for avahi-daemon before publishing", metadata: ["dns.name": "\(name)"])
+            return
         }
+        try createGroup(client)
+        guard state == AVAHI_CLIENT_S_RUNNING else {
+            logger.debug("waiting for avahi-daemon to run before publishing", metadata: ["dns.name": "\(name)"])
+            return
+        }
+        do {
+            try addServices()
+        } catch {
+            _ = cancel()
+            throw error
+        }
+    }
+
+    /// Allocates the entry group on `client`.
+    private func createGroup(_ client: OpaquePointer) throws(DiscoveryError) {
         // The callback first fires inside avahi_entry_group_new: it uses its own group argument.
         guard let group = avahi_entry_group_new(client, { group, state, userdata in
             guard let group, let userdata else { return }
@@ -58,20 +76,19 @@ final class AvahiPublication: AvahiOperation {
             throw .daemonFailure(operation, avahiErrorText(avahi_client_errno(client)))
         }
         self.group = group
-        guard state == AVAHI_CLIENT_S_RUNNING else {
-            logger.debug("waiting for avahi-daemon to run before publishing", metadata: ["dns.name": "\(name)"])
-            return
-        }
-        do {
-            try addServices()
-        } catch {
-            _ = cancel()
-            throw error
-        }
     }
 
-    func clientStateChanged(to state: AvahiClientState) {
-        guard !finished, let group else { return }
+    func clientStateChanged(_ client: OpaquePointer, to state: AvahiClientState) {
+        guard !finished else { return }
+        if group == nil, state == AVAHI_CLIENT_S_RUNNING {
+            // The daemon is back (or the client ran late): publish on the new client.
+            do {
+                try createGroup(client)
+            } catch {
+                return fail(error)
+            }
+        }
+        guard let group else { return }
         switch state {
         case AVAHI_CLIENT_S_RUNNING where !added:
             addServicesOrFail()
@@ -84,6 +101,11 @@ final class AvahiPublication: AvahiOperation {
         default:
             break
         }
+    }
+
+    func suspend() {
+        group = nil
+        added = false
     }
 
     func fail(_ error: DiscoveryError) {
@@ -143,7 +165,7 @@ final class AvahiPublication: AvahiOperation {
     /// Adds the service under `name` and commits; renames on a local collision (another
     /// entry group of this daemon holds the name).
     private func addServices() throws(DiscoveryError) {
-        let txt = Self.stringList(registration.txt)
+        let txt = Self.stringList(self.txt)
         defer { avahi_string_list_free(txt) }
         let port = UInt16(registration.port)
         for _ in 0..<Self.maxRenames {
@@ -168,6 +190,30 @@ final class AvahiPublication: AvahiOperation {
             return
         }
         throw .daemonFailure(operation, "the name and its \(Self.maxRenames) alternatives all collided")
+    }
+
+    /// Replaces the TXT record in place: no withdrawal, browsers resolve the new record (§12.5).
+    /// While not published yet (the daemon is away), the new record is published when it is back.
+    func updateTXT(_ strings: [[UInt8]]) throws(DiscoveryError) {
+        try Self.check(strings, name: name)
+        guard !finished else { return }
+        txt = strings
+        guard added, let group else { return }
+        let list = Self.stringList(strings)
+        defer { avahi_string_list_free(list) }
+        let status = avahi_entry_group_update_service_txt_strlst(
+            group, cavahi_if_unspec(), cavahi_proto_unspec(), AVAHI_PUBLISH_NO_COOKIE, name, registration.type, nil, list)
+        guard status >= 0 else { throw .daemonFailure("updating the TXT record of '\(name)'", avahiErrorText(status)) }
+        logger.debug("TXT record updated", metadata: ["dns.name": "\(name)", "dns.txt.strings": "\(strings.count)"])
+    }
+
+    /// Refuses TXT strings avahi-daemon would refuse: empty, or over 255 bytes.
+    private static func check(_ strings: [[UInt8]], name: String) throws(DiscoveryError) {
+        for (index, string) in strings.enumerated() where string.count > 255 || string.isEmpty {
+            throw .invalidDiscoveryInfo(string.isEmpty
+                ? "TXT string \(index) of '\(name)' is empty; avahi-daemon refuses empty TXT strings"
+                : "TXT string \(index) of '\(name)' is \(string.count) bytes; the limit is 255")
+        }
     }
 
     /// Moves to Avahi's alternative name (`alice` → `alice #2` → `alice #3`) and reports it.

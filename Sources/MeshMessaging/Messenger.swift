@@ -29,7 +29,8 @@ public enum MessengerEvent: Sendable {
 /// arrives; they are sent again when a route to the destination appears and, while one exists, on
 /// a backoff (``Configuration/retryInterval`` doubling up to ``Configuration/maxRetryInterval``),
 /// until the store's age limit expires them. Received private lines are stored (deduplicated by id,
-/// also across restarts), acknowledged, and reported in their sender's order.
+/// also across restarts), acknowledged, and reported in their sender's order; a receipt that finds
+/// no route back is held (``PendingReceipts``) and sent when a route to the sender appears.
 ///
 /// Run ``run()`` in its own task beside the session's; it ends when the session's events end.
 /// This type is thread-safe (an actor).
@@ -67,6 +68,8 @@ public actor Messenger {
     private var blockedNodes: [NodeID: String]?
     /// The setting under which blocked nodes are kept: one "hex name" per line.
     static let blockedKey = "chat.blocked"
+    /// Receipts held until a route back to the line's sender appears (§13.8).
+    private var pendingReceipts = PendingReceipts()
 
     /// Creates a messenger.
     /// - Parameters:
@@ -386,6 +389,10 @@ public actor Messenger {
             }
             for expired in try await db({ try $0.expire(now: now) }) { await reportStatus(expired) }
             for released in try await db({ try $0.releaseHeld(now: now) }) { await events.push(.message(released)) }
+            // Held receipts whose route appeared without this node hearing of it in order.
+            for destination in pendingReceipts.destinations {
+                if let route = session.reachablePeers.first(where: { $0.peer.id == destination }) { await flushReceipts(to: route.peer) }
+            }
             for destination in try await db({ try $0.pendingDestinations() }) {
                 if let destination { await flush(to: destination, force: false) } else { await flushBroadcasts() }
             }
@@ -454,7 +461,10 @@ public actor Messenger {
             await receivedRoom(chat, from: sender, hops: hops)
         case .reachabilityChanged(let peer, let route):
             await events.push(.session(event))
-            if route != nil { await flush(to: peer.id, force: true) }
+            if route != nil {
+                await flushReceipts(to: peer)
+                await flush(to: peer.id, force: true)
+            }
         case .peerChanged(_, .connected):
             await events.push(.session(event))
             await flushBroadcasts()
@@ -465,7 +475,7 @@ public actor Messenger {
 
     private func receivedPrivate(_ text: TextMessage, order: MessageOrder, from sender: PeerID, hops: Int) async {
         if await isBlocked(sender.id) {
-            try? await session.sendReceipt(for: [text.id], to: sender)
+            await acknowledge(text.id, to: sender)
             return
         }
         let incoming = IncomingPrivate(id: text.id, from: sender.id, fromName: sender.displayName, text: text.text,
@@ -477,11 +487,34 @@ public actor Messenger {
             }
             // Stored (or already stored) before the receipt goes out: a receipt means "on disk".
             if outcome.acknowledge {
-                try? await session.sendReceipt(for: [text.id], to: sender)
+                await acknowledge(text.id, to: sender)
             }
             for message in outcome.deliver { await events.push(.message(message)) }
         } catch {
             report(error)
+        }
+    }
+
+    /// Sends a receipt, or holds it until a route back to `sender` appears (§13.8): a line can
+    /// arrive over a route before the way back exists (a heal reaches one side first).
+    private func acknowledge(_ id: String, to sender: PeerID) async {
+        do {
+            try await session.sendReceipt(for: [id], to: sender)
+        } catch {
+            logger.debug("receipt held until a route back appears", metadata: ["mesh.peer": "\(sender.id)", "message.id": "\(id)", "error": "\(error)"])
+            pendingReceipts.hold(id, for: sender.id)
+        }
+    }
+
+    /// Sends the receipts held for a node that just became reachable.
+    private func flushReceipts(to peer: PeerID) async {
+        let ids = pendingReceipts.take(for: peer.id)
+        guard !ids.isEmpty else { return }
+        do {
+            try await session.sendReceipt(for: ids, to: peer)
+            logger.debug("sent held receipts", metadata: ["mesh.peer": "\(peer.id)", "receipt.ids": "\(ids.count)"])
+        } catch {
+            for id in ids { pendingReceipts.hold(id, for: peer.id) }
         }
     }
 

@@ -20,8 +20,9 @@ extension Session {
     enum LinkPurpose: Sendable {
         /// Accepted by the listener: a plain link, or an invitation if the initiator says so.
         case accepted
-        /// Opened by ``Session/connect(host:port:)``.
-        case dialed(address: String)
+        /// Opened by ``Session/connect(host:port:)`` (`quiet`: a redial reports no failure;
+        /// `redial`: the token of the kept address, ``Session/connect(host:port:redial:)``).
+        case dialed(address: String, quiet: Bool, redial: UInt64?)
         /// Opened to invite a discovered peer (PROTOCOL.md §4.8).
         case invitation(PeerID, deadline: NIODeadline, timeoutMilliseconds: UInt32)
     }
@@ -45,7 +46,9 @@ extension Session {
     // MARK: Serving a link
 
     /// Runs one link from its handshake to its end, reporting what happens as events.
-    func serve(_ link: LinkChannel, purpose: LinkPurpose) async {
+    /// - Returns: the peer, when the link was established.
+    @discardableResult
+    func serve(_ link: LinkChannel, purpose: LinkPurpose) async -> PeerID? {
         var phase = Phase.opening
         var connectingPeer: PeerID?
         var closeReason: LinkCloseReason?
@@ -87,6 +90,10 @@ extension Session {
                         } else if let request = info.invitation {
                             phase = await received(request, from: peer, info: info, writer: writer, channel: channel)
                             if case .invited = phase { connectingPeer = await announceConnecting(peer) }
+                        } else if case .dialed(let address, _, let token?) = purpose,
+                                  !keptLinkEstablished(address, token: token, peer: peer) {
+                            Self.close(channel, .normal, "this node stopped connecting to \(address)")
+                            phase = .closing
                         } else {
                             phase = await admit(info, peer: peer, channel: channel, writer: writer)
                         }
@@ -136,6 +143,10 @@ extension Session {
         }
         await finished(phase: phase, purpose: purpose, connectingPeer: connectingPeer, closeReason: closeReason,
                        answerTimedOut: answerTimedOut, channel: channel)
+        switch phase {
+        case .admitted(let peer), .draining(let peer): return peer
+        default: return nil
+        }
     }
 
     /// Reports a peer `connecting` unless it is connected already (through another link).
@@ -249,6 +260,7 @@ extension Session {
                 let step = mesh.neighborDown(peer.id)
                 await events.push(.peerChanged(peer, .notConnected(reason)))
                 await perform(step)
+                wakeRedials(for: peer.id)
             }
             return
         }
@@ -277,8 +289,8 @@ extension Session {
             }
             logger.debug("invitation failed", metadata: ["mesh.peer": "\(peer.id)", "invitation.failure": "\(failure)"])
             await events.push(.invitationFailed(peer, failure))
-        case .dialed(let address):
-            if reason.code != .duplicateConnection {
+        case .dialed(let address, let quiet, _):
+            if !quiet, reason.code != .duplicateConnection {
                 await events.push(.connectFailed(address: address, reason: reason.description))
             }
         case .accepted:

@@ -78,6 +78,8 @@ public final class Session: Sendable {
     let localID: NodeID
     private let group: any EventLoopGroup
     let registry = NIOLockedValueBox(LinkRegistry())
+    /// The addresses kept with ``connect(host:port:redial:)``.
+    let redials = NIOLockedValueBox(RedialTable())
     /// Who hears about received invitations (the advertiser); `nil` declines them all.
     let invitationObserver = NIOLockedValueBox<(@Sendable (InvitationNotice) -> Void)?>(nil)
     /// Received invitations not yet answered.
@@ -97,6 +99,7 @@ public final class Session: Sendable {
     enum Command: Sendable {
         case accepted(LinkChannel)
         case dial(host: String, port: Int)
+        case redial(host: String, port: Int, token: UInt64)
         case invite(PeerID, endpoints: [Endpoint], InvitationRequest)
         case meshTimer
         case stop
@@ -144,11 +147,33 @@ public final class Session: Sendable {
     }
 
     /// Binds the TCP listener and the UDP socket.
+    ///
+    /// The default host `::` takes IPv6 and IPv4 alike; on a host without IPv6 (the kernel refuses
+    /// the address family) the session binds `0.0.0.0` instead, so IPv4-only and IPv6-only hosts
+    /// both start.
     /// - Returns: the TCP port (the chosen one when the configuration says 0).
     /// - Throws: ``SessionError`` `bindFailed` naming the address and the system's reason.
     @discardableResult
     public func start() async throws(SessionError) -> Int {
         if let port = sockets.withLockedValue({ $0?.port }) { return port }
+        var firstError: SessionError?
+        for host in Self.bindHosts(for: configuration.host) {
+            do {
+                return try await start(on: host)
+            } catch {
+                logger.debug("could not bind", metadata: ["net.host": "\(host)", "error": "\(error)"])
+                firstError = firstError ?? error
+            }
+        }
+        throw firstError ?? SessionError.notRunning()
+    }
+
+    /// The hosts to try binding in turn: `::`, then `0.0.0.0` for a host without IPv6.
+    static func bindHosts(for host: String) -> [String] {
+        host == "::" ? ["::", "0.0.0.0"] : [host]
+    }
+
+    private func start(on host: String) async throws(SessionError) -> Int {
         let udpPortHolder = NIOLockedValueBox<UInt16>(0)
         let server: NIOAsyncChannel<LinkChannel, Never>
         var handshake = HandshakeStateMachine.Configuration(
@@ -161,12 +186,12 @@ public final class Session: Sendable {
         if configuration.enableUnreliable {
             do {
                 udp = try await DatagramEndpoint.bind(
-                    group: group, host: configuration.host, port: configuration.port, logger: logger
+                    group: group, host: host, port: configuration.port, logger: logger
                 ) { [weak self] datagram in
                     self?.receivedDatagram(datagram)
                 }
             } catch {
-                throw .bindFailed("UDP \(configuration.host) port \(configuration.port)", error)
+                throw .bindFailed("UDP \(host) port \(configuration.port)", error)
             }
             udpPortHolder.withLockedValue { $0 = UInt16(udp!.port) }
             handshake.udpPort = UInt16(udp!.port)
@@ -174,20 +199,20 @@ public final class Session: Sendable {
         let tcpPort = configuration.port != 0 ? configuration.port : (udp?.port ?? 0)
         do {
             server = try await TCPTransport(group: group, handshake: handshake, settings: transportSettings, logger: logger)
-                .listen(host: configuration.host, port: tcpPort)
+                .listen(host: host, port: tcpPort)
         } catch {
             if configuration.port == 0, tcpPort != 0 {
                 // The UDP port's number is taken for TCP: any TCP port will do.
                 do {
                     server = try await TCPTransport(group: group, handshake: handshake, settings: transportSettings, logger: logger)
-                        .listen(host: configuration.host, port: 0)
+                        .listen(host: host, port: 0)
                 } catch {
                     await udp?.close()
-                    throw .bindFailed("TCP \(configuration.host) port 0", error)
+                    throw .bindFailed("TCP \(host) port 0", error)
                 }
             } else {
                 await udp?.close()
-                throw .bindFailed("TCP \(configuration.host) port \(tcpPort)", error)
+                throw .bindFailed("TCP \(host) port \(tcpPort)", error)
             }
         }
         let port = server.channel.localAddress?.port ?? 0
@@ -245,12 +270,15 @@ public final class Session: Sendable {
                     group.addTask { await self.serve(link, purpose: .accepted) }
                 case .dial(let host, let port):
                     group.addTask { await self.dial(host: host, port: port, transport: transport) }
+                case .redial(let host, let port, let token):
+                    group.addTask { await self.redial(host: host, port: port, token: token, transport: transport) }
                 case .invite(let peer, let endpoints, let request):
                     group.addTask { await self.invite(peer, endpoints: endpoints, request: request, transport: transport) }
                 case .meshTimer:
                     group.addTask { await self.perform(self.mesh.timerFired()) }
                 case .stop:
                     meshTimer.withLockedValue { $0?.task.cancel(); $0 = nil }
+                    stopAllRedials()
                     group.cancelAll()
                     await closeEverything(sockets)
                     // Links accepted but not served yet must still be closed: an NIOAsyncChannel
@@ -299,17 +327,23 @@ public final class Session: Sendable {
         return TCPTransport(group: group, handshake: handshake, settings: transportSettings, logger: logger)
     }
 
-    private func dial(host: String, port: Int, transport: TCPTransport) async {
-        let address = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    /// Dials once and serves the link.
+    /// - Parameters:
+    ///   - quiet: report no ``SessionEvent/connectFailed(address:reason:)`` (a redial).
+    ///   - redial: the kept address's token (``connect(host:port:redial:)``).
+    /// - Returns: the peer, when the link was established (it has ended by now).
+    @discardableResult
+    func dial(host: String, port: Int, transport: TCPTransport, quiet: Bool = false, redial: UInt64? = nil) async -> PeerID? {
+        let address = Self.format(host: host, port: port)
         let link: LinkChannel
         do {
             link = try await transport.connect(host: host, port: port)
         } catch {
             logger.debug("connect failed", metadata: ["link.remote": "\(address)", "error": "\(error)"])
-            await events.push(.connectFailed(address: address, reason: Self.describe(error)))
-            return
+            if !quiet { await events.push(.connectFailed(address: address, reason: Self.describe(error))) }
+            return nil
         }
-        await serve(link, purpose: .dialed(address: address))
+        return await serve(link, purpose: .dialed(address: address, quiet: quiet, redial: redial))
     }
 
     /// Opens an invitation link to a discovered peer (PROTOCOL.md §4.8); the outcome is an event.

@@ -81,10 +81,10 @@ struct ChatNode: Sendable {
         }
     }
 
-    /// Dials every `--connect` address.
+    /// Dials every `--connect` address, and keeps the links (redialled whenever they are down).
     func connectToGivenPeers() {
         for (host, port) in settings.connect {
-            session.connect(host: host, port: port)
+            session.connect(host: host, port: port, redial: true)
         }
     }
 }

@@ -21,7 +21,7 @@ struct NodeOptions: ParsableArguments {
     @Option(name: .long, help: "TCP and UDP port to listen on; 0 (the default) picks a free port, which is printed.")
     var port: Int?
 
-    @Option(name: .long, help: ArgumentHelp("Connect to a peer at HOST:PORT ([IPV6]:PORT); repeatable.", valueName: "HOST:PORT"))
+    @Option(name: .long, help: ArgumentHelp("Connect to a peer at HOST:PORT ([IPV6]:PORT) and keep the link: dialled again whenever it is down (/disconnect HOST:PORT stops it); repeatable.", valueName: "HOST:PORT"))
     var connect: [String] = []
 
     @Option(name: .long, help: ArgumentHelp(

@@ -37,7 +37,7 @@ struct AvahiDiscoveryTests {
 
     static func randomPort() -> Int { Int.random(in: 20_000...60_000) }
 
-    @Test("a browse resolves a publication: port, loopback address, TXT bytes in order", .timeLimit(.minutes(1)))
+    @Test("a browse resolves a publication: port, loopback address, TXT bytes in order; a TXT change of the live service is resolved again, with no removal", .timeLimit(.minutes(1)))
     func browseResolvesPublication() async throws {
         let type = Self.uniqueType(), name = Self.uniqueName("resolve"), port = Self.randomPort()
         let browser = try AvahiDiscovery(logger: Self.logger)
@@ -59,6 +59,17 @@ struct AvahiDiscoveryTests {
         #expect(service.txt == Self.txt)
         #expect(service.instance.interfaceName == "lo")
         #expect(service.hostName.hasSuffix(".local"), "host name \(service.hostName)")
+
+        // PROTOCOL.md §12.5: the resolver stays, so an in-place change is seen.
+        let changed: [[UInt8]] = [Array("v=2".utf8), Array("room=blue".utf8)]
+        try publisher.updateTXT(of: publication, to: changed)
+        let again = try await seen.first("resolved with the new TXT record") {
+            if case .resolved(let service) = $0 { service.instance.name == name && service.txt == changed } else { false }
+        }
+        if case .resolved(let service) = again { #expect(service.port == port) }
+        #expect(!seen.all.contains { if case .removed(let instance) = $0 { instance.name == name } else { false } },
+                "the change came as an update, not a removal and a new service")
+        #expect(throws: DiscoveryError.self) { try publisher.updateTXT(of: publication, to: [[]]) }
     }
 
     @Test("a browse started after the publication still finds it", .timeLimit(.minutes(1)))
