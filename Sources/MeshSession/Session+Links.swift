@@ -102,6 +102,10 @@ extension Session {
                                 } else {
                                     await perform(step)
                                 }
+                            } else if let violation = Self.violation(in: envelope) {
+                                logger.notice("closing a link: message over a receive limit", metadata: ["mesh.peer": "\(sender.id)", "error": "\(violation)"])
+                                Self.close(channel, .protocolViolation, violation)
+                                phase = .closing
                             } else if let message = Self.message(from: envelope, sender: sender) {
                                 await events.push(.received(message))
                             }
@@ -239,6 +243,13 @@ extension Session {
     /// Reports how a link ended.
     private func finished(phase: Phase, purpose: LinkPurpose, connectingPeer: PeerID?, closeReason: LinkCloseReason?,
                           answerTimedOut: Bool, channel: any Channel) async {
+        var phase = phase
+        // A link this node closed (a protocol violation, a receive limit) may still be the peer's
+        // registered link: it ends like any admitted link, or the peer stays a ghost neighbour.
+        if case .closing = phase,
+           let peer = registry.withLockedValue({ $0.entries.values.first { $0.channel === channel }?.peer }) {
+            phase = .admitted(peer)
+        }
         if case .admitted(let peer) = phase {
             let wasCurrent = registry.withLockedValue { $0.remove(peer.id, channel: channel) }
             if wasCurrent {
@@ -348,6 +359,12 @@ extension Session {
     func deliverDirect(_ envelope: Envelope, from node: NodeID, channel: any Channel) -> Bool {
         guard Self.isApplicationMessage(envelope) else { return false }
         let lane = ObjectIdentifier(channel)
+        if let violation = Self.violation(in: envelope) {
+            // In order with the slow path: the link closes, and its serving task reports the end.
+            logger.notice("closing a link: message over a receive limit", metadata: ["mesh.peer": "\(node)", "error": "\(violation)"])
+            Self.close(channel, .protocolViolation, violation)
+            return true
+        }
         let sender = registry.withLockedValue { registry -> PeerID? in
             guard let entry = registry.entries[node], entry.channel === channel, entry.fastPath,
                   registry.passedUp[lane] == 0 else { return nil }
@@ -373,6 +390,20 @@ extension Session {
         case .data, .chat: true
         default: false
         }
+    }
+
+    /// Why a neighbour's envelope breaks a limit that binds receivers too (PROTOCOL.md §6.1, §10):
+    /// a chat line over ``WireLimits/maxChatTextBytes`` or with a message id that is not 16 bytes.
+    /// `nil` when it is within the limits.
+    static func violation(in envelope: Envelope) -> String? {
+        guard case .chat(let chat)? = envelope.body else { return nil }
+        if chat.text.utf8.count > WireLimits.maxChatTextBytes {
+            return "a chat line of \(chat.text.utf8.count) bytes (maximum \(WireLimits.maxChatTextBytes))"
+        }
+        if chat.messageID.count != NodeID.byteCount {
+            return "a chat message id of \(chat.messageID.count) bytes (expected \(NodeID.byteCount))"
+        }
+        return nil
     }
 
     private static func message(from envelope: Envelope, sender: PeerID) -> ReceivedMessage? {

@@ -194,12 +194,48 @@ struct MeshRelayTests {
         #expect(reason.code == "protocolViolation")
         #expect(reason.isRemote)
         #expect(reason.message.contains("origin has 3 bytes"))
+        // B, which closed the link, reports alice gone and drops her from its router (no ghost).
+        let gone = try await rb.next { event -> PeerID? in
+            if case .peerChanged(let peer, .notConnected) = event { return peer }
+            return nil
+        }
+        #expect(gone.id == a.id.id)
+        #expect(b.session.route(to: gone) == nil)
+        // Her reconnect is a fresh `connected`.
+        a.session.connect(host: "127.0.0.1", port: b.port)
+        #expect(try await rb.connected().id == a.id.id)
         // B keeps serving: a new peer connects and chats.
         let c = try await Node("carol")
         var rc = EventReader(c)
         c.session.connect(host: "127.0.0.1", port: b.port)
         _ = try await rc.connected()
         for node in [a, b, c] { await node.stop() }
+    }
+
+    @Test("a direct chat line over 64 KiB is refused by the receiver: the link closes with protocolViolation, nothing is delivered")
+    func oversizedDirectChat() async throws {
+        let a = try await Node("alice"), b = try await Node("bob")
+        var ra = EventReader(a), rb = EventReader(b)
+        a.session.connect(host: "127.0.0.1", port: b.port)
+        let bobSeenByA = try await ra.connected()
+        _ = try await rb.connected()
+        let text = String(repeating: "x", count: WireLimits.maxChatTextBytes + 1)
+        try await a.session.sendReliable(.chat(id: Data(count: 16), text: text, sentAtMilliseconds: 0), size: text.utf8.count + 64,
+                                         to: [bobSeenByA])
+        let reason = try await ra.next { event -> DisconnectReason? in
+            if case .peerChanged(_, .notConnected(let reason?)) = event { return reason }
+            return nil
+        }
+        #expect(reason.code == "protocolViolation")
+        #expect(reason.message.contains("a chat line of 65537 bytes"))
+        let event = try await rb.next { event -> SessionEvent? in
+            switch event {
+            case .received, .peerChanged(_, .notConnected): return event
+            default: return nil
+            }
+        }
+        guard case .peerChanged = event else { Issue.record("delivered: \(event)"); return }
+        for node in [a, b] { await node.stop() }
     }
 
     @Test("a replayed sealed packet is delivered once; data sealed 20 minutes ago is dropped as a replay, a chat line is not (the clock may be off; lines are deduplicated by id)")
