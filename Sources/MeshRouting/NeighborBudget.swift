@@ -55,15 +55,20 @@ public enum NeighborWork: String, Sendable, Hashable, CaseIterable {
     ///
     /// - verification: 1,100 at once (a new neighbour sends its whole database, at most 1,024
     ///   adverts, §13.2), then 200 a second (a 1,024-node mesh refreshes 34 adverts a second).
-    /// - opening: 256 at once, then 256 a second (a file transfer's window is 16 chunks, §16.4).
-    /// - relaying: 512 at once, then 512 a second (about 30 MB/s of sealed packets).
-    /// - newOrigin: 512 at once (half the database), then 8 a second.
+    /// - opening: 256 at once, then 256 a second (a file transfer's window is 16 chunks, §16.4;
+    ///   256 chunks of 60,000 bytes a second is 15 MB/s).
+    /// - relaying: 128 at once, then 128 a second (7.5 MB/s of file chunks): half the next hop's
+    ///   opening budget, so that what one flooding neighbour gets relayed leaves the next hop
+    ///   budget to open the honest packets that come the same way.
+    /// - newOrigin: 64 at once, then 4 a second: a node joining a mesh of 64 nodes learns them at
+    ///   once; a larger mesh fills in at the refreshes (every 30 s, §13.2.3). An advert flood of
+    ///   invented nodes costs the victim (and the nodes behind it) 4 new nodes a second.
     public var budget: (burst: Int, perSecond: Int) {
         switch self {
         case .verification: (1_100, 200)
         case .opening: (256, 256)
-        case .relaying: (512, 512)
-        case .newOrigin: (512, 8)
+        case .relaying: (128, 128)
+        case .newOrigin: (64, 4)
         }
     }
 }

@@ -285,6 +285,11 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func received(_ message: Data, context: ChannelHandlerContext) {
+        // Receive limits first, from the length prefixes: decoding an oversized body is the cost (§6.1).
+        if let violation = Envelope.receiveLimitViolation(in: message) {
+            close(context: context, reason: LinkCloseReason(.protocolViolation, violation), tellPeer: true)
+            return
+        }
         let envelope: Envelope
         do {
             envelope = try Envelope(decoding: message)
