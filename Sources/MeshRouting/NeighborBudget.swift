@@ -53,8 +53,10 @@ public enum NeighborWork: String, Sendable, Hashable, CaseIterable {
 
     /// The budget of one neighbour for this work: the constants, in one place (PROTOCOL.md §10).
     ///
-    /// - verification: 1,100 at once (a new neighbour sends its whole database, at most 1,024
-    ///   adverts, §13.2), then 200 a second (a 1,024-node mesh refreshes 34 adverts a second).
+    /// - verification: 256 at once, then 100 a second (a 1,024-node mesh refreshes 34 adverts a
+    ///   second; a new neighbour's whole database, up to 1,024 adverts, comes in over its refreshes).
+    ///   A larger burst let one neighbour's advert flood (each verified, stored and passed on) hold
+    ///   the victim and its neighbours busy past their keepalive.
     /// - opening: 256 at once, then 256 a second (a file transfer's window is 16 chunks, §16.4;
     ///   256 chunks of 60,000 bytes a second is 15 MB/s).
     /// - relaying: 128 at once, then 128 a second (7.5 MB/s of file chunks): half the next hop's
@@ -65,7 +67,7 @@ public enum NeighborWork: String, Sendable, Hashable, CaseIterable {
     ///   invented nodes costs the victim (and the nodes behind it) 4 new nodes a second.
     public var budget: (burst: Int, perSecond: Int) {
         switch self {
-        case .verification: (1_100, 200)
+        case .verification: (256, 100)
         case .opening: (256, 256)
         case .relaying: (128, 128)
         case .newOrigin: (64, 4)

@@ -94,6 +94,10 @@ extension Session {
                         switch phase {
                         case .admitted(let sender), .draining(let sender):
                             if case .routed(let routed)? = envelope.body {
+                                // Control before bulk: a burst of buffered packets (each verified or
+                                // opened) would hold the event loop that runs this task; let other work
+                                // queued on it, such as keepalives, go between them (PROTOCOL.md §7.2).
+                                await Task.yield()
                                 let step = mesh.received(routed, from: sender.id)
                                 if let violation = step.violation {
                                     logger.notice("closing a link: malformed routed packet", metadata: ["mesh.peer": "\(sender.id)", "error": "\(violation)"])
