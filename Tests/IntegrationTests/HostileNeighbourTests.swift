@@ -29,14 +29,20 @@ struct HostileNeighbourTests {
         }
     }
 
+    /// alice — bob — carol, and mallory connected to bob (the victim).
+    static func victim(_ directory: TemporaryDirectory, identity: LocalIdentity? = nil) async throws -> (ChatLine, HostilePeer) {
+        let line = try await ChatLine.start(directory)
+        let mallory = try await HostilePeer(port: line.bobPort, identity: identity)
+        try await line.bob.waitForEvent("\"event\":\"peer\"", "\"name\":\"mallory\"", "\"state\":\"connected\"")
+        return (line, mallory)
+    }
+
     @Test("a neighbour closed for a routed-layer violation leaves no ghost; its reconnect is fresh", arguments: Violation.allCases)
     func noGhost(_ violation: Violation) async throws {
         let directory = TemporaryDirectory()
-        let line = try await ChatLine.start(directory)
         let identity = try LocalIdentity.generate()
+        let (line, mallory) = try await Self.victim(directory, identity: identity)
         let bobID = try line.bob.nodeID
-        let mallory = try await HostilePeer(port: line.bobPort, identity: identity)
-        try await line.bob.waitForEvent("\"event\":\"peer\"", "\"name\":\"mallory\"", "\"state\":\"connected\"")
         try await mallory.send(mallory.advert(sequence: 1, neighbors: [bobID]))
         try await line.alice.waitForEvent("\"event\":\"reachable\"", "\"name\":\"mallory\"")
         try await mallory.send(violation.envelope(from: mallory))
@@ -57,9 +63,7 @@ struct HostileNeighbourTests {
     @Test("a direct chat line over 64 KiB closes only that link, without stalling the node")
     func oversizedChat() async throws {
         let directory = TemporaryDirectory()
-        let line = try await ChatLine.start(directory)
-        let mallory = try await HostilePeer(port: line.bobPort)
-        try await line.bob.waitForEvent("\"event\":\"peer\"", "\"name\":\"mallory\"", "\"state\":\"connected\"")
+        let (line, mallory) = try await Self.victim(directory)
         let text = String(repeating: "x", count: WireLimits.maxMessageSize - 1_000)
         try await mallory.send(.chat(id: Data(count: 16), text: text, sentAtMilliseconds: 0))
         #expect(await mallory.waitUntilClosed(timeout: .seconds(20))?.code == .protocolViolation)
@@ -71,9 +75,7 @@ struct HostileNeighbourTests {
     @Test("a 16 MiB data envelope is delivered without the node dropping its honest links")
     func largeData() async throws {
         let directory = TemporaryDirectory()
-        let line = try await ChatLine.start(directory)
-        let mallory = try await HostilePeer(port: line.bobPort)
-        try await line.bob.waitForEvent("\"event\":\"peer\"", "\"name\":\"mallory\"", "\"state\":\"connected\"")
+        let (line, mallory) = try await Self.victim(directory)
         try await mallory.send(.data(Data(count: WireLimits.maxMessageSize - 1_000)))
         try await line.bob.waitForEvent("\"event\":\"data\"", "\"name\":\"mallory\"", timeout: .seconds(30))
         try await Self.stillServes(line, marker: "after 16 MiB of data")
@@ -83,9 +85,7 @@ struct HostileNeighbourTests {
     @Test("a flood from one neighbour leaves the honest links and lines alone", arguments: HostilePeer.Flood.allCases)
     func flood(_ flood: HostilePeer.Flood) async throws {
         let directory = TemporaryDirectory()
-        let line = try await ChatLine.start(directory)
-        let mallory = try await HostilePeer(port: line.bobPort)
-        try await line.bob.waitForEvent("\"event\":\"peer\"", "\"name\":\"mallory\"", "\"state\":\"connected\"")
+        let (line, mallory) = try await Self.victim(directory)
         let carolID = try line.carol.nodeID
         let count = flood == .adverts ? 10_000 : flood == .inventedNodes ? HostilePeer.inventedNodes + 1 : 20_000
         let sending = Task { await mallory.flood(flood, count: count, relayTo: carolID) }
