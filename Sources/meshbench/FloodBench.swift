@@ -93,10 +93,12 @@ struct FloodBench: AsyncParsableCommand {
 
     @Option(help: "Round trips measured per flood kind.") var count = 2000
     @Option(help: "Rounds (median reported).") var rounds = 1
+    @Option(name: .customLong("kind"), help: "Only this flood (repeatable): sealedForVictim, sealedRelayed, adverts, inventedNodes.")
+    var kinds: [String] = []
 
     func run() async throws {
         var rows: [MeshRow] = []
-        for kind in HostilePeer.Flood.allCases {
+        for kind in HostilePeer.Flood.allCases where kinds.isEmpty || kinds.contains(kind.rawValue) {
             var measured: [(FloodPingResult, Double)] = []
             var baseline: [(FloodPingResult, Double)] = []
             for round in 1...rounds {
