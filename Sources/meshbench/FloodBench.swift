@@ -163,9 +163,11 @@ struct FloodBench: AsyncParsableCommand {
         let seconds = monotonicSeconds() - t0
         let ticks = cpuTicks(pid: b.process.processIdentifier) - ticks0
         flooding.cancel()
-        let sent = await flooding.value
         let closed = mallory?.closed
+        // Closing fails the flood's pending writes (a write waiting for B to read would never
+        // notice the cancellation).
         await mallory?.close()
+        let sent = await flooding.value
         var result = try JSONDecoder().decode(FloodPingResult.self, from: Data(line.utf8))
         result.floodRate = seconds > 0 ? Double(sent) / seconds : 0
         if let closed { progress("flood \(kind.map { "\($0)" } ?? "none"): B closed the flooder: \(closed)") }
