@@ -161,7 +161,9 @@ let package = Package(
         .target(
             name: "MeshTestSupport",
             dependencies: [
-                "MeshRouting", "MeshWire",
+                "MeshRouting", "MeshWire", "MeshLink", "MeshTransport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -209,7 +211,7 @@ let package = Package(
         ),
         // Optimised even in debug builds: the brute-force oracle scans ~300k real places per query.
         .testTarget(name: "PlacesTests", dependencies: ["Places"], swiftSettings: [.unsafeFlags(["-O"])]),
-        .testTarget(name: "IntegrationTests", dependencies: ["MeshTestSupport", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(name: "IntegrationTests", dependencies: ["MeshTestSupport", "MeshWire", "MeshLink", .product(name: "Crypto", package: "swift-crypto")]),
     ]
 )
 

@@ -12,6 +12,8 @@ struct LinkStateDatabase: Sendable {
         var receivedAt: RouterInstant
         /// The neighbours the advert lists (itself excluded; the first entry wins on repeats).
         var listed: [NodeID: UInt32]
+        /// The neighbour whose packet first brought this origin into the database.
+        var introducedBy: NodeID
     }
 
     /// The outcome of offering an advert.
@@ -37,16 +39,46 @@ struct LinkStateDatabase: Sendable {
     func sequence(of origin: NodeID) -> UInt64? { entries[origin]?.advert.sequence }
 
     /// Offers a received advert.
-    mutating func offer(_ advert: LinkStateAdvert, in packet: RoutedPacket, now: RouterInstant) -> Acceptance {
+    ///
+    /// A new origin while the database is full takes the place of another (PROTOCOL.md §13.11):
+    /// first of an origin that is unreachable (it contributes no route), else of the neighbour that
+    /// introduced the most origins, when that is another neighbour holding at least two more than
+    /// `neighbor` (so no neighbour keeps more than a fair share at the others' expense): its
+    /// farthest origin goes. Else the advert is refused.
+    /// - Parameters:
+    ///   - advert: the verified advert.
+    ///   - packet: the packet that carried it.
+    ///   - neighbor: the neighbour it came from.
+    ///   - now: the current time.
+    ///   - hops: an origin's hop count in the current graph, `nil` when it is unreachable.
+    mutating func offer(_ advert: LinkStateAdvert, in packet: RoutedPacket, from neighbor: NodeID, now: RouterInstant,
+                        hops: (NodeID) -> Int?) -> Acceptance {
         let previous = entries[advert.origin]
         if let previous, advert.sequence <= previous.advert.sequence { return .duplicate }
-        if previous == nil, entries.count >= maxNodes { return .full }
+        if previous == nil, entries.count >= maxNodes {
+            guard let evicted = evictionCandidate(for: neighbor, hops: hops) else { return .full }
+            entries[evicted] = nil
+        }
         var listed: [NodeID: UInt32] = [:]
         for neighbor in advert.neighbors where neighbor.id != advert.origin && listed[neighbor.id] == nil {
             listed[neighbor.id] = neighbor.latencyMicros
         }
-        entries[advert.origin] = Entry(packet: packet, advert: advert, receivedAt: now, listed: listed)
+        entries[advert.origin] = Entry(packet: packet, advert: advert, receivedAt: now, listed: listed,
+                                       introducedBy: previous?.introducedBy ?? neighbor)
         return .accepted(topologyChanged: previous?.listed != listed)
+    }
+
+    /// The origin a new one from `neighbor` may replace in a full database, or `nil` (see ``offer``).
+    private func evictionCandidate(for neighbor: NodeID, hops: (NodeID) -> Int?) -> NodeID? {
+        // Farthest first (unreachable is farthest of all), then oldest.
+        let ranked = entries.map { (origin: $0.key, entry: $0.value, hops: hops($0.key) ?? .max) }
+            .sorted { ($1.hops, $0.entry.receivedAt, $0.origin) < ($0.hops, $1.entry.receivedAt, $1.origin) }
+        if let unreachable = ranked.first, unreachable.hops == .max { return unreachable.origin }
+        var held: [NodeID: Int] = [:]
+        for entry in entries.values { held[entry.introducedBy, default: 0] += 1 }
+        guard let (largest, count) = held.max(by: { ($0.value, $1.key) < ($1.value, $0.key) }),
+              largest != neighbor, count > held[neighbor, default: 0] + 1 else { return nil }
+        return ranked.first { $0.entry.introducedBy == largest && $0.origin != largest }?.origin
     }
 
     /// Removes the adverts received `lifetime` ago or earlier.

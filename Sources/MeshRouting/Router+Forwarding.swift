@@ -99,7 +99,11 @@ extension Router {
         guard advert.neighbors.count <= configuration.maxNeighborsPerAdvert else { return [.dropped(packet, .tooManyNeighbors)] }
         let key = DuplicateKey.advert(advert.origin, advert.sequence)
         guard !duplicates.contains(key, now: now) else { return [.dropped(packet, .duplicate)] }
-        switch store.offer(advert, in: packet, now: now) {
+        if store.sequence(of: advert.origin) == nil, !budgets.take(.newOrigin, from: neighbor, now: now) {
+            return [.dropped(packet, .overBudget(.newOrigin))]
+        }
+        let routes = self.routes
+        switch store.offer(advert, in: packet, from: neighbor, now: now, hops: { routes[$0]?.hops }) {
         case .duplicate:
             return [.dropped(packet, .duplicate)]
         case .full:

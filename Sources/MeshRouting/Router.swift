@@ -53,6 +53,8 @@ public struct Router: Sendable {
     var lastTopologyChange: RouterInstant?
     /// Broadcast forwarding decisions per origin for the current graph (at most maxNodes + 1).
     var plans: [NodeID: BroadcastPlan] = [:]
+    /// Each live neighbour's budgets for the work its packets cause (PROTOCOL.md §13.11).
+    public internal(set) var budgets = NeighborBudgets()
 
     /// Creates the router of a node that has no neighbours yet.
     /// - Parameters:
@@ -118,6 +120,20 @@ public struct Router: Sendable {
     /// The sequence of the last advert this node originated, if any.
     public var currentSequence: UInt64? { ownAdvert?.sequence }
 
+    /// Whether a packet id was seen within the duplicate lifetime (checked before costly work such
+    /// as opening a sealed packet; ``received(_:from:now:)`` remembers it).
+    public func hasSeen(_ packetID: PacketID, now: RouterInstant) -> Bool {
+        duplicates.contains(.packet(packetID), now: now)
+    }
+
+    /// Takes one unit of work from a live neighbour's budget (PROTOCOL.md §13.11): the shell asks
+    /// before verifying, opening or relaying one of its packets.
+    /// - Returns: whether the work may be done; `false` (counted) means drop the packet.
+    public mutating func takeBudget(_ work: NeighborWork, from neighbor: NodeID, now: RouterInstant) -> Bool {
+        guard live[neighbor] != nil else { return true }
+        return budgets.take(work, from: neighbor, now: now)
+    }
+
     // MARK: - Link events
 
     /// A link to a neighbour came up (or, for a known neighbour, its latency was measured again).
@@ -152,6 +168,7 @@ public struct Router: Sendable {
     /// - Returns: the actions (this node's new advert, reachability changes).
     public mutating func neighborDown(_ neighbor: NodeID, now: RouterInstant) -> [RouterAction] {
         guard live.removeValue(forKey: neighbor) != nil else { return [] }
+        budgets.forget(neighbor)
         var actions: [RouterAction] = []
         requestAdvert(now: now, into: &actions)
         recompute(now: now, into: &actions)

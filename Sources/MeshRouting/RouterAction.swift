@@ -70,6 +70,8 @@ public enum DropReason: Sendable, Hashable {
     case tooManyNeighbors
     /// An advert whose origin differs from its packet's origin.
     case invalidAdvert
+    /// The neighbour it came from used up its budget for this work (``NeighborWork``).
+    case overBudget(NeighborWork)
 }
 
 /// What the shell must do after an input to the ``Router``.

@@ -38,6 +38,8 @@ final class MeshNode: Sendable {
         var known: [NodeID: Known] = [:]
         /// The place data sets each node's latest verified advert lists (§14.1).
         var placeSets: [NodeID: [PlaceSetPayload]] = [:]
+        /// When a packet dropped for want of budget was last logged (at most once a second).
+        var budgetLoggedAt: RouterInstant?
     }
 
     /// How far a sealed packet's clock may be from ours before it is refused as a replay (§13.6).
@@ -200,6 +202,12 @@ final class MeshNode: Sendable {
             step.violation = why.description
             return step
         case .success(let header):
+            if let violation = Self.sizeViolation(routed) {
+                var step = Step()
+                step.violation = violation
+                return step
+            }
+            guard admit(routed, header: header, from: neighbor) else { return Step() }
             switch routed.payload {
             case .linkState(let signed):
                 let advert: LinkStatePayload
@@ -232,11 +240,6 @@ final class MeshNode: Sendable {
                     step.violation = "a sealed packet without a destination"
                     return step
                 }
-                guard sealed.count <= WireLimits.maxSealedSize else {
-                    var step = Step()
-                    step.violation = "a sealed packet of \(sealed.count) bytes (maximum \(WireLimits.maxSealedSize))"
-                    return step
-                }
                 packet = header.packet(kind: .unicast(destination: destination), payload: sealed)
                 if destination == identity.nodeID {
                     (opened, reply) = open(sealed, header: header, destination: destination)
@@ -250,6 +253,51 @@ final class MeshNode: Sendable {
         if let renamed { step.events.append(renamed) }
         if let (node, content) = reply, let answer = try? sendSealed(content, to: node) { step.sends += answer.sends }
         return step
+    }
+
+    /// Why a routed packet is over a size limit that binds receivers (§13.1, §13.6): a sealed packet,
+    /// or a signed advert or broadcast, larger than one Noise message (65,535 bytes).
+    private static func sizeViolation(_ routed: RoutedPayload) -> String? {
+        let (what, size): (String, Int)
+        switch routed.payload {
+        case .sealed(let sealed): (what, size) = ("a sealed packet", sealed.count)
+        case .linkState(let signed): (what, size) = ("a signed advert", signed.body.count + signed.signature.count)
+        case .broadcast(let signed): (what, size) = ("a signed broadcast", signed.body.count + signed.signature.count)
+        case nil: return nil
+        }
+        guard size > WireLimits.maxSealedSize else { return nil }
+        return "\(what) of \(size) bytes (maximum \(WireLimits.maxSealedSize))"
+    }
+
+    /// Whether the work a neighbour's packet asks for fits that neighbour's budget (§13.11):
+    /// verifying an advert or broadcast, opening a sealed packet for this node, relaying one for
+    /// another. A broadcast or sealed packet seen before is dropped here, before its costly work.
+    /// Drops are counted by the router and logged at debug, at most once a second.
+    private func admit(_ routed: RoutedPayload, header: Header, from neighbor: NodeID) -> Bool {
+        let now = self.now
+        return state.withLockedValue { state in
+            let work: NeighborWork
+            switch routed.payload {
+            case .linkState: work = .verification
+            case .broadcast:
+                if state.router.hasSeen(header.packetID, now: now) { return false }
+                work = .verification
+            case .sealed:
+                guard header.destination == identity.nodeID else { work = .relaying; break }
+                if state.router.hasSeen(header.packetID, now: now) { return false }
+                work = .opening
+            case nil: return true
+            }
+            if state.router.takeBudget(work, from: neighbor, now: now) { return true }
+            if state.budgetLoggedAt.map({ now - $0 >= .seconds(1) }) ?? true {
+                state.budgetLoggedAt = now
+                logger.debug("dropped packets over a neighbour's budget", metadata: [
+                    "mesh.from": "\(neighbor.shortHex)", "budget.work": "\(work)",
+                    "budget.dropped": "\(state.router.budgets.dropped.map { "\($0.key)=\($0.value)" }.sorted())",
+                ])
+            }
+            return false
+        }
     }
 
     /// Sends a signed broadcast to every node within the hop limit.
@@ -491,64 +539,5 @@ final class MeshNode: Sendable {
     static func randomPacketID() -> PacketID {
         var generator = SystemRandomNumberGenerator()
         return PacketID(high: generator.next(), low: generator.next())
-    }
-
-    // MARK: Header codec (§13.1)
-
-    private struct Header {
-        var origin: NodeID
-        var destination: NodeID?
-        var packetID: PacketID
-        var packetIDBytes: Data
-        var hopLimit: UInt8
-        var hops: UInt8
-
-        func packet(kind: RoutedPacket.Kind, payload: Data) -> RoutedPacket {
-            RoutedPacket(origin: origin, packetID: packetID, hopLimit: hopLimit, hops: hops, kind: kind, payload: payload)
-        }
-    }
-
-    private static func decodeHeader(_ routed: RoutedPayload) -> Result<Header, HeaderError> {
-        guard let origin = try? NodeID(bytes: routed.origin) else {
-            return .failure(HeaderError("routed packet origin has \(routed.origin.count) bytes, expected \(NodeID.byteCount)"))
-        }
-        var destination: NodeID?
-        if !routed.destination.isEmpty {
-            guard let node = try? NodeID(bytes: routed.destination) else {
-                return .failure(HeaderError("routed packet destination has \(routed.destination.count) bytes, expected 0 or \(NodeID.byteCount)"))
-            }
-            destination = node
-        }
-        guard let packetID = PacketID(bytes: routed.packetID) else {
-            return .failure(HeaderError("routed packet id has \(routed.packetID.count) bytes, expected \(PacketID.byteCount)"))
-        }
-        guard routed.hopLimit <= WireLimits.maxHopLimit, routed.hops <= WireLimits.maxHopLimit else {
-            return .failure(HeaderError("routed packet hop limit \(routed.hopLimit) / hops \(routed.hops) above \(WireLimits.maxHopLimit)"))
-        }
-        return .success(Header(origin: origin, destination: destination, packetID: packetID, packetIDBytes: routed.packetID,
-                               hopLimit: UInt8(routed.hopLimit), hops: UInt8(routed.hops)))
-    }
-
-    private struct HeaderError: Error, CustomStringConvertible {
-        var description: String
-        init(_ description: String) { self.description = description }
-    }
-
-    static func encode(_ packet: RoutedPacket) -> RoutedPayload {
-        var routed = RoutedPayload()
-        routed.origin = Data(packet.origin.bytes)
-        routed.packetID = Data(packet.packetID.bytes)
-        routed.hopLimit = UInt32(packet.hopLimit)
-        routed.hops = UInt32(packet.hops)
-        switch packet.kind {
-        case .advert(let advert):
-            routed.linkState = (try? SignedPayload(decoding: advert.attachment, what: "advert")) ?? SignedPayload()
-        case .broadcast:
-            routed.broadcast = (try? SignedPayload(decoding: packet.payload, what: "broadcast")) ?? SignedPayload()
-        case .unicast(let destination):
-            routed.destination = Data(destination.bytes)
-            routed.sealed = packet.payload
-        }
-        return routed
     }
 }

@@ -101,6 +101,10 @@ extension Session {
                         switch phase {
                         case .admitted(let sender), .draining(let sender):
                             if case .routed(let routed)? = envelope.body {
+                                // Control before bulk: a burst of buffered packets (each verified or
+                                // opened) would hold the event loop that runs this task; let other work
+                                // queued on it, such as keepalives, go between them (PROTOCOL.md §7.2).
+                                await Task.yield()
                                 let step = mesh.received(routed, from: sender.id)
                                 if let violation = step.violation {
                                     logger.notice("closing a link: malformed routed packet", metadata: ["mesh.peer": "\(sender.id)", "error": "\(violation)"])
@@ -109,6 +113,10 @@ extension Session {
                                 } else {
                                     await perform(step)
                                 }
+                            } else if let violation = Self.violation(in: envelope) {
+                                logger.notice("closing a link: message over a receive limit", metadata: ["mesh.peer": "\(sender.id)", "error": "\(violation)"])
+                                Self.close(channel, .protocolViolation, violation)
+                                phase = .closing
                             } else if let message = Self.message(from: envelope, sender: sender) {
                                 await events.push(.received(message))
                             }
@@ -250,6 +258,13 @@ extension Session {
     /// Reports how a link ended.
     private func finished(phase: Phase, purpose: LinkPurpose, connectingPeer: PeerID?, closeReason: LinkCloseReason?,
                           answerTimedOut: Bool, channel: any Channel) async {
+        var phase = phase
+        // A link this node closed (a protocol violation, a receive limit) may still be the peer's
+        // registered link: it ends like any admitted link, or the peer stays a ghost neighbour.
+        if case .closing = phase,
+           let peer = registry.withLockedValue({ $0.entries.values.first { $0.channel === channel }?.peer }) {
+            phase = .admitted(peer)
+        }
         if case .admitted(let peer) = phase {
             let wasCurrent = registry.withLockedValue { $0.remove(peer.id, channel: channel) }
             if wasCurrent {
@@ -360,6 +375,12 @@ extension Session {
     func deliverDirect(_ envelope: Envelope, from node: NodeID, channel: any Channel) -> Bool {
         guard Self.isApplicationMessage(envelope) else { return false }
         let lane = ObjectIdentifier(channel)
+        if let violation = Self.violation(in: envelope) {
+            // In order with the slow path: the link closes, and its serving task reports the end.
+            logger.notice("closing a link: message over a receive limit", metadata: ["mesh.peer": "\(node)", "error": "\(violation)"])
+            Self.close(channel, .protocolViolation, violation)
+            return true
+        }
         let sender = registry.withLockedValue { registry -> PeerID? in
             guard let entry = registry.entries[node], entry.channel === channel, entry.fastPath,
                   registry.passedUp[lane] == 0 else { return nil }
@@ -385,6 +406,20 @@ extension Session {
         case .data, .chat: true
         default: false
         }
+    }
+
+    /// Why a neighbour's envelope breaks a limit that binds receivers too (PROTOCOL.md §6.1, §10):
+    /// a chat line over ``WireLimits/maxChatTextBytes`` or with a message id that is not 16 bytes.
+    /// `nil` when it is within the limits.
+    static func violation(in envelope: Envelope) -> String? {
+        guard case .chat(let chat)? = envelope.body else { return nil }
+        if chat.text.utf8.count > WireLimits.maxChatTextBytes {
+            return "a chat line of \(chat.text.utf8.count) bytes (maximum \(WireLimits.maxChatTextBytes))"
+        }
+        if chat.messageID.count != NodeID.byteCount {
+            return "a chat message id of \(chat.messageID.count) bytes (expected \(NodeID.byteCount))"
+        }
+        return nil
     }
 
     private static func message(from envelope: Envelope, sender: PeerID) -> ReceivedMessage? {

@@ -273,6 +273,9 @@ public final class ChatProcess: @unchecked Sendable {
                 return
             }
             partial.append(data)
+            // Only a chunk with a newline ends a line: a long line (a 16 MiB data event) arriving in
+            // many chunks is not scanned again from its start for each.
+            guard data.contains(0x0A) else { return }
             while let newline = partial.firstIndex(of: 0x0A) {
                 lines.append(String(decoding: partial[partial.startIndex..<newline], as: UTF8.self))
                 partial.removeSubrange(partial.startIndex...newline)

@@ -81,6 +81,14 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
+    /// Tells the handler that bytes arrived on its socket, before they make a whole frame (fired by
+    /// ``ReceivedBytesHandler`` as a user inbound event): any received byte is life (PROTOCOL.md §7.2),
+    /// so a peer sending a large message slowly, or a loop busy reassembling one, is not dead.
+    public struct BytesReceived: Sendable {
+        /// Creates the event.
+        public init() {}
+    }
+
     /// Sees every application envelope of an established link on its event loop before it is passed
     /// up, with the peer's node id and the channel; returns `true` when it consumed the envelope.
     /// The mesh forwards packets in transit this way, without a task hop (PROTOCOL.md §13.2.7).
@@ -262,6 +270,15 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
+    /// Counts ``BytesReceived`` as life; passes other events on.
+    public func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard event is BytesReceived else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        liveness.frameReceived(now: self.now())
+    }
+
     /// Marks reading as paused until the next `read()` (liveness does not count paused time).
     public func channelReadComplete(context: ChannelHandlerContext) {
         liveness.readingPaused(now: self.now())
@@ -269,6 +286,11 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func received(_ message: Data, context: ChannelHandlerContext) {
+        // Receive limits first, from the length prefixes: decoding an oversized body is the cost (§6.1).
+        if let violation = Envelope.receiveLimitViolation(in: message) {
+            close(context: context, reason: LinkCloseReason(.protocolViolation, violation), tellPeer: true)
+            return
+        }
         let envelope: Envelope
         do {
             envelope = try Envelope(decoding: message)

@@ -9,7 +9,7 @@ public typealias LinkChannel = NIOAsyncChannel<LinkEvent, Envelope>
 
 /// Opens TCP listeners and outgoing connections whose pipelines run the meshchat link protocol.
 ///
-/// Each channel's pipeline is `ByteToMessageHandler(FrameDecoder)` → ``LinkHandler`` →
+/// Each channel's pipeline is ``ReceivedBytesHandler`` → `ByteToMessageHandler(FrameDecoder)` → ``LinkHandler`` →
 /// `NIOAsyncChannel`. The async channel's inbound buffer is bounded, so a slow application stops
 /// the socket being read and TCP flow control pushes back on the sender. Outbound, write through a
 /// ``LinkWriter``, which suspends while more than the high water mark of bytes is in flight
@@ -137,6 +137,7 @@ public struct TCPTransport: Sendable {
 
     private static func wrap(_ channel: any Channel, handler: LinkHandler?, settings: Settings) throws -> LinkChannel {
         if let handler {
+            try channel.pipeline.syncOperations.addHandler(ReceivedBytesHandler())
             try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder()))
             try channel.pipeline.syncOperations.addHandler(handler)
         }

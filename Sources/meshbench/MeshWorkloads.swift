@@ -19,6 +19,27 @@ enum MeshWorkloads {
         return Session(peer: me, configuration: configuration, logger: logger)
     }
 
+    /// Runs `body` with a running session that dialled `127.0.0.1:port`, then disconnects it.
+    /// A watchdog (not a synchroniser) disconnects it after `watchdog`, so that a lost message
+    /// ends the run (the body's event stream ends) instead of hanging it.
+    static func dialling<T: Sendable>(name: String, port: Int, watchdog: Duration,
+                                      _ body: (Session) async throws -> T) async throws -> T {
+        let session = try makeSession(name: name, port: 0)
+        try await session.start()
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await session.run() }
+            group.addTask {
+                try? await Task.sleep(for: watchdog)
+                await session.disconnect()
+            }
+            session.connect(host: "127.0.0.1", port: port)
+            let result = try await body(session)
+            await session.disconnect()
+            group.cancelAll()
+            return result
+        }
+    }
+
     static func sink(port: Int, verify: Bool, connect: Int? = nil) async throws {
         let session = try makeSession(name: "sink", port: port)
         let bound = try await session.start()

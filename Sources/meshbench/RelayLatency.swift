@@ -31,17 +31,8 @@ struct RelayPingCommand: AsyncParsableCommand {
     @Option(help: "Unmeasured round trips per target first.") var warmup = 500
 
     func run() async throws {
-        let session = try MeshWorkloads.makeSession(name: "ping-a", port: 0)
-        try await session.start()
-        let result = try await withThrowingTaskGroup(of: RelayPingResult?.self) { group in
-            group.addTask { try await session.run(); return nil }
-            group.addTask {
-                // A watchdog, not a synchroniser: a lost ping would otherwise hang the run.
-                try? await Task.sleep(for: .seconds(60) + .milliseconds(count + warmup) * 4)
-                await session.disconnect()
-                return nil
-            }
-            session.connect(host: "127.0.0.1", port: connect)
+        let result = try await MeshWorkloads.dialling(name: "ping-a", port: connect,
+                                                      watchdog: .seconds(60) + .milliseconds(count + warmup) * 4) { session in
             var events = session.events.makeAsyncIterator()
             var b: PeerID?
             var c: PeerID?
@@ -81,8 +72,6 @@ struct RelayPingCommand: AsyncParsableCommand {
                 }
             }
             let (direct, relayed, far) = (samples[0].sorted(), samples[1].sorted(), samples[2].sorted())
-            await session.disconnect()
-            group.cancelAll()
             return RelayPingResult(count: count,
                                    directP50: percentile(direct, 0.5), directP99: percentile(direct, 0.99),
                                    relayedP50: percentile(relayed, 0.5), relayedP99: percentile(relayed, 0.99),

@@ -138,13 +138,13 @@ struct AdvertTests {
         #expect(router.database.map(\.origin) == [node(0)])
     }
 
-    @Test("adverts from new origins beyond maxNodes are dropped; known origins still update")
+    @Test("adverts from new origins beyond maxNodes are dropped (all reachable, one neighbour); known origins still update")
     func maxNodes() {
         var configuration = RoutingConfiguration()
         configuration.maxNodes = 2
         var router = makeRouter(configuration)
         _ = router.neighborUp(node(1), latencyMicros: 1000, now: .zero)
-        #expect(router.received(advert(node(1), 1, [node(0)]), from: node(1), now: .zero).drops.isEmpty)
+        #expect(router.received(advert(node(1), 1, [node(0), node(2)]), from: node(1), now: .zero).drops.isEmpty)
         #expect(router.received(advert(node(2), 1, [node(1)]), from: node(1), now: .zero).drops.isEmpty)
         #expect(router.received(advert(node(3), 1, [node(1)]), from: node(1), now: .zero).drops == [.tooManyNodes])
         #expect(router.received(advert(node(2), 2, [node(1), node(3)]), from: node(1), now: .zero).drops.isEmpty)

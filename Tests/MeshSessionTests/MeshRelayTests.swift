@@ -32,6 +32,16 @@ struct MeshRelayTests {
         return (a, b, c, ra, rb, rc)
     }
 
+    /// Alice linked to bob, each with an event reader past the `connected` event; bob as alice sees him.
+    static func linkedPair() async throws -> (Node, Node, EventReader, EventReader, PeerID) {
+        let a = try await Node("alice"), b = try await Node("bob")
+        var ra = EventReader(a), rb = EventReader(b)
+        a.session.connect(host: "127.0.0.1", port: b.port)
+        let bobSeenByA = try await ra.connected()
+        _ = try await rb.connected()
+        return (a, b, ra, rb, bobSeenByA)
+    }
+
     @Test("a private line from A reaches C through B, sealed, and C's receipt comes back")
     func privateLineAndReceipt() async throws {
         var (a, b, c, ra, _, rc) = try await Self.line()
@@ -153,11 +163,7 @@ struct MeshRelayTests {
 
     @Test("a malformed routed packet closes that one link with protocolViolation; a forged broadcast is dropped and the link stays")
     func hostileRoutedPackets() async throws {
-        let a = try await Node("alice"), b = try await Node("bob")
-        var ra = EventReader(a), rb = EventReader(b)
-        a.session.connect(host: "127.0.0.1", port: b.port)
-        let bobSeenByA = try await ra.connected()
-        _ = try await rb.connected()
+        var (a, b, ra, rb, bobSeenByA) = try await Self.linkedPair()
 
         // A broadcast whose signature does not verify: dropped, logged, the link stays up.
         var forged = RoutedPayload()
@@ -187,13 +193,20 @@ struct MeshRelayTests {
         malformed.packetID = Data(repeating: 8, count: 16)
         malformed.sealed = Data([0])
         try await a.session.sendReliable(.routed(malformed), size: 64, to: [bobSeenByA])
-        let reason = try await ra.next { event -> DisconnectReason? in
-            if case .peerChanged(_, .notConnected(let reason?)) = event { return reason }
-            return nil
-        }
+        let reason = try await ra.disconnectReason()
         #expect(reason.code == "protocolViolation")
         #expect(reason.isRemote)
         #expect(reason.message.contains("origin has 3 bytes"))
+        // B, which closed the link, reports alice gone and drops her from its router (no ghost).
+        let gone = try await rb.next { event -> PeerID? in
+            if case .peerChanged(let peer, .notConnected) = event { return peer }
+            return nil
+        }
+        #expect(gone.id == a.id.id)
+        #expect(b.session.route(to: gone) == nil)
+        // Her reconnect is a fresh `connected`.
+        a.session.connect(host: "127.0.0.1", port: b.port)
+        #expect(try await rb.connected().id == a.id.id)
         // B keeps serving: a new peer connects and chats.
         let c = try await Node("carol")
         var rc = EventReader(c)
@@ -202,13 +215,28 @@ struct MeshRelayTests {
         for node in [a, b, c] { await node.stop() }
     }
 
+    @Test("a direct chat line over 64 KiB is refused by the receiver: the link closes with protocolViolation, nothing is delivered")
+    func oversizedDirectChat() async throws {
+        var (a, b, ra, rb, bobSeenByA) = try await Self.linkedPair()
+        let text = String(repeating: "x", count: WireLimits.maxChatTextBytes + 1)
+        try await a.session.sendReliable(.chat(id: Data(count: 16), text: text, sentAtMilliseconds: 0), size: text.utf8.count + 64,
+                                         to: [bobSeenByA])
+        let reason = try await ra.disconnectReason()
+        #expect(reason.code == "protocolViolation")
+        #expect(reason.message.contains("a chat line of 65537 bytes"))
+        let event = try await rb.next { event -> SessionEvent? in
+            switch event {
+            case .received, .peerChanged(_, .notConnected): return event
+            default: return nil
+            }
+        }
+        guard case .peerChanged = event else { Issue.record("delivered: \(event)"); return }
+        for node in [a, b] { await node.stop() }
+    }
+
     @Test("a replayed sealed packet is delivered once; data sealed 20 minutes ago is dropped as a replay, a chat line is not (the clock may be off; lines are deduplicated by id)")
     func sealedReplays() async throws {
-        let a = try await Node("alice"), b = try await Node("bob")
-        var ra = EventReader(a), rb = EventReader(b)
-        a.session.connect(host: "127.0.0.1", port: b.port)
-        let bobSeenByA = try await ra.connected()
-        _ = try await rb.connected()
+        var (a, b, ra, rb, bobSeenByA) = try await Self.linkedPair()
         let identity = a.session.peer.identity
         func sealed(_ text: String, sealedAt: Int64, packet: UInt8, asData: Bool = false) throws -> RoutedPayload {
             var routed = RoutedPayload()

@@ -74,6 +74,14 @@ struct EventReader {
         }
     }
 
+    /// The reason of the next `notConnected` event that has one.
+    mutating func disconnectReason(timeout: Duration = .seconds(10)) async throws -> DisconnectReason {
+        try await next(timeout: timeout) { event in
+            if case .peerChanged(_, .notConnected(let reason?)) = event { return reason }
+            return nil
+        }
+    }
+
     mutating func data(timeout: Duration = .seconds(10)) async throws -> ReceivedMessage {
         try await next(timeout: timeout) { event in
             if case .received(let message) = event { return message }

@@ -1,0 +1,99 @@
+@testable import MeshRouting
+import MeshWire
+import Testing
+
+/// Per-neighbour budgets (PROTOCOL.md §13.11) and the full database's evictions.
+@Suite("Neighbour budgets")
+struct BudgetTests {
+    @Test("a token bucket gives its burst at once, then its rate, and never more than its burst")
+    func tokenBucket() {
+        var bucket = TokenBucket(burst: 3, perSecond: 2, now: .zero)
+        func takeFive(at now: RouterInstant) -> [Bool] { (0..<5).map { _ in bucket.take(now: now) } }
+        let first = takeFive(at: .zero)
+        #expect(first == [true, true, true, false, false])
+        #expect(bucket.take(now: at(ms: 499)) == false)
+        #expect(bucket.take(now: at(ms: 500)) == true)
+        // A long pause refills only up to the burst.
+        let refilled = takeFive(at: at(ms: 60_000))
+        #expect(refilled == [true, true, true, false, false])
+        // A clock going backwards adds nothing.
+        #expect(bucket.take(now: .zero) == false)
+    }
+
+    @Test("each neighbour has its own budget: one neighbour's flood leaves another's untouched")
+    func perNeighbour() {
+        var router = makeRouter()
+        _ = router.neighborUp(node(1), latencyMicros: 1000, now: .zero)
+        _ = router.neighborUp(node(2), latencyMicros: 1000, now: .zero)
+        let burst = NeighborWork.opening.budget.burst
+        func take(_ work: NeighborWork, _ n: UInt8) -> Bool { router.takeBudget(work, from: node(n), now: .zero) }
+        let first = (0..<burst).map { _ in take(.opening, 1) }
+        #expect(first.allSatisfy { $0 })
+        let over = take(.opening, 1), other = take(.opening, 2), otherWork = take(.verification, 1)
+        #expect(!over)
+        #expect(other)
+        #expect(otherWork, "other kinds of work keep their budget")
+        #expect(router.budgets.dropped[.opening] == 1)
+        // A reconnect starts afresh.
+        _ = router.neighborDown(node(1), now: .zero)
+        _ = router.neighborUp(node(1), latencyMicros: 1000, now: .zero)
+        let afresh = take(.opening, 1)
+        #expect(afresh)
+    }
+
+    @Test("adverts introducing new origins beyond a neighbour's budget are dropped; known origins still update")
+    func newOriginBudget() {
+        var configuration = RoutingConfiguration()
+        configuration.maxNodes = 4096
+        var router = makeRouter(configuration)
+        _ = router.neighborUp(node(1), latencyMicros: 1000, now: .zero)
+        let burst = NeighborWork.newOrigin.budget.burst
+        var drops: [DropReason] = []
+        for n in 0..<(burst + 3) {
+            drops += router.received(advert(invented(n), 1, [node(1)]), from: node(1), now: .zero).drops
+        }
+        #expect(drops == Array(repeating: .overBudget(.newOrigin), count: 3))
+        #expect(router.received(advert(invented(0), 2, [node(1)]), from: node(1), now: .zero).drops.isEmpty)
+        // The budget refills at its rate.
+        let later = at(ms: Int64(1000 / NeighborWork.newOrigin.budget.perSecond) + 1)
+        #expect(router.received(advert(invented(burst), 1, [node(1)]), from: node(1), now: later).drops.isEmpty)
+    }
+
+    @Test("a full database makes room for a new origin by forgetting an unreachable one")
+    func evictsUnreachable() {
+        var configuration = RoutingConfiguration()
+        configuration.maxNodes = 2
+        var router = makeRouter(configuration)
+        _ = router.neighborUp(node(1), latencyMicros: 1000, now: .zero)
+        _ = router.received(advert(node(1), 1, [node(0), node(2)]), from: node(1), now: .zero)
+        // Node 9 lists node 1, but node 1 does not list it: unreachable.
+        _ = router.received(advert(node(9), 1, [node(1)]), from: node(1), now: .zero)
+        #expect(router.received(advert(node(2), 1, [node(1)]), from: node(1), now: .zero).drops.isEmpty)
+        #expect(router.database.map(\.origin) == [node(0), node(1), node(2)])
+        #expect(router.route(to: node(2))?.hops == 2)
+    }
+
+    @Test("one neighbour filling the database with reachable origins cannot lock out another's")
+    func fairShare() {
+        var configuration = RoutingConfiguration()
+        configuration.maxNodes = 4
+        var router = makeRouter(configuration)
+        _ = router.neighborUp(node(1), latencyMicros: 1000, now: .zero)
+        _ = router.neighborUp(node(2), latencyMicros: 1000, now: .zero)
+        // Node 1 (hostile) invents a chain of reachable nodes 10…13 and fills the database.
+        _ = router.received(advert(node(1), 1, [node(0), node(10)]), from: node(1), now: .zero)
+        _ = router.received(advert(node(10), 1, [node(1), node(11)]), from: node(1), now: .zero)
+        _ = router.received(advert(node(11), 1, [node(10), node(12)]), from: node(1), now: .zero)
+        _ = router.received(advert(node(12), 1, [node(11)]), from: node(1), now: .zero)
+        #expect(router.received(advert(node(13), 1, [node(12)]), from: node(1), now: .zero).drops == [.tooManyNodes])
+        // Node 2 (honest) still brings its own advert in, evicting one of node 1's origins.
+        #expect(router.received(advert(node(2), 1, [node(0)]), from: node(2), now: .zero).drops.isEmpty)
+        #expect(router.route(to: node(2))?.hops == 1)
+        #expect(router.database.count == 5, "four received plus its own")
+    }
+
+    /// Node ids beyond `node(_:)`'s 256: two bytes of `n`.
+    private func invented(_ n: Int) -> NodeID {
+        try! NodeID(bytes: [0xee, UInt8(n >> 8), UInt8(n & 0xff)] + Array(repeating: 0, count: 13))
+    }
+}
