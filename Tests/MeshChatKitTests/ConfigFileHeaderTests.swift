@@ -1,0 +1,34 @@
+import MeshChatKit
+import Testing
+
+/// Table headers that toml++ asserts on (found by `scripts/fuzz config`; `Tests/FuzzCorpus/config`
+/// keeps the input): refused as syntax errors at their place, and the process lives.
+@Suite("configuration file: table headers")
+struct ConfigFileHeaderTests {
+    static func failure(_ text: String) -> ConfigFileError? {
+        do {
+            _ = try ConfigFile.parse(text, file: "/c.toml", home: "/home/ann")
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test("a header key starting with é, =, a tab then #, or nothing is a syntax error with its place",
+          arguments: ["[é]\n", "name = \"a\"\n  [=x]\n", "[[\t#\n", "[", "[\u{FFFD}", "[ .a]\r\n"])
+    func refused(_ text: String) throws {
+        let error = try #require(Self.failure(text))
+        #expect(error.code == .syntax)
+        #expect(error.description.contains("a table header's key must start with"))
+        #expect(error.line == (text.hasPrefix("name") ? 2 : 1))
+    }
+
+    @Test("headers toml++ reads itself still reach it: a table is a wrong type or an unknown key, [] its own syntax error")
+    func passedOn() {
+        #expect(Self.failure("[places]\n")?.code == .wrongType)
+        #expect(Self.failure("[ \"quoted\" ]\n")?.code == .unknownKey)
+        #expect(Self.failure("[[servers]]\n")?.code == .unknownKey)
+        #expect(Self.failure("[]\n")?.code == .syntax)
+        #expect(Self.failure("connect = [\n  \"127.0.0.1:7000\",\n]\n") == nil)
+    }
+}
