@@ -1,6 +1,7 @@
 extension ConfigFile {
-    /// Where a line opens a table header (`[` or `[[`, after optional spaces) whose key does not
-    /// start with a letter, a digit, `_`, `-` or a quote: `[é]`, `[=`, a lone `[`.
+    /// Where a line opens a table header (`[` or `[[`, after optional spaces, and a byte order mark on
+    /// the first line) whose key does not start with a letter, a digit, `_`, `-` or a quote: `[é]`,
+    /// `[=`, a lone `[`.
     ///
     /// toml++ (under TOMLKit) asserts rather than report such a header (`parse_key()`: an abort in
     /// a debug build, undefined behaviour in a release one), so the file is refused here first,
@@ -9,9 +10,11 @@ extension ConfigFile {
     /// - Parameter text: the file's text.
     /// - Returns: the 1-based line and column of the character that cannot start the key, or `nil`.
     static func badTableHeader(in text: String) -> (line: Int, column: Int)? {
-        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let scalars = Array(line.unicodeScalars)
-            var i = 0
+        // By scalars: "\r\n" is one Character, and toml++ ends lines at "\n" either way.
+        for (number, line) in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let scalars = Array(line)
+            // toml++ skips a byte order mark at the start of the file.
+            var i = number == 0 && scalars.first == "\u{FEFF}" ? 1 : 0
             func skipBlanks() { while i < scalars.count, scalars[i] == " " || scalars[i] == "\t" { i += 1 } }
             skipBlanks()
             guard i < scalars.count, scalars[i] == "[" else { continue }

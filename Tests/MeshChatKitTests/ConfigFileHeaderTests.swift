@@ -14,8 +14,8 @@ struct ConfigFileHeaderTests {
         }
     }
 
-    @Test("a header key starting with é, =, a tab then #, or nothing is a syntax error with its place",
-          arguments: ["[é]\n", "name = \"a\"\n  [=x]\n", "[[\t#\n", "[", "[\u{FFFD}", "[ .a]\r\n"])
+    @Test("a header key starting with é, =, a tab then #, or nothing (after a byte order mark too) is a syntax error with its place",
+          arguments: ["[é]\n", "name = \"a\"\n  [=x]\n", "[[\t#\n", "[", "[\u{FFFD}", "[ .a]\r\n", "\u{FEFF}[\u{FFFD}", "name = \"a\"\r\n[é]\r\n"])
     func refused(_ text: String) throws {
         let error = try #require(Self.failure(text))
         #expect(error.code == .syntax)
