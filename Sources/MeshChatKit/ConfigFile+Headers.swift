@@ -28,3 +28,68 @@ extension ConfigFile {
         return nil
     }
 }
+
+extension ConfigFile {
+    /// Where, outside strings and comments, a 10-character value shaped like a date (`2020-01-01`)
+    /// is followed by a space, one digit and the end of the value: `x = 2020-01-01 1`.
+    ///
+    /// toml++ reads on after the space in case the value is a date-time, and asserts when the
+    /// value ends one digit later (`parse_value()`). Such text is never valid TOML (a time has
+    /// colons), so it is refused here first.
+    /// - Parameter text: the file's text.
+    /// - Returns: the 1-based line and column of that digit, or `nil`.
+    static func truncatedDateTime(in text: String) -> (line: Int, column: Int)? {
+        let s = Array(text.unicodeScalars)
+        func ends(_ c: Unicode.Scalar) -> Bool { c.properties.isWhitespace || "]},#".unicodeScalars.contains(c) }
+        var i = 0, line = 1, lineStart = 0
+        var quote: (mark: Unicode.Scalar, triple: Bool)?
+        var tokenStart: Int?
+        while i < s.count {
+            let c = s[i]
+            if let open = quote {
+                if c == "\\" && open.mark == "\"" {
+                    i += 2
+                    continue
+                }
+                if c == open.mark && (!open.triple || (i + 2 < s.count && s[i + 1] == c && s[i + 2] == c)) {
+                    quote = nil
+                    i += open.triple ? 3 : 1
+                    continue
+                }
+                if c == "\n" {
+                    (line, lineStart) = (line + 1, i + 1)
+                    if !open.triple { quote = nil }
+                }
+                i += 1
+                continue
+            }
+            if c == "#" {
+                while i < s.count && s[i] != "\n" { i += 1 }
+                continue
+            }
+            if c == "\"" || c == "'" {
+                let triple = i + 2 < s.count && s[i + 1] == c && s[i + 2] == c
+                quote = (c, triple)
+                tokenStart = nil
+                i += triple ? 3 : 1
+                continue
+            }
+            if ends(c) {
+                if let start = tokenStart, c == " ", i + 2 < s.count, ("0"..."9").contains(s[i + 1]), ends(s[i + 2]) {
+                    let chars = s[start..<i].filter { $0 != "_" }
+                    if chars.count == 10, ("0"..."9").contains(chars[0]), chars[4] == "-", chars[7] == "-" {
+                        return (line, i + 2 - lineStart)
+                    }
+                }
+                tokenStart = nil
+                if c == "\n" { (line, lineStart) = (line + 1, i + 1) }
+            } else if "=[{".unicodeScalars.contains(c) {
+                tokenStart = nil  // a value starts after these
+            } else if tokenStart == nil {
+                tokenStart = i
+            }
+            i += 1
+        }
+        return nil
+    }
+}

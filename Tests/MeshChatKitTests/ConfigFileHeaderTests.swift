@@ -31,4 +31,18 @@ struct ConfigFileHeaderTests {
         #expect(Self.failure("[]\n")?.code == .syntax)
         #expect(Self.failure("connect = [\n  \"127.0.0.1:7000\",\n]\n") == nil)
     }
+
+    @Test("a date, a space and one digit is a syntax error at the digit; in a string or a comment, or as a full date-time, it is not")
+    func truncatedDateTime() throws {
+        for text in ["x = 2020-01-01 1\n", "port = 1979-05-27 0 ", "connect = [1979-05-27 7]", "p=5br-----\u{FFFD}0 1 "] {
+            let error = try #require(Self.failure(text), "\(text)")
+            #expect(error.code == .syntax)
+            #expect(error.description.contains("a date followed by a space needs a time"), "\(text)")
+        }
+        #expect(Self.failure("x = 2020-01-01 1")?.description.contains("needs a time") != true)  // toml++ stops at the end
+        #expect(Self.failure("name = \"2020-01-01 1 \"\n") == nil)
+        #expect(Self.failure("# 2020-01-01 1 \nname = \"a\"\n") == nil)
+        #expect(Self.failure("name = \"\"\"\n2020-01-01 1 \"\"\"\n")?.description.contains("needs a time") != true)
+        #expect(Self.failure("x = 1979-05-27 07:32:00\n")?.code == .unknownKey)
+    }
 }
