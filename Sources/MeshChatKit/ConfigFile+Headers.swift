@@ -44,6 +44,7 @@ extension ConfigFile {
         var i = 0, line = 1, lineStart = 0
         var quote: (mark: Unicode.Scalar, triple: Bool)?
         var tokenStart: Int?
+        var keyEnded = false
         while i < s.count {
             let c = s[i]
             if let open = quote {
@@ -82,10 +83,11 @@ extension ConfigFile {
                     }
                 }
                 tokenStart = nil
-                if c == "\n" { (line, lineStart) = (line + 1, i + 1) }
-            } else if "=[{".unicodeScalars.contains(c) {
-                tokenStart = nil  // a value starts after these
-            } else if tokenStart == nil {
+                if c == "\n" { (line, lineStart, keyEnded) = (line + 1, i + 1, false) }
+            } else if c == "=" && !keyEnded {
+                tokenStart = nil  // the value starts after the key's "="; a later one is part of it
+                keyEnded = true
+            } else if tokenStart == nil && c != "[" && c != "{" {
                 tokenStart = i
             }
             i += 1
