@@ -68,7 +68,7 @@ extension ConfigFile {
                 while i < s.count && s[i] != "\n" { i += 1 }
                 continue
             }
-            if c == "\"" || c == "'" {
+            if (c == "\"" || c == "'") && tokenStart == nil {  // within a bare value, a quote is part of it
                 let triple = i + 2 < s.count && s[i + 1] == c && s[i + 2] == c
                 quote = (c, triple)
                 tokenStart = nil
