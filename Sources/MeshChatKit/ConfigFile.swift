@@ -75,9 +75,8 @@ public enum ConfigFile {
             throw ConfigFileError(.syntax, file: file, line: line, column: column,
                                   message: "not valid TOML: a table header's key must start with a letter, a digit, _, - or a quote")
         }
-        if let (line, column) = truncatedDateTime(in: text) {
-            throw ConfigFileError(.syntax, file: file, line: line, column: column,
-                                  message: "not valid TOML: a date followed by a space needs a time (HH:MM:SS)")
+        if let (line, column, problem) = valueTomlAssertsOn(in: text) {
+            throw ConfigFileError(.syntax, file: file, line: line, column: column, message: "not valid TOML: \(problem)")
         }
         let table: TOMLTable
         do {

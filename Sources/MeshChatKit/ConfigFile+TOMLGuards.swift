@@ -30,23 +30,27 @@ extension ConfigFile {
 }
 
 extension ConfigFile {
-    /// Where, outside strings and comments, a 10-character value shaped like a date (`2020-01-01`)
-    /// is followed by a space, one digit and the end of the value: `x = 2020-01-01 1`.
-    ///
-    /// toml++ reads on after the space in case the value is a date-time, and asserts when the
-    /// value ends one digit later (`parse_value()`). Such text is never valid TOML (a time has
-    /// colons), so it is refused here first.
+    /// Where, outside strings and comments, text that toml++ asserts on in `parse_value()` is:
+    /// a 10-character value shaped like a date (`2020-01-01`) followed by a space, one digit and
+    /// the end of the value (`x = 2020-01-01 1`: toml++ reads on in case it is a date-time), or a
+    /// `}` where an array expects a value (`x = [}`, `x = [1, }`). Neither is ever valid TOML
+    /// (a time has colons; a `}` closes no array), so such text is refused here first.
     /// - Parameter text: the file's text.
-    /// - Returns: the 1-based line and column of that digit, or `nil`.
-    static func truncatedDateTime(in text: String) -> (line: Int, column: Int)? {
+    /// - Returns: the 1-based line and column of the digit or the `}`, and what is wrong, or `nil`.
+    static func valueTomlAssertsOn(in text: String) -> (line: Int, column: Int, problem: String)? {
         let s = Array(text.unicodeScalars)
         func ends(_ c: Unicode.Scalar) -> Bool { c.properties.isWhitespace || "]},#".unicodeScalars.contains(c) }
         var i = 0, line = 1, lineStart = 0
         var quote: (mark: Unicode.Scalar, triple: Bool)?
         var tokenStart: Int?
         var keyEnded = false
+        var last: Unicode.Scalar?  // the last character outside strings and comments, not a blank
         while i < s.count {
             let c = s[i]
+            if quote == nil, c == "}", last == "[" || last == "," {
+                return (line, i + 1 - lineStart, "\"}\" where an array expects a value")
+            }
+            if quote == nil, !c.properties.isWhitespace, c != "#" { last = c }
             if let open = quote {
                 if c == "\\" && open.mark == "\"" {
                     i += 2
@@ -79,7 +83,7 @@ extension ConfigFile {
                 if let start = tokenStart, c == " ", i + 2 < s.count, ("0"..."9").contains(s[i + 1]), ends(s[i + 2]) {
                     let chars = s[start..<i].filter { $0 != "_" }
                     if chars.count == 10, ("0"..."9").contains(chars[0]), chars[4] == "-", chars[7] == "-" {
-                        return (line, i + 2 - lineStart)
+                        return (line, i + 2 - lineStart, "a date followed by a space needs a time (HH:MM:SS)")
                     }
                 }
                 tokenStart = nil

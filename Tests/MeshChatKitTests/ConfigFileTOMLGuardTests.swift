@@ -1,10 +1,10 @@
 import MeshChatKit
 import Testing
 
-/// Table headers that toml++ asserts on (found by `scripts/fuzz config`; `Tests/FuzzCorpus/config`
+/// Text that toml++ asserts on (found by `scripts/fuzz config`; `Tests/FuzzCorpus/config`
 /// keeps the input): refused as syntax errors at their place, and the process lives.
-@Suite("configuration file: table headers")
-struct ConfigFileHeaderTests {
+@Suite("configuration file: text toml++ asserts on")
+struct ConfigFileTOMLGuardTests {
     static func failure(_ text: String) -> ConfigFileError? {
         do {
             _ = try ConfigFile.parse(text, file: "/c.toml", home: "/home/ann")
@@ -44,5 +44,20 @@ struct ConfigFileHeaderTests {
         #expect(Self.failure("# 2020-01-01 1 \nname = \"a\"\n") == nil)
         #expect(Self.failure("name = \"\"\"\n2020-01-01 1 \"\"\"\n")?.description.contains("needs a time") != true)
         #expect(Self.failure("x = 1979-05-27 07:32:00\n")?.code == .unknownKey)
+    }
+
+    @Test("a } where an array expects a value is a syntax error at it; in a string it is not", arguments: [
+        "n=[}", "x = [1,}", "x = [#c\n}]", "x = [\n}", "x = {a=[}]}", "x = [ 1 , # c\n  }",
+    ])
+    func braceInArray(_ text: String) throws {
+        let error = try #require(Self.failure(text))
+        #expect(error.code == .syntax)
+        #expect(error.description.contains("\"}\" where an array expects a value"))
+    }
+
+    @Test("a } after [ or , inside a string or a comment is no error")
+    func braceInString() {
+        #expect(Self.failure("name = \"[}\"\n") == nil)
+        #expect(Self.failure("name = '[,}'\n# [}\n") == nil)
     }
 }
