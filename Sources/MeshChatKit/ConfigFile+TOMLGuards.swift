@@ -39,7 +39,8 @@ extension ConfigFile {
     /// - Returns: the 1-based line and column of the digit or the `}`, and what is wrong, or `nil`.
     static func valueTomlAssertsOn(in text: String) -> (line: Int, column: Int, problem: String)? {
         let s = Array(text.unicodeScalars)
-        func ends(_ c: Unicode.Scalar) -> Bool { c.properties.isWhitespace || "]},#".unicodeScalars.contains(c) }
+        // toml++'s value terminators; its whitespace also has U+180E, U+200B, U+2060 and U+FEFF.
+        func ends(_ c: Unicode.Scalar) -> Bool { c.properties.isWhitespace || "]},#\u{180E}\u{200B}\u{2060}\u{FEFF}".unicodeScalars.contains(c) }
         var i = 0, line = 1, lineStart = 0
         var quote: (mark: Unicode.Scalar, triple: Bool)?
         var tokenStart: Int?

@@ -34,7 +34,7 @@ struct ConfigFileTOMLGuardTests {
 
     @Test("a date, a space and one digit is a syntax error at the digit; in a string or a comment, or as a full date-time, it is not")
     func truncatedDateTime() throws {
-        for text in ["x = 2020-01-01 1\n", "port = 1979-05-27 0 ", "connect = [1979-05-27 7]", "p=5br-----\u{FFFD}0 1 ", "p=5b\u{FFFD}$-\u{FFFD}=-\u{FFFD}0 1 ", "p=5\"\u{FFFD}$-\u{FFFD}=-\u{FFFD}0 1 "] {
+        for text in ["x = 2020-01-01 1\n", "port = 1979-05-27 0 ", "connect = [1979-05-27 7]", "p=5br-----\u{FFFD}0 1 ", "p=5b\u{FFFD}$-\u{FFFD}=-\u{FFFD}0 1 ", "p=5\"\u{FFFD}$-\u{FFFD}=-\u{FFFD}0 1 ", "n=5\"\u{FFFD}$-\u{FFFD}=-\u{FFFD}0 9\u{FEFF}"] {
             let error = try #require(Self.failure(text), "\(text)")
             #expect(error.code == .syntax)
             #expect(error.description.contains("a date followed by a space needs a time"), "\(text)")
