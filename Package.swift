@@ -212,8 +212,34 @@ let package = Package(
         // Optimised even in debug builds: the brute-force oracle scans ~300k real places per query.
         .testTarget(name: "PlacesTests", dependencies: ["Places"], swiftSettings: [.unsafeFlags(["-O"])]),
         .testTarget(name: "IntegrationTests", dependencies: ["MeshTestSupport", "MeshWire", "MeshLink", .product(name: "Crypto", package: "swift-crypto")]),
+        // Fuzz entry points for every decoder of outside input (scripts/README.md "Fuzzing"), and
+        // the regression test that feeds them every input in Tests/FuzzCorpus.
+        .target(
+            name: "MeshFuzz",
+            dependencies: [
+                "MeshWire", "MeshLink", "MeshRouting", "MeshDiscovery", "MeshSession", "MeshMessaging",
+                "MeshPlaces", "Places", "MeshChatKit",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "MeshFuzzTests",
+            dependencies: [
+                "MeshFuzz", "MeshTestSupport", "MeshSession", "MeshPlaces", "MeshWire", "MeshLink", "Places",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
     ]
 )
+
+// The libFuzzer driver: built only by scripts/fuzz (MESHCHAT_FUZZ=1, `--sanitize=fuzzer`), since
+// libFuzzer supplies its `main`.
+if Context.environment["MESHCHAT_FUZZ"] != nil {
+    package.targets.append(.executableTarget(name: "meshfuzz", dependencies: ["MeshFuzz"], path: "Fuzz/meshfuzz"))
+}
 
 for target in package.targets where target.type != .system {
     var settings = target.swiftSettings ?? []

@@ -71,6 +71,13 @@ public enum ConfigFile {
     /// - Returns: the settings the file gives (the others `nil`).
     /// - Throws: ``ConfigFileError`` for the first problem in the file's order.
     public static func parse(_ text: String, file: String, home: String) throws(ConfigFileError) -> ChatSettings {
+        if let (line, column) = badTableHeader(in: text) {
+            throw ConfigFileError(.syntax, file: file, line: line, column: column,
+                                  message: "not valid TOML: a table header's key must start with a letter, a digit, _, - or a quote")
+        }
+        if let (line, column, problem) = valueTomlAssertsOn(in: text) {
+            throw ConfigFileError(.syntax, file: file, line: line, column: column, message: "not valid TOML: \(problem)")
+        }
         let table: TOMLTable
         do {
             table = try TOMLTable(string: text)

@@ -27,7 +27,7 @@ public struct PlaceLookup: Sendable, Hashable {
                 limit: Int = PlacesLimits.defaultLimit) throws(PlacesInputError) {
         guard centre.isValid else { throw PlacesInputError("\(centre) is not a valid latitude,longitude") }
         guard radius.metres.isFinite, radius.metres >= PlacesLimits.minRadiusMetres, radius.metres <= PlacesLimits.maxRadiusMetres else {
-            throw PlacesInputError("radius \(Self.metres(radius)) is out of range: 1 m to 100 km")
+            throw PlacesInputError("radius \(ReceivedNumber.whole(radius.metres)) m is out of range: 1 m to 100 km")
         }
         let bytes = text.utf8.count
         guard bytes <= PlacesLimits.maxQueryTextBytes else {
@@ -64,10 +64,6 @@ public struct PlaceLookup: Sendable, Hashable {
         payload.text = text
         payload.limit = UInt32(limit)
         return payload
-    }
-
-    private static func metres(_ distance: Distance) -> String {
-        distance.metres.isFinite ? "\(Int(distance.metres.rounded())) m" : "\(distance.metres)"
     }
 }
 

@@ -57,7 +57,7 @@ public struct SharedPin: Sendable, Hashable {
         let expires = Date(timeIntervalSince1970: Double(payload.expiresAtMs) / 1000)
         let skew = Double(PlacesLimits.pinClockSkew.components.seconds)
         guard created.timeIntervalSince(now) <= skew else {
-            throw PlacesInputError("pin \"\(payload.label.prefix(64))\" was made \(Int(created.timeIntervalSince(now))) s in the future by our clock")
+            throw PlacesInputError("pin \"\(payload.label.prefix(64))\" was made \(ReceivedNumber.whole(created.timeIntervalSince(now))) s in the future by our clock")
         }
         try self.init(checking: id.hex, author: author, coordinate: Coordinate(latitude: payload.latitude, longitude: payload.longitude),
                       label: payload.label, note: payload.note, createdAt: created, expiresAt: expires)
@@ -77,7 +77,7 @@ public struct SharedPin: Sendable, Hashable {
         let life = expiresAt.timeIntervalSince(createdAt)
         let range = PlacesLimits.pinLifetime
         guard life >= Double(range.lowerBound.components.seconds), life <= Double(range.upperBound.components.seconds) else {
-            throw PlacesInputError("pin \"\(label)\" lives \(Int(life)) s, expected 60 s to 7 days")
+            throw PlacesInputError("pin \"\(label)\" lives \(ReceivedNumber.whole(life)) s, expected 60 s to 7 days")
         }
         self.id = node.hex
         self.author = author

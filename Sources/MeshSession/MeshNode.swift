@@ -13,7 +13,8 @@ import NIOConcurrencyHelpers
 /// Every input returns a ``Step``: the writes to make now (they never wait, §13.2.7) and the events
 /// to report, which the caller pushes to the session's queue in order (with back-pressure).
 /// This type is thread-safe: one lock guards the router and what adverts taught us.
-final class MeshNode: Sendable {
+/// (`package`: the fuzz entry points of `MeshFuzz` drive it with hostile packets.)
+package final class MeshNode: Sendable {
     /// What a verified advert taught us about a node.
     struct Known: Sendable {
         var peer: PeerID
@@ -24,13 +25,13 @@ final class MeshNode: Sendable {
     }
 
     /// What to do after an input.
-    struct Step: Sendable {
+    package struct Step: Sendable {
         /// Packets for neighbours.
-        var sends: [(NodeID, RoutedPayload)] = []
+        package var sends: [(NodeID, RoutedPayload)] = []
         /// Events for the application, in order.
-        var events: [SessionEvent] = []
+        package var events: [SessionEvent] = []
         /// A reason to close the link the input came from (a malformed packet, §13.1).
-        var violation: String?
+        package var violation: String?
     }
 
     private struct State: Sendable {
@@ -69,7 +70,7 @@ final class MeshNode: Sendable {
     private let clockStart = ContinuousClock.now
     private let logger: Logger
 
-    init(peer: LocalPeer, configuration: RoutingConfiguration, placeSets: [PlaceSetPayload], logger: Logger) {
+    package init(peer: LocalPeer, configuration: RoutingConfiguration, placeSets: [PlaceSetPayload], logger: Logger) {
         self.identity = peer.identity
         let current = NIOLockedValueBox(peer.peerID)
         self.current = current
@@ -147,7 +148,7 @@ final class MeshNode: Sendable {
 
     /// A link to a neighbour was admitted; its handshake proved the neighbour's static key, so the
     /// neighbour is known (name and key) before its first advert arrives.
-    func neighborUp(_ peer: PeerID, staticKey: Data, latency: Duration?) -> Step {
+    package func neighborUp(_ peer: PeerID, staticKey: Data, latency: Duration?) -> Step {
         let micros = latency.map(Self.micros) ?? 1_000
         var renamed: SessionEvent?
         if let key = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: staticKey) {
@@ -191,7 +192,7 @@ final class MeshNode: Sendable {
     }
 
     /// A neighbour sent a routed packet.
-    func received(_ routed: RoutedPayload, from neighbor: NodeID) -> Step {
+    package func received(_ routed: RoutedPayload, from neighbor: NodeID) -> Step {
         let packet: RoutedPacket
         var opened: SessionEvent?
         var renamed: SessionEvent?

@@ -183,10 +183,10 @@ extension MessageStore {
         let age = now.timeIntervalSince(sentAt)
         let maximum = limits.maxMessageAge.timeInterval + skew
         if age > maximum {
-            return "is stale: sent \(Int(age)) s ago, the maximum age is \(Int(maximum)) s"
+            return "is stale: sent \(ReceivedNumber.whole(age)) s ago, the maximum age is \(Int(maximum)) s"
         }
         if -age > skew {
-            return "is dated \(Int(-age)) s in the future, the allowed clock skew is \(Int(skew)) s"
+            return "is dated \(ReceivedNumber.whole(-age)) s in the future, the allowed clock skew is \(Int(skew)) s"
         }
         return nil
     }

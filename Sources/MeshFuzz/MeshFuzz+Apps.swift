@@ -1,0 +1,105 @@
+import struct Foundation.Data
+import struct Foundation.Date
+import MeshLink
+import MeshMessaging
+import MeshPlaces
+import MeshSession
+import MeshWire
+import Places
+
+extension MeshFuzz {
+    /// A places message (§14) as the places service validates it. A valid lookup is answered from a
+    /// small data set, and that answer validates; every validated value survives a round trip.
+    @Sendable static func fuzzPlaces(_ bytes: [UInt8]) {
+        guard let message = try? PlacesPayload(decoding: Data(bytes), what: "places") else { return }
+        switch message.body {
+        case .query(let query):
+            guard let lookup = try? PlaceLookup(validating: query) else { return }
+            precondition((try? PlaceLookup(validating: lookup.payload)) == lookup, "a lookup does not survive a round trip")
+            let answer = FuzzKeys.places.answer(lookup)
+            precondition((try? PlaceAnswer(validating: answer.payload)) != nil, "our own answer does not validate")
+        case .answer(let payload):
+            guard let answer = try? PlaceAnswer(validating: payload) else { return }
+            precondition((try? PlaceAnswer(validating: answer.payload)) == answer, "an answer does not survive a round trip")
+        case .pin(let pin):
+            checkPin(pin)
+        case .unpin(let unpin):
+            _ = try? NodeID(bytes: unpin.pinID)
+        case .pins(let set):
+            for pin in set.pins.prefix(PlacesLimits.maxPinsPerSet + 1) { checkPin(pin) }
+        case nil:
+            return
+        }
+    }
+
+    /// One pin (§14.4), validated; a valid pin survives a round trip.
+    @Sendable static func fuzzPins(_ bytes: [UInt8]) {
+        guard let pin = try? PinPayload(decoding: Data(bytes), what: "pin") else { return }
+        checkPin(pin)
+    }
+
+    private static func checkPin(_ payload: PinPayload) {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        guard let pin = try? SharedPin(validating: payload, author: FuzzKeys.neighbour.peerID, now: now) else { return }
+        // Milliseconds beyond 2^50 do not survive Double seconds exactly; such pins fail validation anyway.
+        guard payload.createdAtMs.magnitude < 1 << 50, payload.expiresAtMs.magnitude < 1 << 50 else { return }
+        precondition((try? SharedPin(validating: pin.payload, author: FuzzKeys.neighbour.peerID, now: now)) == pin,
+                     "a pin does not survive a round trip")
+    }
+
+    /// A file transfer message (§16) against a receiver of a valid offer and a sender of one; a
+    /// hostile offer is validated and, when valid, accepted.
+    @Sendable static func fuzzFiles(_ bytes: [UInt8]) {
+        guard let message = try? FileTransferPayload(decoding: Data(bytes), what: "file transfer") else { return }
+        let id = FileTransferID(bytes: message.transferID) ?? FileTransferID.random()
+        let offer = FileOffer(name: "a.bin", size: 100_000, sha256: Data(repeating: 1, count: 32), chunkSize: 1_024)
+        let now = ContinuousClock.now
+        var receiver = FileReceiveStateMachine(id: id, offer: offer, now: now)
+        _ = receiver.accept()
+        var sender = FileSendStateMachine(id: id, offer: offer)
+        _ = sender.start(now: now)
+        switch message.body {
+        case .offer(let payload):
+            guard let hostile = try? FileOffer(validating: payload) else { return }
+            var machine = FileReceiveStateMachine(id: id, offer: hostile, now: now)
+            _ = machine.accept()
+            for index in [0, hostile.chunkCount - 1, hostile.chunkCount] {
+                _ = machine.receivedChunk(index: index, length: index < hostile.chunkCount ? hostile.length(ofChunk: max(0, index)) : 0, now: now)
+            }
+        case .chunk(let chunk):
+            _ = receiver.receivedChunk(index: Int(chunk.index), length: chunk.data.count, now: now)
+            _ = receiver.receivedChunk(index: Int(chunk.index), length: chunk.data.count, now: now)
+        case .ack(let ack):
+            _ = sender.receivedAck(ack, now: now)
+            _ = sender.receivedAck(ack, now: now)
+        case .done(let done):
+            _ = sender.receivedDone(done)
+        case .cancel(let cancel):
+            _ = sender.receivedCancel(cancel)
+            _ = receiver.receivedCancel(cancel)
+        case nil:
+            return
+        }
+        _ = sender.timerFired(now: now + .seconds(3600))
+        _ = receiver.timerFired(now: now + .seconds(3600))
+    }
+
+    /// Room lines (§15): hostile ciphertext is refused; a room text for this room sealed and opened is itself;
+    /// a room name is normalised or refused.
+    @Sendable static func fuzzRooms(_ bytes: [UInt8]) {
+        let origin = FuzzKeys.neighbour.identity.nodeID
+        if let chat = try? RoomChatPayload(decoding: Data(bytes), what: "room chat") {
+            _ = try? roomKey.open(chat, origin: origin)
+        }
+        if var text = try? RoomTextPayload(decoding: Data(bytes), what: "room text") {
+            text.room = roomKey.name  // a line naming another room is refused by design
+            precondition((try? roomKey.open(roomKey.seal(text, origin: origin), origin: origin)) == text, "a room text does not survive sealing")
+        }
+        let name = String(decoding: bytes, as: UTF8.self)
+        if let normalised = try? RoomKey.normalizedName(name) {
+            precondition((try? RoomKey.normalizedName(normalised)) == normalised, "a normalised room name normalises to another")
+        }
+    }
+
+    private static let roomKey = try! RoomKey(name: "#fuzz", key: Data(repeating: 9, count: 32), hasPassword: false)
+}
