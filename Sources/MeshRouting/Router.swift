@@ -126,6 +126,13 @@ public struct Router: Sendable {
         duplicates.contains(.packet(packetID), now: now)
     }
 
+    /// How long a live neighbour's packet must wait before its `work` fits the budget, or `nil`
+    /// when it fits now (PROTOCOL.md §13.11). Nothing is taken.
+    public func budgetWait(_ work: NeighborWork, from neighbor: NodeID, now: RouterInstant) -> Duration? {
+        guard live[neighbor] != nil else { return nil }
+        return budgets.wait(work, from: neighbor, now: now)
+    }
+
     /// Takes one unit of work from a live neighbour's budget (PROTOCOL.md §13.11): the shell asks
     /// before verifying, opening or relaying one of its packets.
     /// - Returns: whether the work may be done; `false` (counted) means drop the packet.

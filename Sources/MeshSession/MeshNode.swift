@@ -270,6 +270,14 @@ package final class MeshNode: Sendable {
         return "\(what) of \(size) bytes (maximum \(WireLimits.maxSealedSize))"
     }
 
+    /// How long a neighbour's broadcast must wait for its budget (§13.11), or `nil` when it may go on
+    /// now (or is not a broadcast): the link's reader waits instead of dropping it.
+    func budgetWait(_ routed: RoutedPayload, from neighbor: NodeID) -> Duration? {
+        guard case .broadcast? = routed.payload else { return nil }
+        let now = self.now
+        return state.withLockedValue { $0.router.budgetWait(.broadcast, from: neighbor, now: now) }
+    }
+
     /// Whether the work a neighbour's packet asks for fits that neighbour's budget (§13.11):
     /// verifying an advert or broadcast, opening a sealed packet for this node, relaying one for
     /// another. A broadcast or sealed packet seen before is dropped here, before its costly work.
@@ -282,7 +290,7 @@ package final class MeshNode: Sendable {
             case .linkState: work = .verification
             case .broadcast:
                 if state.router.hasSeen(header.packetID, now: now) { return false }
-                work = .verification
+                work = .broadcast
             case .sealed:
                 guard header.destination == identity.nodeID else { work = .relaying; break }
                 if state.router.hasSeen(header.packetID, now: now) { return false }

@@ -105,6 +105,11 @@ extension Session {
                                 // opened) would hold the event loop that runs this task; let other work
                                 // queued on it, such as keepalives, go between them (PROTOCOL.md §7.2).
                                 await Task.yield()
+                                // A broadcast over its neighbour's budget waits here: this link is not
+                                // read meanwhile, so TCP slows that neighbour alone (§13.11).
+                                while let wait = mesh.budgetWait(routed, from: sender.id) {
+                                    try await Task.sleep(for: min(wait, .seconds(1)))
+                                }
                                 let step = mesh.received(routed, from: sender.id)
                                 if let violation = step.violation {
                                     logger.notice("closing a link: malformed routed packet", metadata: ["mesh.peer": "\(sender.id)", "error": "\(violation)"])

@@ -20,6 +20,24 @@ struct BudgetTests {
         #expect(bucket.take(now: .zero) == false)
     }
 
+    @Test("an empty bucket says how long until its next token, and nothing while it has one; waiting that long is enough")
+    func tokenBucketWait() {
+        var bucket = TokenBucket(burst: 2, perSecond: 4, now: .zero)
+        #expect(bucket.wait(now: .zero) == nil)
+        _ = bucket.take(now: .zero)
+        _ = bucket.take(now: .zero)
+        let wait = bucket.wait(now: .zero)
+        #expect(wait.map { $0 >= .milliseconds(250) && $0 <= .milliseconds(251) } == true, "\(String(describing: wait))")
+        #expect(bucket.take(now: at(ms: 249)) == false)
+        #expect(bucket.wait(now: at(ms: 251)) == nil)
+        #expect(bucket.take(now: at(ms: 251)) == true)
+        var router = makeRouter()
+        _ = router.neighborUp(node(1), latencyMicros: 1000, now: .zero)
+        for _ in 0..<NeighborWork.broadcast.budget.burst { _ = router.takeBudget(.broadcast, from: node(1), now: .zero) }
+        #expect(router.budgetWait(.broadcast, from: node(1), now: .zero) != nil, "a neighbour past its broadcast burst waits")
+        #expect(router.budgetWait(.broadcast, from: node(2), now: .zero) == nil, "another neighbour does not")
+    }
+
     @Test("each neighbour has its own budget: one neighbour's flood leaves another's untouched")
     func perNeighbour() {
         var router = makeRouter()
