@@ -7,6 +7,38 @@ import MeshSession
 import MeshWire
 import Testing
 
+/// mallory linked to bob, who runs a ``FileTransfers`` shell over a new downloads directory.
+struct ShellPair {
+    let downloads: String
+    let mallory: Peer
+    let bob: Peer
+    let files: FileTransfers
+    let feeder: Task<Void, Never>
+    /// bob as mallory sees him, once reachable.
+    let bobPeer: PeerID
+
+    init() async throws {
+        downloads = FileManager.default.temporaryDirectory.appendingPathComponent("meshchat-files-\(UUID().uuidString)").path
+        let mallory = try await Peer("mallory"), bob = try await Peer("bob")
+        let files = FileTransfers(session: bob.session, downloads: downloads, tick: .milliseconds(20),
+                                  logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        feeder = Task {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await files.run() }
+                for await event in bob.session.events { await files.handle(event) }
+                group.cancelAll()
+            }
+        }
+        mallory.session.connect(host: "127.0.0.1", port: bob.port)
+        let bobID = bob.id.id
+        bobPeer = try await next(mallory.session.events) { event -> PeerID? in
+            if case .reachabilityChanged(let peer, _?) = event, peer.id == bobID { return peer }
+            return nil
+        }
+        (self.mallory, self.bob, self.files) = (mallory, bob, files)
+    }
+}
+
 /// ``FileTransfers`` against a hostile sender on real sockets: mallory crafts file messages by
 /// hand with ``Session/sendFile(_:to:)``; bob runs the shell. Every bad message is refused with
 /// a cancel naming why, nothing is left in bob's downloads, and the link stays up.
@@ -37,24 +69,10 @@ struct FileTransfersShellTests {
 
     @Test("a crafted name is sanitised; chunks out of range, a wrong hash, an unknown transfer, an oversized offer and a fifth transfer at once are each refused with their code; nothing is left on disk; the link stays up")
     func hostileSender() async throws {
-        let downloads = FileManager.default.temporaryDirectory.appendingPathComponent("meshchat-files-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: downloads) }
-        let mallory = try await Peer("mallory"), bob = try await Peer("bob")
-        let files = FileTransfers(session: bob.session, downloads: downloads, tick: .milliseconds(20),
-                                  logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
-        let feeder = Task {
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { await files.run() }
-                for await event in bob.session.events { await files.handle(event) }
-                group.cancelAll()
-            }
-        }
-        mallory.session.connect(host: "127.0.0.1", port: bob.port)
+        let pair = try await ShellPair()
+        defer { try? FileManager.default.removeItem(atPath: pair.downloads) }
+        let (downloads, mallory, bob, files, feeder, bobPeer) = (pair.downloads, pair.mallory, pair.bob, pair.files, pair.feeder, pair.bobPeer)
         let bobID = bob.id.id
-        let bobPeer = try await next(mallory.session.events) { event -> PeerID? in
-            if case .reachabilityChanged(let peer, _?) = event, peer.id == bobID { return peer }
-            return nil
-        }
         /// The cancel (or other reply) mallory gets for a transfer id.
         func reply(_ id: Data) async throws -> FileTransferPayload.OneOf_Body {
             try await next(mallory.session.events) { event -> FileTransferPayload.OneOf_Body? in
@@ -165,24 +183,9 @@ struct FileTransfersShellTests {
 
     @Test("§16.2: a 0-byte file is stored and confirmed at once; its offer repeated after it finished (the FileDone was lost) gets the FileDone again")
     func emptyFile() async throws {
-        let downloads = FileManager.default.temporaryDirectory.appendingPathComponent("meshchat-files-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: downloads) }
-        let mallory = try await Peer("mallory"), bob = try await Peer("bob")
-        let files = FileTransfers(session: bob.session, downloads: downloads, tick: .milliseconds(20),
-                                  logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
-        let feeder = Task {
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { await files.run() }
-                for await event in bob.session.events { await files.handle(event) }
-                group.cancelAll()
-            }
-        }
-        mallory.session.connect(host: "127.0.0.1", port: bob.port)
-        let bobID = bob.id.id
-        let bobPeer = try await next(mallory.session.events) { event -> PeerID? in
-            if case .reachabilityChanged(let peer, _?) = event, peer.id == bobID { return peer }
-            return nil
-        }
+        let pair = try await ShellPair()
+        defer { try? FileManager.default.removeItem(atPath: pair.downloads) }
+        let (downloads, mallory, bob, feeder, bobPeer) = (pair.downloads, pair.mallory, pair.bob, pair.feeder, pair.bobPeer)
         let empty = Data(SHA256.hash(data: Data()))
         /// The FileDone mallory gets for a transfer id.
         func done(_ id: Data) async throws -> Data {
