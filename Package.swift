@@ -152,6 +152,7 @@ let package = Package(
                 "MeshSession", "MeshTransport", "MeshLink", "MeshNoise", "MeshWire",
                 "MeshRouting", "MeshTestSupport", "MeshMessaging", "MeshStore", "Places",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

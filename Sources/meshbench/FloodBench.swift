@@ -4,6 +4,7 @@ import MeshSession
 import MeshTestSupport
 import MeshTransport
 import MeshWire
+import NIOConcurrencyHelpers
 
 /// What ``FloodPingCommand`` measured: round trips to C through B while B may be flooded.
 struct FloodPingResult: Codable {
@@ -14,6 +15,8 @@ struct FloodPingResult: Codable {
     var p99: Double
     /// Honest links lost during the run: A's link to B, or C becoming unreachable (B—C).
     var linksDropped: Int
+    /// Measured pings whose echo never came (sealed data has no end-to-end retransmission).
+    var lost: Int = 0
     /// Flood packets written per second during the run (filled in by ``FloodBench``).
     var floodRate: Double?
 }
@@ -49,36 +52,55 @@ struct FloodPingCommand: AsyncParsableCommand {
             }
             guard let b, let c else { throw ValidationError("flood-ping: B or C never became reachable") }
             printJSON(["target": c.id.hex])
-            let ping = Data(PayloadMaker(size: 64).payload(0, kind: .ping))
-            var samples: [Double] = []
-            var dropped = 0
-            measuring: for i in 0..<(warmup + count) {
-                let t0 = monotonicSeconds()
-                try await session.send(ping, to: [c], mode: .reliable)
+            // Open loop: pings leave every 2.5 ms whatever comes back (a lost ping, which sealed data
+            // has no retransmission for, must not stall the measurement); echoes are matched by index.
+            let total = warmup + count
+            let sentAt = NIOLockedValueBox([Double](repeating: 0, count: total))
+            let received = NIOLockedValueBox([Double?](repeating: nil, count: total))
+            let dropped = NIOLockedValueBox(0)
+            let bID = b.id, cID = c.id
+            let reader = Task { [events] in
+                var events = events
                 while let event = await events.next() {
                     switch event {
-                    case .received(let message) where message.sender == c:
-                        guard case .data(let data) = message.content, data.first == Kind.ping.rawValue else { continue }
-                        let elapsed = monotonicSeconds() - t0
-                        if i >= warmup { samples.append(elapsed * 1e6) }
-                        // Paced to at most 400 pings a second: under every budget on the way
-                        // (relaying 512/s, opening 1,024/s less a relayed flood's 512/s).
-                        if elapsed < Self.pingInterval { try await Task.sleep(for: .seconds(Self.pingInterval - elapsed)) }
-                        continue measuring
-                    case .peerChanged(let peer, .notConnected) where peer.id == b.id,
-                         .reachabilityChanged(let peer, nil) where peer.id == b.id || peer.id == c.id:
+                    case .received(let message) where message.sender.id == cID:
+                        guard case .data(let data) = message.content, data.count >= 9, data.first == Kind.ping.rawValue else { continue }
+                        let index = data.dropFirst().prefix(8).reversed().reduce(0) { $0 << 8 | Int($1) }
+                        guard (0..<total).contains(index) else { continue }
+                        let now = monotonicSeconds()
+                        received.withLockedValue { $0[index] = now - sentAt.withLockedValue { $0[index] } }
+                        if received.withLockedValue({ $0.allSatisfy { $0 != nil } }) { return }
+                    case .peerChanged(let peer, .notConnected) where peer.id == bID,
+                         .reachabilityChanged(let peer, nil) where peer.id == bID || peer.id == cID:
                         // The flooder going out of reach (B closed it) is not an honest link.
-                        dropped += 1
-                        break measuring
+                        dropped.withLockedValue { $0 += 1 }
+                        return
                     default:
                         continue
                     }
                 }
-                break
             }
+            let maker = PayloadMaker(size: 64)
+            let begin = monotonicSeconds()
+            for i in 0..<total {
+                if dropped.withLockedValue({ $0 }) > 0 { break }
+                let due = begin + Double(i) * Self.pingInterval
+                let now = monotonicSeconds()
+                if due > now { try await Task.sleep(for: .seconds(due - now)) }
+                sentAt.withLockedValue { $0[i] = monotonicSeconds() }
+                try await session.send(maker.data(i, kind: .ping), to: [c], mode: .reliable)
+            }
+            // Echoes still on their way get a grace period; what has not come by then is lost.
+            let grace = monotonicSeconds() + 2
+            while received.withLockedValue({ $0.contains { $0 == nil } }), dropped.withLockedValue({ $0 }) == 0, monotonicSeconds() < grace {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            reader.cancel()
+            let all = received.withLockedValue { $0 }
+            var samples = all[warmup...].compactMap { $0 }.map { $0 * 1e6 }
             samples.sort()
             return FloodPingResult(count: samples.count, p50: percentile(samples, 0.5), p99: percentile(samples, 0.99),
-                                   linksDropped: dropped)
+                                   linksDropped: dropped.withLockedValue { $0 }, lost: count - samples.count)
         }
         printJSON(result)
     }
@@ -112,6 +134,7 @@ struct FloodBench: AsyncParsableCommand {
                 MeshRow("\(kind): honest round trip, p99", "µs", med(measured) { $0.0.p99 }, med(baseline) { $0.0.p99 }),
                 MeshRow("\(kind): honest links dropped", "", med(measured) { Double($0.0.linksDropped) },
                         med(baseline) { Double($0.0.linksDropped) }, goal: "0"),
+                MeshRow("\(kind): honest pings lost", "", med(measured) { Double($0.0.lost) }, med(baseline) { Double($0.0.lost) }),
                 MeshRow("\(kind): flooded node B's CPU", "%", med(measured) { $0.1 }, med(baseline) { $0.1 }),
                 MeshRow("\(kind): flood packets sent to B", "/s", med(measured) { $0.0.floodRate ?? 0 }, nil),
             ]
@@ -121,7 +144,7 @@ struct FloodBench: AsyncParsableCommand {
             subject: "with the flood", baselineName: "without", rows: rows,
             notes: [
                 "Three processes in a line: `meshbench flood-ping` as A, `meshbench sink --connect C` as B, `meshbench sink` as C. "
-                    + "A pings C through B (sealed end to end) one at a time, at most 400 a second, \(count) measured per run after 300 unmeasured.",
+                    + "A pings C through B (sealed end to end) every 2.5 ms whatever comes back (open loop, so a lost ping does not stall the run), \(count) measured per run after 300 unmeasured; an echo not back 2 s after the last ping is lost.",
                 "The flood: a `HostilePeer` (a real handshake and identity) dials B and sends at full speed for the whole run: "
                     + "sealedForVictim = sealed packets for B that never open; sealedRelayed = sealed packets for C (B relays them); "
                     + "adverts = validly signed adverts of its own, each sequence higher; inventedNodes = validly signed adverts of "
