@@ -36,21 +36,17 @@ struct FloodPingCommand: AsyncParsableCommand {
     @Option(help: "Round trips measured.") var count = 2000
     @Option(help: "Unmeasured round trips first (the flood starts meanwhile).") var warmup = 300
 
+    func validate() throws {
+        guard (1...1_000_000).contains(count) else { throw ValidationError("Please give --count from 1 to 1000000 (got \(count)).") }
+        guard (0...1_000_000).contains(warmup) else { throw ValidationError("Please give --warmup from 0 to 1000000 (got \(warmup)).") }
+    }
+
     func run() async throws {
         let result = try await MeshWorkloads.dialling(name: "flood-a", port: connect,
                                                       watchdog: .seconds(120) + .milliseconds(count + warmup) * 10) { session in
             var events = session.events.makeAsyncIterator()
-            var b: PeerID?
-            var c: PeerID?
-            while b == nil || c == nil, let event = await events.next() {
-                switch event {
-                case .reachabilityChanged(let peer, let route?) where route.hops == 1: b = peer
-                case .reachabilityChanged(let peer, let route?) where route.hops == 2: c = peer
-                case .connectFailed(_, let reason): throw ValidationError("flood-ping: connect failed: \(reason)")
-                default: continue
-                }
-            }
-            guard let b, let c else { throw ValidationError("flood-ping: B or C never became reachable") }
+            let found = try await MeshWorkloads.peersByHops(&events, hops: 2, command: "flood-ping")
+            let (b, c) = (found[0], found[1])
             printJSON(["target": c.id.hex])
             // Open loop: pings leave every 2.5 ms whatever comes back (a lost ping, which sealed data
             // has no retransmission for, must not stall the measurement); echoes are matched by index.
@@ -115,6 +111,11 @@ struct FloodBench: AsyncParsableCommand {
 
     @Option(help: "Round trips measured per flood kind.") var count = 2000
     @Option(help: "Rounds (median reported).") var rounds = 1
+
+    func validate() throws {
+        guard (1...1_000_000).contains(count) else { throw ValidationError("Please give --count from 1 to 1000000 (got \(count)).") }
+        guard (1...100).contains(rounds) else { throw ValidationError("Please give --rounds from 1 to 100 (got \(rounds)).") }
+    }
     @Option(name: .customLong("kind"), help: "Only this flood (repeatable): sealedForVictim, sealedRelayed, adverts, inventedNodes.")
     var kinds: [String] = []
 

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Crypto
 import Foundation
 import Logging
@@ -22,6 +23,23 @@ enum MeshWorkloads {
     /// Runs `body` with a running session that dialled `127.0.0.1:port`, then disconnects it.
     /// A watchdog (not a synchroniser) disconnects it after `watchdog`, so that a lost message
     /// ends the run (the body's event stream ends) instead of hanging it.
+    /// Reads events until a node is reachable at each hop count 1…`hops` (the last one reported for
+    /// each); throws when the dial fails or the events end first.
+    /// - Returns: the nodes, nearest first.
+    static func peersByHops(_ events: inout EventQueue<SessionEvent>.AsyncIterator, hops: Int, command: String) async throws -> [PeerID] {
+        var found = [PeerID?](repeating: nil, count: hops)
+        while found.contains(where: { $0 == nil }), let event = await events.next() {
+            switch event {
+            case .reachabilityChanged(let peer, let route?) where (1...hops).contains(route.hops): found[route.hops - 1] = peer
+            case .connectFailed(_, let reason): throw ValidationError("\(command): connect failed: \(reason)")
+            default: continue
+            }
+        }
+        let peers = found.compactMap { $0 }
+        guard peers.count == hops else { throw ValidationError("\(command): the nodes 1 to \(hops) hops away never became reachable") }
+        return peers
+    }
+
     static func dialling<T: Sendable>(name: String, port: Int, watchdog: Duration,
                                       _ body: (Session) async throws -> T) async throws -> T {
         let session = try makeSession(name: name, port: 0)

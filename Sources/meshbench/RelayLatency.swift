@@ -34,19 +34,8 @@ struct RelayPingCommand: AsyncParsableCommand {
         let result = try await MeshWorkloads.dialling(name: "ping-a", port: connect,
                                                       watchdog: .seconds(60) + .milliseconds(count + warmup) * 4) { session in
             var events = session.events.makeAsyncIterator()
-            var b: PeerID?
-            var c: PeerID?
-            var d: PeerID?
-            while b == nil || c == nil || d == nil, let event = await events.next() {
-                switch event {
-                case .reachabilityChanged(let peer, let route?) where route.hops == 1: b = peer
-                case .reachabilityChanged(let peer, let route?) where route.hops == 2: c = peer
-                case .reachabilityChanged(let peer, let route?) where route.hops == 3: d = peer
-                case .connectFailed(_, let reason): throw ValidationError("mesh-ping: connect failed: \(reason)")
-                default: continue
-                }
-            }
-            guard let b, let c, let d else { throw ValidationError("mesh-ping: C or D never became reachable") }
+            let found = try await MeshWorkloads.peersByHops(&events, hops: 3, command: "mesh-ping")
+            let (b, c, d) = (found[0], found[1], found[2])
             let ping = Data(PayloadMaker(size: 64).payload(0, kind: .ping))
 
             func roundTrip(_ target: PeerID) async throws -> Double {
