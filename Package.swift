@@ -197,7 +197,7 @@ let package = Package(
             name: "MeshStoreTests",
             dependencies: ["MeshStore", "MeshWire", "MeshTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        .testTarget(name: "MeshChatKitTests", dependencies: ["MeshChatKit", "MeshTestSupport"]),
+        .testTarget(name: "MeshChatKitTests", dependencies: ["MeshChatKit", "MeshSession", "MeshTestSupport"]),
         .testTarget(
             name: "MeshMessagingTests",
             dependencies: [

@@ -326,6 +326,16 @@ public struct ChatFront: Sendable {
         case .connect(let host, let port):
             session.connect(host: host, port: port, redial: true)
             emit(.notice("connecting to \(Session.format(host: host, port: port)) (kept: dialled again whenever the link is down)"))
+        case .connectCode(let data):
+            let address = PeerAddress.code(data)
+            address.keep(in: session)
+            emit(.notice("connecting to \(address) (kept: dialled again whenever the link is down)"))
+        case .code:
+            do {
+                emit(.code(try session.nearbyConnectionData().text))
+            } catch {
+                emit(.error("/code: \(error)"))
+            }
         case .disconnect(let host, let port):
             let address = Session.format(host: host, port: port)
             if session.stopRedialing(host: host, port: port) {

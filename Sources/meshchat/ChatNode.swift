@@ -83,8 +83,8 @@ struct ChatNode: Sendable {
 
     /// Dials every `--connect` address, and keeps the links (redialled whenever they are down).
     func connectToGivenPeers() {
-        for (host, port) in settings.connect {
-            session.connect(host: host, port: port, redial: true)
+        for address in settings.connect {
+            address.keep(in: session)
         }
     }
 }
