@@ -72,6 +72,23 @@ extension Session {
         }
     }
 
+    /// Connects to a peer with its nearby connection data, in Multipeer's shape
+    /// (`connectPeer(_:withNearbyConnectionData:)`): as ``connectPeer(withNearbyConnectionData:redial:)``
+    /// when the data is the peer's; otherwise nothing is dialled and the outcome is a
+    /// ``SessionEvent/connectFailed(address:reason:)`` saying whose data it is.
+    /// - Parameters:
+    ///   - peer: the peer the application means.
+    ///   - data: that peer's data, from its ``nearbyConnectionData(for:)``.
+    ///   - redial: whether to keep the link.
+    public func connectPeer(_ peer: PeerID, withNearbyConnectionData data: NearbyConnectionData, redial: Bool = false) {
+        guard peer.id == data.nodeID else {
+            let address = Self.format(host: data.addresses[0], port: data.port)
+            _ = events.offer(.connectFailed(address: address, reason: "the connection data is node \(data.nodeID.shortHex)'s, not \(peer)'s"))
+            return
+        }
+        connectPeer(withNearbyConnectionData: data, redial: redial)
+    }
+
     /// Dials nearby connection data's addresses in order (the task behind
     /// ``connectPeer(withNearbyConnectionData:redial:)``).
     /// - Parameters:

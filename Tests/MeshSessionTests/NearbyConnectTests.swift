@@ -90,6 +90,25 @@ struct NearbyConnectTests {
         }
     }
 
+    @Test("connectPeer(_:withNearbyConnectionData:) connects to the data's peer, and dials nothing for another peer's data")
+    func peerOverload() async throws {
+        let a = try await Node("a")
+        let b = try await Node("b")
+        let c = try await Node("c")
+        var aEvents = EventReader(a)
+        try await stopping(a, b, c) {
+            let data = try b.session.nearbyConnectionData()
+            a.session.connectPeer(c.id, withNearbyConnectionData: data)
+            guard case .failure(let failure) = try await aEvents.outcome() else {
+                Issue.record("connected with another peer's data")
+                return
+            }
+            #expect(failure.reason.contains("not c (") && failure.reason.contains(b.id.id.shortHex), "\(failure.reason)")
+            a.session.connectPeer(b.id, withNearbyConnectionData: data)
+            #expect(try await aEvents.outcome() == .success(b.id))
+        }
+    }
+
     @Test("every address failing gives one connectFailed with each address's reason")
     func allFail() async throws {
         let a = try await Node("a")
