@@ -28,6 +28,7 @@ let package = Package(
         .library(name: "MeshPlaces", targets: ["MeshPlaces"]),
         .executable(name: "meshchat", targets: ["meshchat"]),
         .executable(name: "meshbench", targets: ["meshbench"]),
+        .executable(name: "meshboard", targets: ["meshboard"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -157,6 +158,16 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        // Examples/: programs built on the public library API only, as a third party would write them.
+        .executableTarget(
+            name: "meshboard",
+            dependencies: [
+                "MeshSession", "MeshDiscovery",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Examples/meshboard",
+            exclude: ["README.md"]
         ),
         // Test helpers shared by the test targets (not a product).
         .target(
