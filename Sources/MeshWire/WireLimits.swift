@@ -44,6 +44,10 @@ public enum WireLimits {
     public static let maxRoomChatOverhead = 128
     /// Place data sets one link-state advert lists (§14.1); more are ignored.
     public static let maxPlaceSets = 8
+    /// The most channel attachments one advert carries; later ones are ignored (§13.12).
+    public static let maxChannelAttachments = 16
+    /// The largest channel attachment, in bytes; larger ones are ignored (§13.12).
+    public static let maxChannelAttachmentBytes = 1024
     /// The longest `Hello` payload in handshake message 1 (§4.3).
     public static let maxHelloSize = 1024
     /// The longest reason in an ABORT frame (§3.2).
