@@ -37,6 +37,15 @@ public struct TokenBucket: Sendable, Hashable {
         return .microseconds(Int64(((1 - tokens) / Double(perSecond) * 1e6).rounded(.up)) + 1)
     }
 
+    /// Whether the bucket has refilled to its capacity (a new bucket would be the same).
+    /// - Parameter now: the current time.
+    public func isFull(now: RouterInstant) -> Bool {
+        guard now > updatedAt else { return tokens >= Double(burst) }
+        let elapsed = now - updatedAt
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return tokens + seconds * Double(perSecond) >= Double(burst)
+    }
+
     /// Takes one token if there is one.
     /// - Parameter now: the current time (an earlier time than the last one adds nothing).
     /// - Returns: whether a token was taken.

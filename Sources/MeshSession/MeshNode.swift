@@ -32,6 +32,27 @@ package final class MeshNode: Sendable {
         package var events: [SessionEvent] = []
         /// A reason to close the link the input came from (a malformed packet, §13.1).
         package var violation: String?
+        /// Messages for application channels, in order (§13.12).
+        package var channelMessages: [ChannelDelivery] = []
+    }
+
+    /// A message for an application channel, which the session hands to the channel registered
+    /// under its id, if any (§13.12).
+    package struct ChannelDelivery: Sendable {
+        /// The channel id as it came (any value but 0).
+        package var channel: UInt32
+        /// How far the sender's clock was from ours (saturated).
+        package var skew: Duration
+        /// The message.
+        package var message: ChannelMessage
+    }
+
+    /// What an opened packet delivers here.
+    enum Opened: Sendable {
+        /// A session event.
+        case event(SessionEvent)
+        /// A channel message.
+        case channel(ChannelDelivery)
     }
 
     private struct State: Sendable {
@@ -39,6 +60,8 @@ package final class MeshNode: Sendable {
         var known: [NodeID: Known] = [:]
         /// The place data sets each node's latest verified advert lists (§14.1).
         var placeSets: [NodeID: [PlaceSetPayload]] = [:]
+        /// The channel attachments each node's latest verified advert carries (§13.12).
+        var attachments: [NodeID: [UInt32: Data]] = [:]
         /// When a packet dropped for want of budget was last logged (at most once a second).
         var budgetLoggedAt: RouterInstant?
     }
@@ -50,6 +73,8 @@ package final class MeshNode: Sendable {
     /// This node as adverts, broadcasts and sealed packets name it (``rename(_:)`` changes it).
     var me: PeerID { current.withLockedValue { $0 } }
     private let current: NIOLockedValueBox<PeerID>
+    /// This node's channel attachments, carried in its adverts (§13.12).
+    private let localAttachments: NIOLockedValueBox<[UInt32: Data]>
     private let state: NIOLockedValueBox<State>
     /// Pings this node sent across the mesh, by nonce, waiting for their pong (§13.10).
     private let pings = NIOLockedValueBox<[UInt64: PingWait]>([:])
@@ -77,6 +102,8 @@ package final class MeshNode: Sendable {
         self.logger = logger
         let identity = peer.identity
         let advertisedSets = Array(placeSets.prefix(WireLimits.maxPlaceSets))
+        let localAttachments = NIOLockedValueBox<[UInt32: Data]>([:])
+        self.localAttachments = localAttachments
         // Sequences start at the wall clock so that a restarted node's adverts replace its old ones (§13.2).
         let initialSequence = UInt64(max(0, Date().timeIntervalSince1970 * 1000))
         let router = Router(localNode: identity.nodeID, configuration: configuration, initialSequence: initialSequence,
@@ -91,6 +118,12 @@ package final class MeshNode: Sendable {
                 return neighbor
             }
             payload.placeSets = advertisedSets
+            payload.attachments = localAttachments.withLockedValue { $0 }.sorted { $0.key < $1.key }.map {
+                var attachment = ChannelAttachmentPayload()
+                attachment.channel = $0.key
+                attachment.data = $0.value
+                return attachment
+            }
             return MeshSigning.signLinkState(payload, identity: identity).serialized
         }
         self.state = NIOLockedValueBox(State(router: router))
@@ -117,6 +150,13 @@ package final class MeshNode: Sendable {
 
     /// The place data sets a node advertises (§14.1): empty when it holds none or is unknown.
     func placeSets(of node: NodeID) -> [PlaceSetPayload] { state.withLockedValue { $0.placeSets[node] ?? [] } }
+
+    /// The attachment a node's latest verified advert carries for a channel (this node's own for
+    /// this node), §13.12.
+    func attachment(of node: NodeID, channel: UInt32) -> Data? {
+        if node == identity.nodeID { return localAttachments.withLockedValue { $0[channel] } }
+        return state.withLockedValue { $0.attachments[node]?[channel] }
+    }
 
     /// When the router next needs ``timerFired()``.
     var nextDeadline: Duration? { state.withLockedValue { $0.router.nextDeadline?.offset } }
@@ -171,6 +211,18 @@ package final class MeshNode: Sendable {
         return run { state, now in state.router.attachmentChanged(now: now) }
     }
 
+    /// Sets or removes this node's attachment for a channel; a new advert tells the mesh (at once,
+    /// or when the rate limit allows), §13.12.
+    func setAttachment(_ data: Data?, channel: UInt32) -> Step {
+        let changed = localAttachments.withLockedValue { attachments in
+            guard attachments[channel] != data else { return false }
+            attachments[channel] = data
+            return true
+        }
+        guard changed else { return Step() }
+        return run { state, now in state.router.attachmentChanged(now: now) }
+    }
+
     /// A neighbour's link ended.
     func neighborDown(_ node: NodeID) -> Step {
         run { state, now in state.router.neighborDown(node, now: now) }
@@ -194,7 +246,7 @@ package final class MeshNode: Sendable {
     /// A neighbour sent a routed packet.
     package func received(_ routed: RoutedPayload, from neighbor: NodeID) -> Step {
         let packet: RoutedPacket
-        var opened: SessionEvent?
+        var opened: Opened?
         var renamed: SessionEvent?
         var reply: (NodeID, SealedPayload.OneOf_Content)?
         switch Self.decodeHeader(routed) {
@@ -234,7 +286,14 @@ package final class MeshNode: Sendable {
                     return Step()
                 }
                 packet = header.packet(kind: .broadcast, payload: signed.serialized)
-                opened = Self.event(for: broadcast, origin: header.origin, hops: Int(header.hops) + 1)
+                if case .channel(let message) = broadcast.content {
+                    opened = (try? PeerID(id: header.origin, displayName: broadcast.displayName)).flatMap {
+                        Self.channelDelivery(message, sender: $0, delivery: .broadcast, hops: Int(header.hops) + 1,
+                                             sentAtMs: broadcast.sentAtMs, logger: logger)
+                    }
+                } else {
+                    opened = Self.event(for: broadcast, origin: header.origin, hops: Int(header.hops) + 1).map(Opened.event)
+                }
             case .sealed(let sealed):
                 guard let destination = header.destination else {
                     var step = Step()
@@ -342,7 +401,7 @@ package final class MeshNode: Sendable {
 
     // MARK: Internals
 
-    private func run(opened: SessionEvent? = nil, _ body: (inout State, RouterInstant) -> [RouterAction]) -> Step {
+    private func run(opened: Opened? = nil, _ body: (inout State, RouterInstant) -> [RouterAction]) -> Step {
         var step = Step()
         state.withLockedValue { state in
             let actions = body(&state, now)
@@ -351,14 +410,18 @@ package final class MeshNode: Sendable {
         return step
     }
 
-    private func execute(_ actions: [RouterAction], state: State, into step: inout Step, opened: SessionEvent? = nil) {
+    private func execute(_ actions: [RouterAction], state: State, into step: inout Step, opened: Opened? = nil) {
         for action in actions {
             switch action {
             case .send(let packet, let neighbor):
                 step.sends.append((neighbor, Self.encode(packet)))
             case .deliver(let packet):
                 if case .advert = packet.kind { continue }
-                if let opened { step.events.append(opened) }
+                switch opened {
+                case .event(let event)?: step.events.append(event)
+                case .channel(let delivery)?: step.channelMessages.append(delivery)
+                case nil: break
+                }
             case .reachabilityChanged(let changes):
                 for change in changes {
                     switch change {
@@ -390,13 +453,14 @@ package final class MeshNode: Sendable {
             if let seen = old?.sequence, advert.sequence <= seen { return nil }
             state.known[origin] = Known(peer: peer, staticKey: staticKey, sequence: advert.sequence)
             state.placeSets[origin] = sets
+            state.attachments[origin] = Self.attachments(advert.attachments)
             guard let old, old.peer.displayName != peer.displayName else { return nil }
             return .peerRenamed(peer, previousName: old.peer.displayName)
         }
     }
 
     /// Opens a packet sealed for this node; `nil` (logged) when it does not open or is stale.
-    private func open(_ sealed: Data, header: Header, destination: NodeID) -> (SessionEvent?, (NodeID, SealedPayload.OneOf_Content)?) {
+    private func open(_ sealed: Data, header: Header, destination: NodeID) -> (Opened?, (NodeID, SealedPayload.OneOf_Content)?) {
         guard let (plaintext, sender) = openSealed(sealed, header: header, destination: destination) else { return (nil, nil) }
         switch plaintext.content {
         case .ping(let ping):
@@ -423,7 +487,11 @@ package final class MeshNode: Sendable {
             waiter?.resume(returning: true)
             return (nil, nil)
         default:
-            return (event(for: plaintext, sender: sender, hops: Int(header.hops) + 1), nil)
+            if case .channel(let message) = plaintext.content {
+                return (Self.channelDelivery(message, sender: sender, delivery: .sealed, hops: Int(header.hops) + 1,
+                                             sentAtMs: plaintext.sealedAtMs, logger: logger), nil)
+            }
+            return (event(for: plaintext, sender: sender, hops: Int(header.hops) + 1).map(Opened.event), nil)
         }
     }
 
@@ -481,7 +549,7 @@ package final class MeshNode: Sendable {
         // Data and file messages (§16) have nothing else to recognise a replay by once the duplicate
         // cache forgot its packet id; chat lines are deduplicated by message id on disk and receipts are idempotent, so a
         // laptop whose clock is far off still chats (§13.6).
-        let skew = Duration.milliseconds(abs(Self.nowMilliseconds - plaintext.sealedAtMs))
+        let skew = Self.skew(plaintext.sealedAtMs)
         var heldToClock = false
         switch plaintext.content {
         case .data?, .file?: heldToClock = true
@@ -517,7 +585,7 @@ package final class MeshNode: Sendable {
             return .places(places, from: sender, hops: hops, isPrivate: true)
         case .file(let file):
             return .file(file, from: sender, hops: hops)
-        case .ping, .pong:
+        case .ping, .pong, .channel:
             return nil
         case nil:
             logger.debug("ignored a sealed packet with unknown content (a newer peer's)", metadata: ["mesh.origin": "\(origin.shortHex)"])
@@ -538,7 +606,7 @@ package final class MeshNode: Sendable {
             return .places(places, from: sender, hops: hops, isPrivate: false)
         case .room(let room):
             return .room(room, from: sender, hops: hops)
-        case nil:
+        case .channel, nil:
             return nil
         }
     }

@@ -180,6 +180,7 @@ extension Session {
     func perform(_ step: MeshNode.Step) async {
         transmit(step.sends)
         for event in step.events { await events.push(event) }
+        await deliver(step.channelMessages)
         armMeshTimer()
     }
 

@@ -102,6 +102,8 @@ public final class Session: Sendable {
     let sockets = NIOLockedValueBox<Sockets?>(nil)
     /// The mesh shell around the router (PROTOCOL.md §13).
     let mesh: MeshNode
+    /// The application channels registered (PROTOCOL.md §13.12).
+    let channels = ChannelRegistry()
     /// The router's pending timer, if armed.
     let meshTimer = NIOLockedValueBox<(due: Duration, task: Scheduled<Void>)?>(nil)
     /// The event loop that runs the router's timer.
@@ -306,6 +308,7 @@ public final class Session: Sendable {
             }
         }
         events.finish()
+        channels.closeAll()
     }
 
     /// Closes every link (peers are told, with a goodbye), stops ``run()`` and ends ``events``.

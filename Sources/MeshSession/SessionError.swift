@@ -25,6 +25,12 @@ public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
         case notReachable
         /// A message id is not 32 hex digits.
         case invalidMessageID
+        /// A channel id is registered already (PROTOCOL.md §13.12).
+        case channelInUse
+        /// A channel id in the reserved range, or channel limits out of range.
+        case invalidChannel
+        /// The channel was closed, or its session is gone.
+        case channelClosed
     }
 
     /// What kind of error this is.
@@ -65,6 +71,15 @@ public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
     }
     @inline(never) static func invalidMessageID(_ id: String) -> SessionError {
         .init(.invalidMessageID, "message id \"\(id.prefix(40))\" is not 32 hex digits")
+    }
+    @inline(never) static func channelInUse(_ id: ChannelID) -> SessionError {
+        .init(.channelInUse, "\(id) is registered already")
+    }
+    @inline(never) static func invalidChannel(_ id: ChannelID, _ why: String) -> SessionError {
+        .init(.invalidChannel, "cannot register \(id): \(why)")
+    }
+    @inline(never) static func channelClosed(_ id: ChannelID) -> SessionError {
+        .init(.channelClosed, "\(id) is closed")
     }
     @inline(never) static func invalidAddress(_ text: String, _ why: String) -> SessionError {
         .init(.invalidAddress, "invalid address \"\(text)\": \(why)")

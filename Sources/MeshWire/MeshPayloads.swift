@@ -80,3 +80,7 @@ public typealias FileAckPayload = Meshchat_V1_FileAck
 public typealias FileDonePayload = Meshchat_V1_FileDone
 /// §16.5 a refused or abandoned file transfer.
 public typealias FileCancelPayload = Meshchat_V1_FileCancel
+/// One message of an application channel, inside a broadcast or a sealed packet (§13.12).
+public typealias ChannelMessagePayload = Meshchat_V1_ChannelMessage
+/// A node's attachment for one application channel, carried in its signed advert (§13.12).
+public typealias ChannelAttachmentPayload = Meshchat_V1_ChannelAttachment

@@ -1,3 +1,5 @@
+import MeshCore
+
 /// The limits of the wire protocol, in one place (PROTOCOL.md §10).
 ///
 /// Every limit here is enforced by a codec in this module or by the link layer, and each
@@ -42,6 +44,10 @@ public enum WireLimits {
     public static let maxRoomChatOverhead = 128
     /// Place data sets one link-state advert lists (§14.1); more are ignored.
     public static let maxPlaceSets = 8
+    /// The most channel attachments one advert carries; later ones are ignored (§13.12).
+    public static let maxChannelAttachments = 16
+    /// The largest channel attachment, in bytes; larger ones are ignored (§13.12).
+    public static let maxChannelAttachmentBytes = 1024
     /// The longest `Hello` payload in handshake message 1 (§4.3).
     public static let maxHelloSize = 1024
     /// The longest reason in an ABORT frame (§3.2).
@@ -59,5 +65,5 @@ public enum WireLimits {
     /// The range of an invitation's timeout in milliseconds (§4.8): 1 s to 5 min.
     public static let invitationTimeoutMilliseconds: ClosedRange<UInt32> = 1_000...300_000
     /// The length of a display name in UTF-8 bytes (§2.3).
-    public static let displayNameBytes = 1...63
+    public static let displayNameBytes = PeerID.displayNameBytes
 }

@@ -49,6 +49,23 @@ struct AppVectorTests {
         #expect(try Self.load() == (try AppVector.compute()))
     }
 
+    @Test("§13.12: the channel message opens for bob and verifies as a broadcast; the advert carries its attachments")
+    func channels() throws {
+        guard case .channel(let sealed)? = try opened("channelSealed").content else { Issue.record("no channel message"); return }
+        #expect(sealed.channel == 0x5EED_0001 && sealed.payload == Data("hello, channel".utf8))
+        let broadcastPacket = try Self.routed("channelBroadcast")
+        let broadcast = try MeshSigning.verifiedBroadcast(broadcastPacket.broadcast, origin: alice.nodeID, packetID: broadcastPacket.packetID)
+        guard case .channel(let signed)? = broadcast.content else { Issue.record("no channel broadcast"); return }
+        #expect(signed == sealed)
+        var tampered = broadcastPacket.broadcast
+        tampered.body[tampered.body.count - 1] ^= 1
+        #expect(throws: (any Error).self) { try MeshSigning.verifiedBroadcast(tampered, origin: alice.nodeID, packetID: broadcastPacket.packetID) }
+        let advertPacket = try Self.routed("linkStateAttachments")
+        let advert = try MeshSigning.verifiedLinkState(advertPacket.linkState, origin: alice.nodeID)
+        #expect(advert.attachments.map(\.channel) == [3, 0x5EED_0001])
+        #expect(advert.attachments.map(\.data) == [Data([1, 2, 3]), Data("v=1".utf8)])
+    }
+
     @Test("§13.8 and §13.10: the receipt, ping and pong open for bob with their fields")
     func receiptAndPing() throws {
         guard case .receipt(let receipt)? = try opened("receipt").content else { Issue.record("no receipt"); return }

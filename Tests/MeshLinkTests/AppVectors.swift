@@ -72,6 +72,28 @@ struct AppVector: Codable, Equatable {
                     body: signed.body.hexString, envelope: Envelope.routed(routed).encoded.hexString)
     }
 
+    /// alice's advert of mesh.json with two channel attachments (§13.12), in channel order.
+    private static func advertWithAttachments() -> Case {
+        let alice = FixedParty.alice.identity, bob = FixedParty.bob.identity
+        var advert = LinkStatePayload()
+        advert.displayName = "alice"
+        advert.sequence = 1_790_000_000_000
+        var neighbor = LinkStateNeighborPayload()
+        neighbor.nodeID = Data(bob.nodeID.bytes)
+        neighbor.latencyUs = 250
+        advert.neighbors = [neighbor]
+        var places = ChannelAttachmentPayload(), app = ChannelAttachmentPayload()
+        (places.channel, places.data) = (3, Data([0x01, 0x02, 0x03]))
+        (app.channel, app.data) = (0x5EED_0001, Data("v=1".utf8))
+        advert.attachments = [places, app]
+        let signed = MeshSigning.signLinkState(advert, identity: alice)
+        var routed = MeshVector.routed(origin: alice.nodeID, destination: nil, hopLimit: 32, hops: 0)
+        routed.linkState = signed
+        return Case(name: "linkStateAttachments", section: "§13.12",
+                    description: "mesh.json's linkState advert with attachments 010203 on channel 3 and \"v=1\" on channel 0x5eed0001; hop limit 32",
+                    body: signed.body.hexString, envelope: Envelope.routed(routed).encoded.hexString)
+    }
+
     static func file(_ body: FileTransferPayload.OneOf_Body) -> SealedPayload.OneOf_Content {
         var file = FileTransferPayload()
         file.transferID = transferID
@@ -188,8 +210,17 @@ struct AppVector: Codable, Equatable {
         cases.append(try sealed("fileOfferEmpty", "§16.2", "offer of a 0-byte file: no chunks; accepted with FileAck { next: 0 } "
                                 + "and confirmed with FileDone at once", file(.offer(empty))))
 
+        var channelMessage = ChannelMessagePayload()
+        channelMessage.channel = 0x5EED_0001
+        channelMessage.payload = Data("hello, channel".utf8)
+        cases.append(try sealed("channelSealed", "§13.12", "a message on third-party channel 0x5eed0001: \"hello, channel\"",
+                                .channel(channelMessage)))
+        cases.append(broadcast("channelBroadcast", "§13.12", "the same message broadcast on channel 0x5eed0001",
+                               .channel(channelMessage)))
+        cases.append(advertWithAttachments())
+
         return AppVector(
-            description: "PROTOCOL.md §13.8, §13.10, §14, §15, §16 between the fixed parties of handshake.json and mesh.json "
+            description: "PROTOCOL.md §13.8, §13.10, §13.12, §14, §15, §16 between the fixed parties of handshake.json and mesh.json "
                 + "(same packet id c0c1…cf, same sealing ephemeral key f0f1…ff, sent_at 1790000000000). body: the signed "
                 + "Broadcast body, or the sealed plaintext (Sealed). envelope: the serialized Envelope carrying the Routed "
                 + "packet. rooms: each room's key and id (§15.1), from its name and password; room lines use the nonce roomNonce.",

@@ -372,6 +372,9 @@ public nonisolated struct Meshchat_V1_LinkState: Sendable {
   /// ≤ 8 place data sets this node answers lookups from (§14.1)
   public var placeSets: [Meshchat_V1_PlaceSet] = []
 
+  /// ≤ 16, one per channel, each ≤ 1,024 bytes (§13.12)
+  public var attachments: [Meshchat_V1_ChannelAttachment] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -446,6 +449,15 @@ public nonisolated struct Meshchat_V1_Broadcast: Sendable {
     set {content = .room(newValue)}
   }
 
+  /// §13.12: an application channel's message, signed
+  public var channel: Meshchat_V1_ChannelMessage {
+    get {
+      if case .channel(let v)? = content {return v}
+      return Meshchat_V1_ChannelMessage()
+    }
+    set {content = .channel(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Content: Equatable, Sendable {
@@ -455,6 +467,8 @@ public nonisolated struct Meshchat_V1_Broadcast: Sendable {
     case places(Meshchat_V1_Places)
     /// §15: a line to a room, encrypted with the room's key
     case room(Meshchat_V1_RoomChat)
+    /// §13.12: an application channel's message, signed
+    case channel(Meshchat_V1_ChannelMessage)
 
   }
 
@@ -540,6 +554,15 @@ public nonisolated struct Meshchat_V1_Sealed: Sendable {
     set {content = .file(newValue)}
   }
 
+  /// §13.12: an application channel's message, sealed end to end
+  public var channel: Meshchat_V1_ChannelMessage {
+    get {
+      if case .channel(let v)? = content {return v}
+      return Meshchat_V1_ChannelMessage()
+    }
+    set {content = .channel(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Content: Equatable, Sendable {
@@ -554,8 +577,44 @@ public nonisolated struct Meshchat_V1_Sealed: Sendable {
     case pong(Meshchat_V1_Pong)
     /// §16: file transfer (offer, chunks, acknowledgements, completion, cancel)
     case file(Meshchat_V1_FileTransfer)
+    /// §13.12: an application channel's message, sealed end to end
+    case channel(Meshchat_V1_ChannelMessage)
 
   }
+
+  public init() {}
+}
+
+/// §13.12 one message of an application channel, inside a Broadcast or a Sealed packet.
+public nonisolated struct Meshchat_V1_ChannelMessage: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the channel id, 1 – 4,294,967,295 (§13.12 id space)
+  public var channel: UInt32 = 0
+
+  /// the application's bytes, opaque to the mesh; ≤ 64,000 (§13.12)
+  public var payload: Data = Data()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// §13.12 a node's per-channel attachment, carried in its signed advert.
+public nonisolated struct Meshchat_V1_ChannelAttachment: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the channel id
+  public var channel: UInt32 = 0
+
+  /// 1 – 1,024 bytes, opaque to the mesh
+  public var data: Data = Data()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
@@ -1647,7 +1706,7 @@ nonisolated extension Meshchat_V1_Signed: SwiftProtobuf.Message, SwiftProtobuf._
 
 nonisolated extension Meshchat_V1_LinkState: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".LinkState"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}identity_key\0\u{3}static_key\0\u{3}static_signature\0\u{3}display_name\0\u{1}sequence\0\u{1}neighbors\0\u{3}place_sets\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}identity_key\0\u{3}static_key\0\u{3}static_signature\0\u{3}display_name\0\u{1}sequence\0\u{1}neighbors\0\u{3}place_sets\0\u{1}attachments\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1662,6 +1721,7 @@ nonisolated extension Meshchat_V1_LinkState: SwiftProtobuf.Message, SwiftProtobu
       case 5: try { try decoder.decodeSingularUInt64Field(value: &self.sequence) }()
       case 6: try { try decoder.decodeRepeatedMessageField(value: &self.neighbors) }()
       case 7: try { try decoder.decodeRepeatedMessageField(value: &self.placeSets) }()
+      case 8: try { try decoder.decodeRepeatedMessageField(value: &self.attachments) }()
       default: break
       }
     }
@@ -1689,6 +1749,9 @@ nonisolated extension Meshchat_V1_LinkState: SwiftProtobuf.Message, SwiftProtobu
     if !self.placeSets.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.placeSets, fieldNumber: 7)
     }
+    if !self.attachments.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.attachments, fieldNumber: 8)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1700,6 +1763,7 @@ nonisolated extension Meshchat_V1_LinkState: SwiftProtobuf.Message, SwiftProtobu
     if lhs.sequence != rhs.sequence {return false}
     if lhs.neighbors != rhs.neighbors {return false}
     if lhs.placeSets != rhs.placeSets {return false}
+    if lhs.attachments != rhs.attachments {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1742,7 +1806,7 @@ nonisolated extension Meshchat_V1_LinkStateNeighbor: SwiftProtobuf.Message, Swif
 
 nonisolated extension Meshchat_V1_Broadcast: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Broadcast"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}identity_key\0\u{3}packet_id\0\u{3}display_name\0\u{3}sent_at_ms\0\u{1}chat\0\u{1}data\0\u{1}places\0\u{1}room\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}identity_key\0\u{3}packet_id\0\u{3}display_name\0\u{3}sent_at_ms\0\u{1}chat\0\u{1}data\0\u{1}places\0\u{1}room\0\u{1}channel\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1806,6 +1870,19 @@ nonisolated extension Meshchat_V1_Broadcast: SwiftProtobuf.Message, SwiftProtobu
           self.content = .room(v)
         }
       }()
+      case 9: try {
+        var v: Meshchat_V1_ChannelMessage?
+        var hadOneofValue = false
+        if let current = self.content {
+          hadOneofValue = true
+          if case .channel(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.content = .channel(v)
+        }
+      }()
       default: break
       }
     }
@@ -1845,6 +1922,10 @@ nonisolated extension Meshchat_V1_Broadcast: SwiftProtobuf.Message, SwiftProtobu
       guard case .room(let v)? = self.content else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
     }()
+    case .channel?: try {
+      guard case .channel(let v)? = self.content else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 9)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -1863,7 +1944,7 @@ nonisolated extension Meshchat_V1_Broadcast: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Meshchat_V1_Sealed: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Sealed"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}identity_key\0\u{3}static_signature\0\u{3}display_name\0\u{3}sealed_at_ms\0\u{1}chat\0\u{1}receipt\0\u{1}data\0\u{1}places\0\u{1}ping\0\u{1}pong\0\u{1}file\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}identity_key\0\u{3}static_signature\0\u{3}display_name\0\u{3}sealed_at_ms\0\u{1}chat\0\u{1}receipt\0\u{1}data\0\u{1}places\0\u{1}ping\0\u{1}pong\0\u{1}file\0\u{1}channel\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1966,6 +2047,19 @@ nonisolated extension Meshchat_V1_Sealed: SwiftProtobuf.Message, SwiftProtobuf._
           self.content = .file(v)
         }
       }()
+      case 12: try {
+        var v: Meshchat_V1_ChannelMessage?
+        var hadOneofValue = false
+        if let current = self.content {
+          hadOneofValue = true
+          if case .channel(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.content = .channel(v)
+        }
+      }()
       default: break
       }
     }
@@ -2017,6 +2111,10 @@ nonisolated extension Meshchat_V1_Sealed: SwiftProtobuf.Message, SwiftProtobuf._
       guard case .file(let v)? = self.content else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
     }()
+    case .channel?: try {
+      guard case .channel(let v)? = self.content else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -2028,6 +2126,76 @@ nonisolated extension Meshchat_V1_Sealed: SwiftProtobuf.Message, SwiftProtobuf._
     if lhs.displayName != rhs.displayName {return false}
     if lhs.sealedAtMs != rhs.sealedAtMs {return false}
     if lhs.content != rhs.content {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Meshchat_V1_ChannelMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ChannelMessage"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{1}payload\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.channel) }()
+      case 2: try { try decoder.decodeSingularBytesField(value: &self.payload) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.channel != 0 {
+      try visitor.visitSingularUInt32Field(value: self.channel, fieldNumber: 1)
+    }
+    if !self.payload.isEmpty {
+      try visitor.visitSingularBytesField(value: self.payload, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Meshchat_V1_ChannelMessage, rhs: Meshchat_V1_ChannelMessage) -> Bool {
+    if lhs.channel != rhs.channel {return false}
+    if lhs.payload != rhs.payload {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Meshchat_V1_ChannelAttachment: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ChannelAttachment"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{1}data\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.channel) }()
+      case 2: try { try decoder.decodeSingularBytesField(value: &self.data) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.channel != 0 {
+      try visitor.visitSingularUInt32Field(value: self.channel, fieldNumber: 1)
+    }
+    if !self.data.isEmpty {
+      try visitor.visitSingularBytesField(value: self.data, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Meshchat_V1_ChannelAttachment, rhs: Meshchat_V1_ChannelAttachment) -> Bool {
+    if lhs.channel != rhs.channel {return false}
+    if lhs.data != rhs.data {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,0 +1,172 @@
+import struct Foundation.Data
+import struct Foundation.Date
+import Logging
+import MeshRouting
+import MeshWire
+import NIOConcurrencyHelpers
+
+/// An application channel registered with a ``Session`` (PROTOCOL.md §13.12): the way an
+/// application talks to the mesh without the mesh knowing anything about it.
+///
+/// A channel can seal a payload to one node anywhere in the mesh (``send(_:to:)``: relays see only
+/// sizes), sign one and flood it to every node (``broadcast(_:)``), and publish a small attachment
+/// in this node's signed advert (``setAttachment(_:)``; others read theirs with
+/// ``attachment(of:)``). Messages other nodes send on the channel arrive on ``messages``, within
+/// the channel's ``limits``.
+///
+/// ```swift
+/// let channel = try session.register(channel: ChannelID(rawValue: 0x5EED_0001)!)
+/// try await channel.broadcast(Data("hello".utf8))
+/// for await message in channel.messages { print(message.sender, message.payload) }
+/// ```
+///
+/// This type is thread-safe.
+public final class MeshChannel: Sendable {
+    /// The channel's id.
+    public let id: ChannelID
+    /// The channel's limits.
+    public let limits: ChannelLimits
+    /// Messages other nodes sent on this channel, in arrival order, at most
+    /// ``ChannelLimits/inboundCapacity`` held. One consumer; ends after ``close()`` or when the
+    /// session disconnects.
+    public let messages: EventQueue<ChannelMessage>
+
+    private weak let session: Session?
+    private let admission: NIOLockedValueBox<ChannelAdmission>
+    private let counters = NIOLockedValueBox(Counters())
+    private let logger: Logger
+
+    /// Messages refused or dropped, by reason (for logs and tests).
+    struct Counters: Sendable {
+        var refused: [ChannelAdmission.Refusal: Int] = [:]
+        var overflowed = 0
+        var loggedAt: ContinuousClock.Instant?
+    }
+
+    init(id: ChannelID, limits: ChannelLimits, session: Session, logger: Logger) {
+        self.id = id
+        self.limits = limits
+        self.messages = EventQueue(capacity: limits.inboundCapacity)
+        self.session = session
+        self.admission = NIOLockedValueBox(ChannelAdmission(limits: limits))
+        var logger = logger
+        logger[metadataKey: "channel.id"] = "\(id.rawValue)"
+        self.logger = logger
+    }
+
+    /// Seals a payload to one node, anywhere in the mesh, and sends it on its route
+    /// (PROTOCOL.md §13.6, §13.12). Relays see only the routing header and the packet's size.
+    ///
+    /// There is no acknowledgement: the packet may be lost on a congested or broken route.
+    /// Applications that need delivery acknowledge in their own payloads and retransmit.
+    /// - Parameters:
+    ///   - payload: at most ``ChannelLimits/maxMessageSize`` bytes.
+    ///   - peer: a reachable node (a neighbour, or one the mesh has a route to).
+    /// - Throws: ``SessionError`` `payloadTooLarge`, `notReachable`, `channelClosed`.
+    public func send(_ payload: Data, to peer: PeerID) async throws(SessionError) {
+        guard payload.count <= limits.maxMessageSize else {
+            throw .payloadTooLarge(payload.count, limit: limits.maxMessageSize, mode: .reliable)
+        }
+        let session = try openSession()
+        try await session.sendSealed(.channel(wire(payload)), to: peer)
+    }
+
+    /// Signs a payload and floods it to every node within the hop limit (PROTOCOL.md §13.5,
+    /// §13.12). There is no acknowledgement.
+    /// - Parameter payload: at most ``ChannelLimits/maxBroadcastSize`` bytes.
+    /// - Returns: whether no neighbour was there to take it (then nothing was sent).
+    /// - Throws: ``SessionError`` `payloadTooLarge`, `channelClosed`.
+    @discardableResult
+    public func broadcast(_ payload: Data) async throws(SessionError) -> Bool {
+        guard payload.count <= limits.maxBroadcastSize else {
+            throw .payloadTooLarge(payload.count, limit: limits.maxBroadcastSize, mode: .reliable)
+        }
+        let session = try openSession()
+        let step = session.mesh.broadcast(.channel(wire(payload)), sentAt: MeshNode.nowMilliseconds)
+        await session.perform(step)
+        return step.sends.isEmpty
+    }
+
+    /// Sets this node's attachment for the channel, or removes it, and re-advertises
+    /// (PROTOCOL.md §13.12): every node learns it from this node's next signed advert (at once, or
+    /// when the advert rate limit allows).
+    /// - Parameter data: at most ``ChannelLimits/maxAttachmentSize`` bytes; `nil` or empty removes it.
+    /// - Throws: ``SessionError`` `payloadTooLarge`, `channelClosed`.
+    public func setAttachment(_ data: Data?) async throws(SessionError) {
+        if let data, data.count > limits.maxAttachmentSize {
+            throw .payloadTooLarge(data.count, limit: limits.maxAttachmentSize, mode: .reliable)
+        }
+        let session = try openSession()
+        await session.perform(session.mesh.setAttachment(data.flatMap { $0.isEmpty ? nil : $0 }, channel: id.rawValue))
+    }
+
+    /// The attachment a node's latest verified advert carries for this channel.
+    ///
+    /// The data is that node's claim: validate it before use.
+    /// - Parameter peer: the node (this node's own attachment is returned too).
+    /// - Returns: the data, or `nil` when it carries none, is larger than
+    ///   ``ChannelLimits/maxAttachmentSize``, or no advert of it has arrived.
+    public func attachment(of peer: PeerID) -> Data? {
+        guard let data = session?.mesh.attachment(of: peer.id, channel: id.rawValue),
+              data.count <= limits.maxAttachmentSize else { return nil }
+        return data
+    }
+
+    /// Unregisters the channel: messages for it are dropped from now on, ``messages`` ends, this
+    /// node's attachment is withdrawn, and the id may be registered again.
+    public func close() {
+        guard let session, session.channels.remove(self) else { return }
+        messages.finish()
+        Task { await session.perform(session.mesh.setAttachment(nil, channel: id.rawValue)) }
+    }
+
+    // MARK: Internals
+
+    private func openSession() throws(SessionError) -> Session {
+        guard let session, session.channels.channel(id.rawValue) === self else { throw .channelClosed(id) }
+        return session
+    }
+
+    private func wire(_ payload: Data) -> ChannelMessagePayload {
+        var message = ChannelMessagePayload()
+        message.channel = id.rawValue
+        message.payload = payload
+        return message
+    }
+
+    /// Hands an arriving message to the consumer if the channel's limits admit it.
+    func deliver(_ message: ChannelMessage, skew: Duration, now: RouterInstant) async {
+        if let refusal = admission.withLockedValue({
+            $0.admit(size: message.payload.count, delivery: message.delivery, sender: message.sender.id, skew: skew, now: now)
+        }) {
+            count { $0.refused[refusal, default: 0] += 1 }
+            return
+        }
+        switch limits.overflow {
+        case .wait:
+            await messages.push(message)
+        case .drop:
+            if !messages.offer(message) { count { $0.overflowed += 1 } }
+        }
+    }
+
+    /// Counts a refusal and logs the counts at most once a second.
+    private func count(_ update: (inout Counters) -> Void) {
+        let now = ContinuousClock.now
+        let log: Counters? = counters.withLockedValue { counters in
+            update(&counters)
+            if let last = counters.loggedAt, now - last < .seconds(1) { return nil }
+            counters.loggedAt = now
+            return counters
+        }
+        if let log {
+            logger.debug("dropped channel messages over the channel's limits", metadata: [
+                "channel.refused": "\(log.refused.map { "\($0.key.rawValue)=\($0.value)" }.sorted())",
+                "channel.overflowed": "\(log.overflowed)",
+            ])
+        }
+    }
+
+    /// Messages refused so far, by reason, and dropped for a full queue.
+    var refusals: Counters { counters.withLockedValue { $0 } }
+}
