@@ -53,7 +53,9 @@ extension Session {
     /// Connects to the node that made `data` (Multipeer's `connectPeer(_:withNearbyConnectionData:)`).
     /// Returns at once; the outcome is an event.
     ///
-    /// The addresses are dialled in order until one gives a link; a link whose peer proves
+    /// The addresses are dialled one after another, in order, until one gives a link (an address
+    /// that does not answer costs up to the transport's connect timeout, 5 s by default, before the
+    /// next is tried; a refused one costs nothing); a link whose peer proves
     /// another identity than ``NearbyConnectionData/nodeID`` is refused during the handshake
     /// (`invalidIdentity`, "identity differs"), so neither side reports it connected, and the next
     /// address is tried. Success is ``SessionEvent/peerChanged(_:_:)`` with ``PeerState/connected``;

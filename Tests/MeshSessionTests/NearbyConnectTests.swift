@@ -37,6 +37,17 @@ struct ConnectFailure: Error, Equatable {
 /// Out-of-band connection over loopback sockets (PROTOCOL.md §4.10).
 @Suite("Nearby connection data over loopback", .serialized)
 struct NearbyConnectTests {
+    /// Connects `a` to `b` with `b`'s own data (through its text form) and waits until both report it.
+    /// - Returns: the data.
+    static func connectByData(_ a: Node, _ b: Node, _ aEvents: inout EventReader, _ bEvents: inout EventReader,
+                              redial: Bool) async throws -> NearbyConnectionData {
+        let data = try b.session.nearbyConnectionData()
+        a.session.connectPeer(withNearbyConnectionData: try NearbyConnectionData(text: data.text), redial: redial)
+        #expect(try await aEvents.outcome() == .success(b.id))
+        #expect(try await bEvents.connected() == a.id)
+        return data
+    }
+
     @Test("a node's own data connects to it: both sides report connected, and the data names its id and port")
     func connects() async throws {
         let a = try await Node("a")
@@ -44,11 +55,9 @@ struct NearbyConnectTests {
         var aEvents = EventReader(a)
         var bEvents = EventReader(b)
         try await stopping(a, b) {
-            let data = try b.session.nearbyConnectionData()
+            let data = try await Self.connectByData(a, b, &aEvents, &bEvents, redial: false)
             #expect(data.nodeID == b.id.id && data.port == b.port && data.addresses == ["127.0.0.1"])
-            a.session.connectPeer(withNearbyConnectionData: try NearbyConnectionData(text: data.text))
-            #expect(try await aEvents.outcome() == .success(b.id))
-            #expect(try await bEvents.connected() == a.id)
+            #expect(a.session.redialedAddresses.isEmpty)
         }
     }
 
@@ -135,10 +144,7 @@ struct NearbyConnectTests {
         var aEvents = EventReader(a)
         var bEvents = EventReader(b)
         try await stopping(a, b) {
-            let data = try b.session.nearbyConnectionData()
-            a.session.connectPeer(withNearbyConnectionData: data, redial: true)
-            #expect(try await aEvents.outcome() == .success(b.id))
-            #expect(try await bEvents.connected() == a.id)
+            _ = try await Self.connectByData(a, b, &aEvents, &bEvents, redial: true)
             #expect(a.session.redialedAddresses == ["127.0.0.1:\(b.port)"])
             b.session.disconnect(a.id)
             _ = try await aEvents.disconnectReason()
