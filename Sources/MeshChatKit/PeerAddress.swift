@@ -3,6 +3,8 @@ import MeshSession
 /// Where `/connect`, `--connect` and the configuration file's `connect` reach a peer: `HOST:PORT`
 /// (`[IPV6]:PORT`) or a connection code, the text form of a node's nearby connection data
 /// (`meshchat:…`, from its `/code`; PROTOCOL.md §4.10).
+///
+/// This type is thread-safe (a value).
 public enum PeerAddress: Sendable, Hashable, CustomStringConvertible {
     /// An address and port; any node listening there is accepted.
     case hostPort(host: String, port: Int)
