@@ -3,6 +3,7 @@ import struct Foundation.Date
 import MeshLink
 import MeshMessaging
 import MeshPlaces
+import MeshRooms
 import MeshSession
 import MeshWire
 import Places

@@ -1,4 +1,5 @@
 @_exported import struct MeshWire.NodeID
+@_exported import enum MeshWire.ReceivedNumber
 @_exported import MeshDiscovery
 @_exported import struct MeshRouting.RoutingConfiguration
 @_exported import enum MeshRouting.BroadcastStrategy
