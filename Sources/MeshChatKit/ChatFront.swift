@@ -119,6 +119,10 @@ public struct ChatFront: Sendable {
                 await self.showEvents()
                 return .other
             }
+            group.addTask {
+                await self.places.run { await self.show($0) }
+                return .other
+            }
             if let finder {
                 group.addTask {
                     await finder.run()
@@ -464,7 +468,7 @@ public struct ChatFront: Sendable {
             book.note(peer)
             if memory.lastPrivateSender?.id == peer.id { memory.lastPrivateSender = peer }
             emit(.nick(peer, previous: previous, isMe: false))
-        case .receipt, .places, .room, .file:
+        case .receipt, .file:
             break
         }
     }

@@ -50,9 +50,6 @@ public final class Session: Sendable {
         public var transport = TCPTransport.Settings()
         /// Mesh routing settings: hop limit, advert timers, cache bounds (PROTOCOL.md §13).
         public var routing = RoutingConfiguration()
-        /// The place data sets this node answers lookups from, advertised in its link-state adverts
-        /// (PROTOCOL.md §14.1): at most ``WireLimits/maxPlaceSets``; more are not advertised.
-        public var placeSets: [PlaceSetPayload] = []
         /// The event loops to run the sockets on; `nil` uses the process-wide group
         /// (SwiftNIO's singleton). The session never shuts a group down.
         public var eventLoopGroup: (any EventLoopGroup)?
@@ -142,7 +139,7 @@ public final class Session: Sendable {
         self.logger = logger
         self.group = configuration.eventLoopGroup ?? EventLoops.shared
         self.timerLoop = group.next()
-        self.mesh = MeshNode(peer: peer, configuration: configuration.routing, placeSets: configuration.placeSets, logger: logger)
+        self.mesh = MeshNode(peer: peer, configuration: configuration.routing, logger: logger)
         (self.commands, self.commandSink) = AsyncStream.makeStream(of: Command.self, bufferingPolicy: .bufferingOldest(4096))
     }
 
