@@ -159,6 +159,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // netcat across the mesh on streams: an example built only on the public library API.
+        .executableTarget(
+            name: "meshcat",
+            dependencies: ["MeshSession", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Examples/meshcat",
+            exclude: ["README.md"]
+        ),
         // Test helpers shared by the test targets (not a product).
         .target(
             name: "MeshTestSupport",
