@@ -48,9 +48,11 @@ public final class MeshOutputStream: Sendable {
 
     /// Ends the stream at once; the reader's sequence throws ``StreamError`` `cancelled` with
     /// `reason`. Waiting writes and ``finish()`` throw. Does nothing once the stream is over.
+    /// Returns once the close has been handed to the mesh.
     /// - Parameter reason: for people, at most 256 bytes (cut beyond).
     public func cancel(reason: String) async {
         await shell.cancel(key, reason: reason)
+        await shell.flush()
     }
 }
 
@@ -93,10 +95,12 @@ public final class MeshInputStream: AsyncSequence, Sendable {
     }
 
     /// Ends the stream from this side; the opener's writes and `finish()` throw ``StreamError``
-    /// `cancelled` with `reason`. Does nothing once the stream is over.
+    /// `cancelled` with `reason`. Does nothing once the stream is over. Returns once the close has
+    /// been handed to the mesh.
     /// - Parameter reason: for people, at most 256 bytes (cut beyond).
     public func cancel(reason: String) async {
         await shell.cancel(key, reason: reason)
+        await shell.flush()
     }
 
     // MARK: Shell side
@@ -135,6 +139,9 @@ public final class MeshInputStream: AsyncSequence, Sendable {
                 await shell.consumed(chunk.count, of: key)
                 return chunk
             case .done:
+                // The `finished` close went out with the last chunk's read: let it reach the
+                // mesh before the application, seeing the end, perhaps stops its session.
+                await shell.flush()
                 return nil
             case .failed(let error):
                 throw error

@@ -29,7 +29,13 @@ actor StreamShell {
     private let channel: MeshChannel
     private let localID: NodeID
     private let logger: Logger
-    private let outbound: AsyncStream<(PeerID, Data)>.Continuation
+    /// What the sender task takes in order: a packet, or a point that ``flush()`` waits for.
+    private enum Outbound: Sendable {
+        case packet(PeerID, Data)
+        case flush(CheckedContinuation<Void, Never>)
+    }
+
+    private let outbound: AsyncStream<Outbound>.Continuation
     /// Limits of streams this node reads; set by ``accept(limits:)``.
     private var readLimits = StreamLimits()
     /// Streams offered to the application, once it accepts streams.
@@ -47,17 +53,31 @@ actor StreamShell {
         var logger = logger
         logger[metadataKey: "channel.id"] = "\(ChannelID.streams)"
         self.logger = logger
-        let (packets, outbound) = AsyncStream.makeStream(of: (PeerID, Data).self)
+        let (packets, outbound) = AsyncStream.makeStream(of: Outbound.self)
         self.outbound = outbound
         Task { [channel, logger] in
-            for await (peer, payload) in packets {
-                do {
-                    try await channel.send(payload, to: peer)
-                } catch {
-                    // Lost like any packet: the stream's retransmission and timeouts cover it.
-                    logger.trace("stream packet not sent", metadata: ["mesh.peer": "\(peer.id.shortHex)", "error": "\(error)"])
+            for await item in packets {
+                switch item {
+                case .packet(let peer, let payload):
+                    do {
+                        try await channel.send(payload, to: peer)
+                    } catch {
+                        // Lost like any packet: the stream's retransmission and timeouts cover it.
+                        logger.trace("stream packet not sent", metadata: ["mesh.peer": "\(peer.id.shortHex)", "error": "\(error)"])
+                    }
+                case .flush(let continuation):
+                    continuation.resume()
                 }
             }
+        }
+    }
+
+    /// Returns once every packet queued so far has been handed to the mesh (or the session
+    /// stopped), so that an application that stops its session after a stream's end or cancel
+    /// does not cut off the close that tells the other side.
+    func flush() async {
+        await withCheckedContinuation { continuation in
+            if case .terminated = outbound.yield(.flush(continuation)) { continuation.resume() }
         }
     }
 
@@ -313,7 +333,7 @@ actor StreamShell {
     }
 
     private func send(_ packet: StreamPacket, to peer: PeerID) {
-        outbound.yield((peer, StreamWire.encode(packet)))
+        outbound.yield(.packet(peer, StreamWire.encode(packet)))
     }
 
     private func closedError(_ key: StreamKey) -> StreamError {
