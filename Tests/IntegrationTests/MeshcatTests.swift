@@ -65,4 +65,68 @@ struct MeshcatTests {
         #expect(try await send.waitForExit(timeout: .seconds(30)) == 1)
         #expect(send.errors.contains("\"event\":\"error\"") && send.errors.contains("no route"))
     }
+
+    /// Where a process's stdin stands in its file (`pos` in /proc/PID/fdinfo/0).
+    static func stdinPosition(_ process: ChatProcess) -> Int? {
+        guard let info = try? String(contentsOfFile: "/proc/\(process.pid)/fdinfo/0", encoding: .utf8) else { return nil }
+        return info.split(separator: "\n").first { $0.hasPrefix("pos:") }.flatMap { Int($0.dropFirst(4).trimmingCharacters(in: .whitespaces)) }
+    }
+
+    @Test("a reader that does not read: the sender stops reading its input and its memory stays bounded; once read, 64 MiB arrive whole")
+    func sleepingReader() async throws {
+        let directory = TemporaryDirectory("meshcat-test")
+        let input = directory.appending("in.bin"), fifo = directory.appending("out.fifo")
+        var generator = SplitMix64(seed: 15)
+        let size = 64 << 20
+        let content = (0..<size / 8).map { _ in generator.next() }.withUnsafeBytes { Data($0) }
+        try content.write(to: URL(fileURLWithPath: input))
+        #expect(mkfifo(fifo, 0o600) == 0)
+        // Opened for reading (so that the listener's open for writing succeeds) and not read yet.
+        let reader = open(fifo, O_RDONLY | O_NONBLOCK)
+        #expect(reader >= 0)
+        defer { close(reader) }
+
+        let listen = try Self.meshcat(["listen", "--no-discovery", "--data-dir", directory.appending("c"), "--count", "1"],
+                                      label: "listen", stdout: fifo)
+        defer { listen.kill9() }
+        let c = try await Self.ready(listen)
+        let send = try Self.meshcat(["send", "--no-discovery", "--data-dir", directory.appending("a"),
+                                     "--connect", "127.0.0.1:\(c.port)", "--to", c.id], label: "send", stdin: input)
+        defer { send.kill9() }
+        _ = try await Self.ready(send)
+        try await send.waitForStderr("\"event\":\"opened\"")
+
+        // The listener's stdout pipe fills (64 KiB), then both 1 MiB windows: the sender stops
+        // reading its input far short of the file, and its memory stays put, for 3 s of watching.
+        let watchUntil = ContinuousClock.now + .seconds(3)
+        var maxPosition = 0, maxResident = 0
+        while ContinuousClock.now < watchUntil {
+            maxPosition = max(maxPosition, Self.stdinPosition(send) ?? 0)
+            maxResident = max(maxResident, send.residentBytes ?? 0)
+            try await Task.sleep(for: .milliseconds(50))  // sampling, not synchronising
+        }
+        #expect(maxPosition < 8 << 20, "the sender read \(maxPosition) bytes of its input with nobody reading")
+        #expect(maxResident < 96 << 20, "the sender's resident memory reached \(maxResident) bytes")
+        #expect(Self.stdinPosition(send) ?? 0 > 0, "the sender read its input at all")
+
+        // Now read: everything arrives, with the same SHA-256, and the sender exits 0.
+        let flags = fcntl(reader, F_GETFL)
+        _ = fcntl(reader, F_SETFL, flags & ~O_NONBLOCK)
+        let drained = Task.detached { () -> (Int, SHA256.Digest) in
+            var hasher = SHA256(), total = 0
+            var buffer = [UInt8](repeating: 0, count: 1 << 16)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(reader, $0.baseAddress, $0.count) }
+                if count <= 0 { break }
+                hasher.update(data: buffer[0..<count])
+                total += count
+            }
+            return (total, hasher.finalize())
+        }
+        #expect(try await send.waitForExit(timeout: .seconds(240)) == 0, "send: \(send.errors)")
+        #expect(try await listen.waitForExit(timeout: .seconds(30)) == 0, "listen: \(listen.errors)")
+        let (total, digest) = await drained.value
+        #expect(total == size)
+        #expect(digest == SHA256.hash(data: content))
+    }
 }
