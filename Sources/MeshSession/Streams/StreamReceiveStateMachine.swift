@@ -17,9 +17,9 @@ import struct Foundation.Data
 /// ``maxHeldSegments`` packets, none overlapping another) until the gap fills; bytes already
 /// received are ignored. When the application has read the end, the reader sends the `finished`
 /// close that completes the opener's `finish()`.
-struct StreamReceiveStateMachine: Sendable {
+package struct StreamReceiveStateMachine: Sendable {
     /// Where the stream is.
-    enum State: Sendable, Hashable {
+    package enum State: Sendable, Hashable {
         /// Bytes arrive.
         case open
         /// Every byte up to the end was handed to the application.
@@ -29,7 +29,7 @@ struct StreamReceiveStateMachine: Sendable {
     }
 
     /// What the shell does after an input, in order.
-    enum Action: Sendable, Hashable {
+    package enum Action: Sendable, Hashable {
         /// Send the packet to the opener.
         case send(StreamPacket)
         /// Hand these bytes, the next in order, to the application.
@@ -52,7 +52,7 @@ struct StreamReceiveStateMachine: Sendable {
     /// The limits.
     let limits: StreamLimits
     /// Where the stream is.
-    private(set) var state: State = .open
+    package private(set) var state: State = .open
     /// Every byte below this was received (and delivered).
     private(set) var received: UInt64 = 0
     /// Bytes the application read.
@@ -66,7 +66,7 @@ struct StreamReceiveStateMachine: Sendable {
     private var lastProgress: ContinuousClock.Instant
 
     /// Creates the reader of a stream the application accepted.
-    init(id: UInt64, limits: StreamLimits, now: ContinuousClock.Instant) {
+    package init(id: UInt64, limits: StreamLimits, now: ContinuousClock.Instant) {
         self.id = id
         self.limits = limits
         self.lastHeard = now
@@ -74,7 +74,7 @@ struct StreamReceiveStateMachine: Sendable {
     }
 
     /// Bytes held for the application: delivered and not read, and held ahead of a gap.
-    var heldBytes: Int { Int(received - consumed) + held.values.reduce(0) { $0 + $1.count } }
+    package var heldBytes: Int { Int(received - consumed) + held.values.reduce(0) { $0 + $1.count } }
 
     /// The credit's end: bytes below it are accepted.
     private var limit: UInt64 { consumed + UInt64(limits.window) }
@@ -87,17 +87,17 @@ struct StreamReceiveStateMachine: Sendable {
     // MARK: Inputs
 
     /// Accepts the stream: the first acknowledgement grants the window.
-    mutating func start() -> [Action] { [ack()] }
+    package mutating func start() -> [Action] { [ack()] }
 
     /// The open came again (the first acknowledgement was lost): acknowledge again.
-    mutating func receivedOpen(now: ContinuousClock.Instant) -> [Action] {
+    package mutating func receivedOpen(now: ContinuousClock.Instant) -> [Action] {
         guard state != .closed else { return [.ignored("an open after the end")] }
         lastHeard = now
         return [ack()]
     }
 
     /// Bytes (or a probe, or the end) from the opener.
-    mutating func receivedData(offset: UInt64, bytes: Data, fin: Bool, now: ContinuousClock.Instant) -> [Action] {
+    package mutating func receivedData(offset: UInt64, bytes: Data, fin: Bool, now: ContinuousClock.Instant) -> [Action] {
         guard state != .closed else { return [.ignored("data after the end")] }
         lastHeard = now
         let (end, overflow) = offset.addingReportingOverflow(UInt64(bytes.count))
@@ -138,7 +138,7 @@ struct StreamReceiveStateMachine: Sendable {
     }
 
     /// The application read `count` bytes of what was delivered.
-    mutating func consumed(_ count: Int, now: ContinuousClock.Instant) -> [Action] {
+    package mutating func consumed(_ count: Int, now: ContinuousClock.Instant) -> [Action] {
         guard state != .closed, count > 0 else { return [] }
         consumed = min(received, consumed + UInt64(count))
         lastProgress = now
@@ -148,7 +148,7 @@ struct StreamReceiveStateMachine: Sendable {
     }
 
     /// The opener closed the stream (cancelled it, or gave up).
-    mutating func receivedClose(code: StreamCloseCode, reason: String) -> [Action] {
+    package mutating func receivedClose(code: StreamCloseCode, reason: String) -> [Action] {
         guard state != .closed else { return [.ignored("a close after the end")] }
         state = .closed
         held = [:]
@@ -156,13 +156,13 @@ struct StreamReceiveStateMachine: Sendable {
     }
 
     /// This node ends the stream (the application cancelled, or the session stops).
-    mutating func cancel(_ code: StreamCloseCode, _ reason: String) -> [Action] {
+    package mutating func cancel(_ code: StreamCloseCode, _ reason: String) -> [Action] {
         guard state != .closed else { return [.ignored("already over")] }
         return fail(code, reason)
     }
 
     /// Time passed: gives up on a silent or idle stream.
-    mutating func timerFired(now: ContinuousClock.Instant) -> [Action] {
+    package mutating func timerFired(now: ContinuousClock.Instant) -> [Action] {
         guard state != .closed else { return [] }
         if now >= lastHeard + limits.peerTimeout {
             return fail(.timedOut, "nothing from the opener for \(limits.peerTimeout)")

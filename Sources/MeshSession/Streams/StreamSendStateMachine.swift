@@ -21,9 +21,9 @@ import struct Foundation.Data
 /// without any packet from the reader, the stream ends with `timedOut`. With nothing in flight
 /// (a closed window, or the end sent and acknowledged) the opener probes every
 /// ``StreamLimits/keepaliveInterval`` with an empty data packet, which the reader answers.
-struct StreamSendStateMachine: Sendable {
+package struct StreamSendStateMachine: Sendable {
     /// Where the stream is.
-    enum State: Sendable, Hashable {
+    package enum State: Sendable, Hashable {
         /// The open is out.
         case opening
         /// The reader accepted; bytes flow.
@@ -35,7 +35,7 @@ struct StreamSendStateMachine: Sendable {
     }
 
     /// What the shell does after an input, in order.
-    enum Action: Sendable, Hashable {
+    package enum Action: Sendable, Hashable {
         /// Send the packet to the reader.
         case send(StreamPacket)
         /// The reader accepted the stream.
@@ -70,7 +70,7 @@ struct StreamSendStateMachine: Sendable {
     /// The limits.
     let limits: StreamLimits
     /// Where the stream is.
-    private(set) var state: State = .opening
+    package private(set) var state: State = .opening
     /// Bytes the application wrote.
     private(set) var written: UInt64 = 0
     /// Every byte below this is acknowledged.
@@ -91,7 +91,7 @@ struct StreamSendStateMachine: Sendable {
     private var lastProgress: ContinuousClock.Instant
 
     /// Creates the opener of a stream; ``start(now:)`` sends the open.
-    init(id: UInt64, name: String, limits: StreamLimits, now: ContinuousClock.Instant) {
+    package init(id: UInt64, name: String, limits: StreamLimits, now: ContinuousClock.Instant) {
         self.id = id
         self.name = name
         self.limits = limits
@@ -108,7 +108,7 @@ struct StreamSendStateMachine: Sendable {
     }
 
     /// Bytes held (written and not acknowledged).
-    var heldBytes: UInt64 { written - acknowledged }
+    package var heldBytes: UInt64 { written - acknowledged }
 
     /// When ``timerFired(now:)`` is next needed, or `nil` once closed.
     var nextDeadline: ContinuousClock.Instant? {
@@ -126,7 +126,7 @@ struct StreamSendStateMachine: Sendable {
     // MARK: Inputs
 
     /// Sends the open.
-    mutating func start(now: ContinuousClock.Instant) -> [Action] {
+    package mutating func start(now: ContinuousClock.Instant) -> [Action] {
         guard state == .opening, open == nil else { return [.ignored("the stream has already started")] }
         open = (now, 1)
         lastSent = now
@@ -135,7 +135,7 @@ struct StreamSendStateMachine: Sendable {
 
     /// The application writes bytes; takes at most ``writableBytes`` of them.
     /// - Returns: how many bytes were taken, and the actions.
-    mutating func write(_ bytes: Data, now: ContinuousClock.Instant) -> (taken: Int, actions: [Action]) {
+    package mutating func write(_ bytes: Data, now: ContinuousClock.Instant) -> (taken: Int, actions: [Action]) {
         let taken = min(bytes.count, writableBytes)
         guard taken > 0 else { return (0, []) }
         var position = bytes.startIndex
@@ -160,7 +160,7 @@ struct StreamSendStateMachine: Sendable {
     }
 
     /// The application wrote everything: the end goes out after the last byte.
-    mutating func finish(now: ContinuousClock.Instant) -> [Action] {
+    package mutating func finish(now: ContinuousClock.Instant) -> [Action] {
         guard state == .open || state == .opening else { return [.ignored("finish when \(state)")] }
         if state == .opening { return [.ignored("finish before the reader accepted")] }
         state = .finishing
@@ -173,7 +173,7 @@ struct StreamSendStateMachine: Sendable {
     }
 
     /// The reader acknowledged: the first acknowledgement accepts the stream.
-    mutating func receivedAck(offset: UInt64, window: UInt64, fin: Bool, now: ContinuousClock.Instant) -> [Action] {
+    package mutating func receivedAck(offset: UInt64, window: UInt64, fin: Bool, now: ContinuousClock.Instant) -> [Action] {
         guard state != .closed else { return [.ignored("an acknowledgement after the end")] }
         lastHeard = now
         var actions: [Action] = []
@@ -215,7 +215,7 @@ struct StreamSendStateMachine: Sendable {
     }
 
     /// The reader closed the stream: `finished` after its application read the end, else a failure.
-    mutating func receivedClose(code: StreamCloseCode, reason: String) -> [Action] {
+    package mutating func receivedClose(code: StreamCloseCode, reason: String) -> [Action] {
         guard state != .closed else { return [.ignored("a close after the end")] }
         state = .closed
         segments = []
@@ -229,13 +229,13 @@ struct StreamSendStateMachine: Sendable {
     }
 
     /// This node ends the stream (the application cancelled, or the session stops).
-    mutating func cancel(_ code: StreamCloseCode, _ reason: String) -> [Action] {
+    package mutating func cancel(_ code: StreamCloseCode, _ reason: String) -> [Action] {
         guard state != .closed else { return [.ignored("already over")] }
         return fail(code, reason)
     }
 
     /// Time passed: sends again what timed out, probes, or gives up.
-    mutating func timerFired(now: ContinuousClock.Instant) -> [Action] {
+    package mutating func timerFired(now: ContinuousClock.Instant) -> [Action] {
         guard state != .closed else { return [] }
         if now >= lastHeard + limits.peerTimeout {
             return fail(.timedOut, "no answer from the reader for \(limits.peerTimeout)")

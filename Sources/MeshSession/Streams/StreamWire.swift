@@ -3,7 +3,7 @@ import SwiftProtobuf
 
 /// One stream packet (PROTOCOL.md §17.1), decoded: the typed form of `StreamPacket` in
 /// `Protocol/streams.proto`.
-enum StreamPacket: Sendable, Hashable {
+package enum StreamPacket: Sendable, Hashable {
     /// §17.2 opener → reader.
     case open(id: UInt64, name: String)
     /// §17.3 opener → reader.
@@ -14,7 +14,7 @@ enum StreamPacket: Sendable, Hashable {
     case close(id: UInt64, code: StreamCloseCode, reason: String, fromReader: Bool)
 
     /// The stream id.
-    var id: UInt64 {
+    package var id: UInt64 {
         switch self {
         case .open(let id, _), .data(let id, _, _, _), .ack(let id, _, _, _), .close(let id, _, _, _): id
         }
@@ -22,7 +22,7 @@ enum StreamPacket: Sendable, Hashable {
 }
 
 /// The codec and size limits of stream packets (PROTOCOL.md §17.1, §17.7).
-enum StreamWire {
+package enum StreamWire {
     /// Bytes a stream packet adds around a chunk, at most (ids, offsets and tags as varints).
     static let framing = 64
     /// The largest chunk in one data packet: the channel payload limit less ``framing``.
@@ -33,12 +33,12 @@ enum StreamWire {
     static let maxReasonBytes = 256
 
     /// Why a packet could not be decoded.
-    struct DecodeError: Error, CustomStringConvertible {
-        let description: String
+    package struct DecodeError: Error, CustomStringConvertible {
+        package let description: String
     }
 
     /// Encodes a packet.
-    static func encode(_ packet: StreamPacket) -> Data {
+    package static func encode(_ packet: StreamPacket) -> Data {
         var message = Meshchat_Streams_V1_StreamPacket()
         message.streamID = packet.id
         switch packet {
@@ -70,7 +70,7 @@ enum StreamWire {
     /// Decodes a packet from another node; every byte is untrusted.
     /// - Throws: ``DecodeError`` naming what was wrong: malformed protobuf, no body, stream id 0,
     ///   a name over 255 bytes, a chunk over ``maxChunkSize``.
-    static func decode(_ bytes: Data) throws(DecodeError) -> StreamPacket {
+    package static func decode(_ bytes: Data) throws(DecodeError) -> StreamPacket {
         let message: Meshchat_Streams_V1_StreamPacket
         do {
             message = try Meshchat_Streams_V1_StreamPacket(serializedBytes: bytes)
