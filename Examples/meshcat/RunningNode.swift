@@ -40,8 +40,6 @@ struct NodeOptions: ParsableArguments {
 struct RunningNode: Sendable {
     let session: Session
     private let tasks: [Task<Void, Never>]
-    private let advertiser: NearbyServiceAdvertiser?
-    private let browser: NearbyServiceBrowser?
 
     static func start(_ options: NodeOptions) async throws -> RunningNode {
         let directory = options.dataDir ?? FileManager.default.temporaryDirectory
@@ -52,36 +50,27 @@ struct RunningNode: Sendable {
         let session = Session(peer: me, configuration: configuration)
         let port = try await session.start()
         var tasks: [Task<Void, Never>] = [Task { try? await session.run() }]
-        // The session's events must be read, or its links stop reading once 1,024 wait.
-        tasks.append(Task { for await _ in session.events {} })
         for address in options.connect {
             if let (host, port) = NodeOptions.parse(address) { session.connect(host: host, port: port, redial: true) }
         }
-        var advertiser: NearbyServiceAdvertiser?
-        var browser: NearbyServiceBrowser?
+        var finder: NearbyPeerFinder?
         if options.discovery {
-            let found = try NearbyServiceBrowser(peer: me.peerID, serviceType: configuration.serviceType)
-            let announced = try NearbyServiceAdvertiser(peer: me.peerID, serviceType: configuration.serviceType)
-            announced.start(session: session)
-            found.start()
-            tasks.append(Task {
-                for await event in announced.events {
-                    if case .receivedInvitation(let invitation) = event { invitation.accept() }
-                }
-            })
-            tasks.append(Task {
-                // The lower node id invites (PROTOCOL.md §12.4); a duplicate link is resolved by the session.
-                for await event in found.events {
-                    guard case .foundPeer(let peer, _) = event, me.peerID.id < peer.id,
-                          !session.connectedPeers.contains(peer) else { continue }
-                    try? found.invitePeer(peer, to: session, withContext: nil, timeout: .seconds(10))
-                }
-            })
-            advertiser = announced
-            browser = found
+            do {
+                // Announces this node, finds others and links up with each once.
+                let found = try NearbyPeerFinder(session: session, serviceType: configuration.serviceType)
+                tasks.append(Task { await found.run() })
+                tasks.append(Task { for await _ in found.events {} })
+                finder = found
+            } catch {
+                Events.emit(["event": "error", "reason": "discovery is off: \(error)"])
+            }
         }
+        // The session's events must be read, or its links stop reading once 1,024 wait.
+        tasks.append(Task { [finder] in
+            for await event in session.events { finder?.sessionEvent(event) }
+        })
         Events.emit(["event": "ready", "id": me.peerID.id.hex, "port": port])
-        return RunningNode(session: session, tasks: tasks, advertiser: advertiser, browser: browser)
+        return RunningNode(session: session, tasks: tasks)
     }
 
     /// The reachable node whose id starts with `prefix`, waiting for a route up to `timeout`.
@@ -99,8 +88,6 @@ struct RunningNode: Sendable {
     }
 
     func stop() async {
-        advertiser?.close()
-        browser?.close()
         await session.disconnect()
         for task in tasks { task.cancel() }
     }
