@@ -141,17 +141,18 @@ struct StreamStateMachineTests {
         #expect(sender.state == .closed)
     }
 
-    @Test("the open is sent again with a doubling timeout, and gives up after maxTransmissions")
+    @Test("the open is sent again with a doubling timeout, and gives up after maxTransmissions only")
     func openRetransmission() {
         let t = Self.start
         var limits = Self.limits()
         limits.maxTransmissions = 3
-        limits.peerTimeout = .seconds(100)
+        limits.peerTimeout = .seconds(5)
         var sender = StreamSendStateMachine(id: 1, name: "x", limits: limits, now: t)
         _ = sender.start(now: t)
         #expect(Self.sent(sender.timerFired(now: t + .seconds(1))) == [.open(id: 1, name: "x")])
         #expect(Self.sent(sender.timerFired(now: t + .seconds(2))).isEmpty, "the timeout doubled to 2 s")
         #expect(Self.sent(sender.timerFired(now: t + .seconds(3))) == [.open(id: 1, name: "x")])
+        #expect(sender.timerFired(now: t + .seconds(6)).isEmpty, "an open is bounded by its tries, not by the 5 s silence bound")
         let end = sender.timerFired(now: t + .seconds(7))
         #expect(end.contains(.failed(StreamError(.timedOut, ""))))
     }

@@ -113,8 +113,8 @@ package struct StreamSendStateMachine: Sendable {
     /// When ``timerFired(now:)`` is next needed, or `nil` once closed.
     var nextDeadline: ContinuousClock.Instant? {
         guard state != .closed else { return nil }
+        if let open { return open.sentAt + retransmissionTimeout }
         var due = min(lastHeard + limits.peerTimeout, lastProgress + limits.idleTimeout)
-        if let open { due = min(due, open.sentAt + retransmissionTimeout) }
         if let oldest = segments[..<nextUnsent].compactMap(\.sentAt).min() {
             due = min(due, oldest + retransmissionTimeout)
         } else if state != .opening {
@@ -237,10 +237,12 @@ package struct StreamSendStateMachine: Sendable {
     /// Time passed: sends again what timed out, probes, or gives up.
     package mutating func timerFired(now: ContinuousClock.Instant) -> [Action] {
         guard state != .closed else { return [] }
-        if now >= lastHeard + limits.peerTimeout {
+        // An open is bounded by its transmissions alone: the reader may not have a route back
+        // yet (its first adverts still on their way), and each try waits longer.
+        if state != .opening, now >= lastHeard + limits.peerTimeout {
             return fail(.timedOut, "no answer from the reader for \(limits.peerTimeout)")
         }
-        if now >= lastProgress + limits.idleTimeout {
+        if state != .opening, now >= lastProgress + limits.idleTimeout {
             return fail(.idle, "no byte moved for \(limits.idleTimeout)")
         }
         if let current = open {
