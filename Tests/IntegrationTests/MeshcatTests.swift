@@ -129,4 +129,44 @@ struct MeshcatTests {
         #expect(total == size)
         #expect(digest == SHA256.hash(data: content))
     }
+
+    /// meshcat on a namespace host (scripts/netns-hosts), stdin or stdout redirected to a file.
+    static func meshcat(on host: String, prefix: String, _ arguments: [String], label: String,
+                        stdin: String? = nil, stdout: String? = nil) throws -> ChatProcess {
+        let hosts = ChatProcess.packageRoot.appendingPathComponent("scripts/netns-hosts").path
+        var redirect = "exec '\(hosts)' exec \(host) \"$@\""
+        if let stdin { redirect += " < '\(stdin)'" }
+        if let stdout { redirect += " > '\(stdout)'" }
+        return try ChatProcess(arguments, executable: "meshcat", label: label,
+                               environment: ["MESHCHAT_NETNS_PREFIX": prefix], launcher: ["/bin/sh", "-c", redirect, "sh"])
+    }
+
+    @Test("200 MiB across a relay on three namespace hosts (A—B—C, found by discovery alone): same SHA-256, send exits 0")
+    func acrossHosts() async throws {
+        try #require(geteuid() == 0, "network-namespace hosts need root (CI runs as root): run scripts/test as root")
+        let prefix = "mcs\(getpid() % 100000)-"
+        try MultiHostTests.hosts(["up", "A-B B-C"], prefix: prefix)
+        defer { _ = try? MultiHostTests.hosts(["down"], prefix: prefix) }
+        let directory = TemporaryDirectory("meshcat-test")
+        let input = directory.appending("in.bin"), output = directory.appending("out.bin")
+        let made = try Command.run(["/bin/sh", "-c", "head -c \(200 << 20) /dev/urandom > '\(input)'"])
+        #expect(made.status == 0, "\(made.output)")
+
+        let listen = try Self.meshcat(on: "C", prefix: prefix, ["listen", "--data-dir", directory.appending("c"), "--count", "1"],
+                                      label: "listen", stdout: output)
+        defer { listen.kill9() }
+        let c = try await Self.ready(listen)
+        let relay = try Self.meshcat(on: "B", prefix: prefix, ["listen", "--data-dir", directory.appending("b")],
+                                     label: "relay", stdout: "/dev/null")
+        defer { relay.kill9() }
+        _ = try await Self.ready(relay)
+        let send = try Self.meshcat(on: "A", prefix: prefix, ["send", "--data-dir", directory.appending("a"), "--to", c.id, "--wait", "60"],
+                                    label: "send", stdin: input)
+        defer { send.kill9() }
+        #expect(try await send.waitForExit(timeout: .seconds(600)) == 0, "send: \(send.errors)")
+        #expect(try await listen.waitForExit(timeout: .seconds(30)) == 0, "listen: \(listen.errors)")
+        let sums = try Command.run(["/bin/sh", "-c", "sha256sum '\(input)' '\(output)'"])
+        let digests = sums.output.split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) }
+        #expect(digests.count == 2 && digests[0] == digests[1], "\(sums.output)")
+    }
 }
