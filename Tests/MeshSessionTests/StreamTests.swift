@@ -141,6 +141,27 @@ struct StreamTests {
         }
     }
 
+    @Test("cancelling the task of a writer that waits for credit cancels the stream on both sides")
+    func writerTaskCancelled() async throws {
+        let (a, b, _, _, bob) = try await MeshRelayTests.linkedPair()
+        defer { Task { await a.stop(); await b.stop() } }
+        var limits = StreamLimits()
+        limits.window = 64 * 1024
+        let incoming = try await b.session.acceptStreams(limits: limits)
+        let stream = try await a.session.startStream(withName: "cut", to: bob, limits: limits)
+        let writer = Task { try await stream.write(Data(count: 1 << 20)) }  // far more than both windows
+        let reader = try await Self.nextStream(incoming)
+        let sender = try #require(a.session.startedStreamShell)
+        try await Self.waitUntil("the writer waiting for credit") { await sender.heldBytes.outgoing.first == UInt64(limits.window) }
+        writer.cancel()
+        let error = await #expect(throws: StreamError.self) { try await writer.value }
+        #expect(error?.code == .cancelled && error?.byPeer == false)
+        let readError = await #expect(throws: StreamError.self) {
+            try await Self.deadline(.seconds(10), "the reader's end") { for try await _ in reader {} }
+        }
+        #expect(readError?.code == .cancelled && readError?.byPeer == true && readError?.reason == "the writing task was cancelled")
+    }
+
     @Test("the reader's session stops: both sides end, with a reason")
     func peerStops() async throws {
         let (a, b, _, _, bob) = try await MeshRelayTests.linkedPair()

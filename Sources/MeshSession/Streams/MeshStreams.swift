@@ -32,6 +32,8 @@ public final class MeshOutputStream: Sendable {
     }
 
     /// Writes bytes, waiting while the stream holds its window of unacknowledged bytes.
+    ///
+    /// Cancelling the task that waits here (or in ``finish()``) cancels the stream.
     /// - Parameter bytes: any number of bytes (cut into chunks of ``StreamLimits/chunkSize``).
     /// - Throws: ``StreamError`` once the stream has ended: the reader cancelled or refused it,
     ///   it timed out, or ``cancel(reason:)`` or ``finish()`` was called.

@@ -135,9 +135,11 @@ actor StreamShell {
         let actions = machine.start(now: now)
         outgoing[key] = Outgoing(machine: machine, peer: peer)
         ensureTicker()
-        let result = await withCheckedContinuation { continuation in
-            outgoing[key]?.opened = continuation
-            perform(actions, for: key)
+        let result = await cancellable(key) {
+            await withCheckedContinuation { continuation in
+                outgoing[key]?.opened = continuation
+                perform(actions, for: key)
+            }
         }
         return result.map { MeshOutputStream(name: name, peer: peer, key: key, shell: self) }
     }
@@ -153,11 +155,13 @@ actor StreamShell {
             rest = rest.dropFirst(taken)
             if rest.isEmpty { return }
             guard outgoing[key] != nil else { throw closedError(key) }
-            let outcome = await withCheckedContinuation { continuation in
-                if outgoing[key]?.machine.writableBytes ?? 1 > 0 {
-                    continuation.resume(returning: Result<Void, StreamError>.success(()))
-                } else {
-                    outgoing[key]?.writer = continuation
+            let outcome = await cancellable(key) {
+                await withCheckedContinuation { continuation in
+                    if outgoing[key]?.machine.writableBytes ?? 1 > 0 {
+                        continuation.resume(returning: Result<Void, StreamError>.success(()))
+                    } else {
+                        outgoing[key]?.writer = continuation
+                    }
                 }
             }
             try outcome.get()
@@ -169,11 +173,23 @@ actor StreamShell {
         guard entry.machine.state == .open else { throw StreamError(.cancelled, "finish() called twice") }
         let actions = entry.machine.finish(now: .now)
         outgoing[key] = entry
-        let outcome = await withCheckedContinuation { continuation in
-            outgoing[key]?.finisher = continuation
-            perform(actions, for: key)
+        let outcome = await cancellable(key) {
+            await withCheckedContinuation { continuation in
+                outgoing[key]?.finisher = continuation
+                perform(actions, for: key)
+            }
         }
         try outcome.get()
+    }
+
+    /// Runs a wait of an outgoing stream's application; cancelling the waiting task cancels the
+    /// stream (the wait then ends with its `cancelled` error).
+    private func cancellable<T: Sendable>(_ key: StreamKey, _ wait: () async -> T) async -> T {
+        await withTaskCancellationHandler {
+            await wait()
+        } onCancel: {
+            Task { await self.cancel(key, reason: "the writing task was cancelled") }
+        }
     }
 
     func cancel(_ key: StreamKey, reason: String) {
