@@ -21,18 +21,13 @@ struct NodeOptions: ParsableArguments {
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port \(port) is not a port number; use 0 to 65535.") }
-        for address in connect where Self.parse(address) == nil {
-            throw ValidationError("--connect \"\(address.prefix(80))\" is not HOST:PORT (or [IPV6]:PORT).")
+        for address in connect {
+            do {
+                _ = try Session.parseAddress(address)
+            } catch {
+                throw ValidationError("--connect: \(error.message)")
+            }
         }
-    }
-
-    /// `HOST:PORT` or `[IPV6]:PORT`.
-    static func parse(_ address: String) -> (host: String, port: Int)? {
-        guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),
-              (1...65_535).contains(port) else { return nil }
-        var host = String(address[..<colon])
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        return host.isEmpty ? nil : (host, port)
     }
 }
 
@@ -51,7 +46,7 @@ struct RunningNode: Sendable {
         let port = try await session.start()
         var tasks: [Task<Void, Never>] = [Task { try? await session.run() }]
         for address in options.connect {
-            if let (host, port) = NodeOptions.parse(address) { session.connect(host: host, port: port, redial: true) }
+            if let (host, port) = try? Session.parseAddress(address) { session.connect(host: host, port: port, redial: true) }
         }
         var finder: NearbyPeerFinder?
         if options.discovery {

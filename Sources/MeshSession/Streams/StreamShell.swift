@@ -194,23 +194,14 @@ actor StreamShell {
 
     func cancel(_ key: StreamKey, reason: String) {
         if key.reader {
-            guard var entry = incoming[key] else { return }
-            let actions = entry.machine.cancel(.cancelled, reason)
-            incoming[key] = entry
-            perform(actions, for: key)
+            onIncoming(key) { $0.cancel(.cancelled, reason) }
         } else {
-            guard var entry = outgoing[key] else { return }
-            let actions = entry.machine.cancel(.cancelled, reason)
-            outgoing[key] = entry
-            perform(actions, for: key)
+            onOutgoing(key) { $0.cancel(.cancelled, reason) }
         }
     }
 
     func consumed(_ count: Int, of key: StreamKey) {
-        guard var entry = incoming[key] else { return }
-        let actions = entry.machine.consumed(count, now: .now)
-        incoming[key] = entry
-        perform(actions, for: key)
+        onIncoming(key) { $0.consumed(count, now: .now) }
     }
 
     /// Bytes held by this node's streams, as the application-facing types cannot say (for tests):
@@ -238,59 +229,37 @@ actor StreamShell {
         switch packet {
         case .open(let id, let name):
             let key = StreamKey(peer: peer.id, id: id, reader: true)
-            if var entry = incoming[key] {
-                let actions = entry.machine.receivedOpen(now: now)
-                incoming[key] = entry
-                perform(actions, for: key)
-            } else if !answerLate(key, to: peer, now: now) {
+            if !onIncoming(key, { $0.receivedOpen(now: now) }), !answerLate(key, to: peer, now: now) {
                 admit(key, name: name, from: peer, now: now)
             }
         case .data(let id, let offset, let bytes, let fin):
             let key = StreamKey(peer: peer.id, id: id, reader: true)
-            guard var entry = incoming[key] else {
-                if !answerLate(key, to: peer, now: now) { refuse(key, to: peer, .unknownStream, "no stream \(id) here") }
-                return
+            if !onIncoming(key, { $0.receivedData(offset: offset, bytes: bytes, fin: fin, now: now) }) {
+                answerUnknown(key, to: peer, now: now)
             }
-            let actions = entry.machine.receivedData(offset: offset, bytes: bytes, fin: fin, now: now)
-            incoming[key] = entry
-            perform(actions, for: key)
         case .ack(let id, let offset, let window, let fin):
             let key = StreamKey(peer: peer.id, id: id, reader: false)
-            guard var entry = outgoing[key] else {
-                if !answerLate(key, to: peer, now: now) { refuse(key, to: peer, .unknownStream, "no stream \(id) here") }
-                return
+            if !onOutgoing(key, { $0.receivedAck(offset: offset, window: window, fin: fin, now: now) }) {
+                answerUnknown(key, to: peer, now: now)
             }
-            let actions = entry.machine.receivedAck(offset: offset, window: window, fin: fin, now: now)
-            outgoing[key] = entry
-            perform(actions, for: key)
         case .close(let id, let code, let reason, let fromReader):
             // A close is never answered (§17.5).
             let key = StreamKey(peer: peer.id, id: id, reader: !fromReader)
-            if key.reader, var entry = incoming[key] {
-                let actions = entry.machine.receivedClose(code: code, reason: reason)
-                incoming[key] = entry
-                perform(actions, for: key)
-            } else if !key.reader, var entry = outgoing[key] {
-                let actions = entry.machine.receivedClose(code: code, reason: reason)
-                outgoing[key] = entry
-                perform(actions, for: key)
+            if key.reader {
+                onIncoming(key) { $0.receivedClose(code: code, reason: reason) }
+            } else {
+                onOutgoing(key) { $0.receivedClose(code: code, reason: reason) }
             }
         }
     }
 
     private func timerFired() {
         let now = ContinuousClock.now
-        for key in outgoing.keys {
-            guard var entry = outgoing[key], let due = entry.machine.nextDeadline, now >= due else { continue }
-            let actions = entry.machine.timerFired(now: now)
-            outgoing[key] = entry
-            perform(actions, for: key)
+        for key in outgoing.keys where outgoing[key]?.machine.nextDeadline.map({ now >= $0 }) == true {
+            onOutgoing(key) { $0.timerFired(now: now) }
         }
-        for key in incoming.keys {
-            guard var entry = incoming[key], let due = entry.machine.nextDeadline, now >= due else { continue }
-            let actions = entry.machine.timerFired(now: now)
-            incoming[key] = entry
-            perform(actions, for: key)
+        for key in incoming.keys where incoming[key]?.machine.nextDeadline.map({ now >= $0 }) == true {
+            onIncoming(key) { $0.timerFired(now: now) }
         }
     }
 
@@ -298,23 +267,41 @@ actor StreamShell {
     private func stop() {
         guard !stopped else { return }
         stopped = true
-        for key in outgoing.keys {
-            guard var entry = outgoing[key] else { continue }
-            let actions = entry.machine.cancel(.closed, "the session stopped")
-            outgoing[key] = entry
-            perform(actions, for: key)
-        }
-        for key in incoming.keys {
-            guard var entry = incoming[key] else { continue }
-            let actions = entry.machine.cancel(.closed, "the session stopped")
-            incoming[key] = entry
-            perform(actions, for: key)
-        }
+        for key in outgoing.keys { onOutgoing(key) { $0.cancel(.closed, "the session stopped") } }
+        for key in incoming.keys { onIncoming(key) { $0.cancel(.closed, "the session stopped") } }
         accepting?.finish()
         outbound.finish()
     }
 
     // MARK: Internals
+
+    /// Runs an input on an outgoing stream's machine and carries out its actions.
+    /// - Returns: `false` when there is no such stream.
+    @discardableResult
+    private func onOutgoing(_ key: StreamKey, _ input: (inout StreamSendStateMachine) -> [StreamSendStateMachine.Action]) -> Bool {
+        guard var entry = outgoing[key] else { return false }
+        let actions = input(&entry.machine)
+        outgoing[key] = entry
+        perform(actions, for: key)
+        return true
+    }
+
+    /// Runs an input on an incoming stream's machine and carries out its actions.
+    /// - Returns: `false` when there is no such stream.
+    @discardableResult
+    private func onIncoming(_ key: StreamKey, _ input: (inout StreamReceiveStateMachine) -> [StreamReceiveStateMachine.Action]) -> Bool {
+        guard var entry = incoming[key] else { return false }
+        let actions = input(&entry.machine)
+        incoming[key] = entry
+        perform(actions, for: key)
+        return true
+    }
+
+    /// Answers a packet of a stream this node does not hold: how it ended, if recently, else
+    /// `unknownStream` (§17.5).
+    private func answerUnknown(_ key: StreamKey, to peer: PeerID, now: ContinuousClock.Instant) {
+        if !answerLate(key, to: peer, now: now) { refuse(key, to: peer, .unknownStream, "no stream \(key.id) here") }
+    }
 
     private func admit(_ key: StreamKey, name: String, from peer: PeerID, now: ContinuousClock.Instant) {
         guard let accepting, !stopped else {
