@@ -47,24 +47,24 @@ struct StreamTests {
     }
 
     /// Sends `content` on a new stream and finishes it.
-    static func send(_ content: Data, from session: Session, to peer: PeerID, name: String = "test") async throws {
+    static func send(_ content: Data, from session: Session, to peer: PeerID, name: String = "test", writes: Int = 100_000) async throws {
         let stream = try await session.startStream(withName: name, to: peer)
         var offset = 0
         while offset < content.count {
-            let end = min(content.count, offset + 100_000)
+            let end = min(content.count, offset + writes)
             try await stream.write(content[offset..<end])
             offset = end
         }
         try await stream.finish()
     }
 
-    @Test("two linked sessions: 2 MB arrive whole (SHA-256 equal), finish() returns once read, name and sender known")
+    @Test("two linked sessions: 2 MB in one write (twice the window) arrive whole (SHA-256 equal), finish() returns once read, name and sender known")
     func pair() async throws {
         let (a, b, _, _, bob) = try await MeshRelayTests.linkedPair()
         defer { Task { await a.stop(); await b.stop() } }
         let incoming = try await b.session.acceptStreams()
         let content = Self.random(2_000_000, seed: 1)
-        async let sent: Void = Self.send(content, from: a.session, to: bob, name: "pair")
+        async let sent: Void = Self.send(content, from: a.session, to: bob, name: "pair", writes: content.count)
         let stream = try await Self.nextStream(incoming)
         #expect(stream.name == "pair" && stream.peer.id == a.id.id)
         let received = try await Self.readAll(stream)

@@ -149,7 +149,8 @@ actor StreamShell {
         while true {
             guard var entry = outgoing[key] else { throw closedError(key) }
             guard entry.machine.state == .open else { throw StreamError(.cancelled, "a write after finish()") }
-            let (taken, actions) = entry.machine.write(Data(rest), now: .now)
+            // Only what fits is copied: a large write is not copied again at each wait.
+            let (taken, actions) = entry.machine.write(Data(rest.prefix(entry.machine.writableBytes)), now: .now)
             outgoing[key] = entry
             perform(actions, for: key)
             rest = rest.dropFirst(taken)
