@@ -98,6 +98,28 @@ struct StreamTests {
         }
     }
 
+    @Test("a reader holds at most maxStreamsPerPeer streams from one node; the next open is refused busy, and a slot frees when one ends")
+    func streamsPerPeer() async throws {
+        let (a, b, _, _, bob) = try await MeshRelayTests.linkedPair()
+        defer { Task { await a.stop(); await b.stop() } }
+        var limits = StreamLimits()
+        limits.maxStreamsPerPeer = 2
+        let incoming = try await b.session.acceptStreams(limits: limits)
+        let first = try await a.session.startStream(withName: "1", to: bob)
+        _ = try await a.session.startStream(withName: "2", to: bob)
+        do {
+            _ = try await a.session.startStream(withName: "3", to: bob)
+            Issue.record("a third stream was accepted")
+        } catch {
+            #expect(error.code == .streamRefused && error.message.contains("busy"), "\(error)")
+        }
+        let reader = try await Self.nextStream(incoming)
+        #expect(reader.name == "1")
+        try await first.finish()  // an empty stream: done once its end arrives, with no byte to read
+        _ = try await Self.readAll(reader)
+        _ = try await a.session.startStream(withName: "4", to: bob)
+    }
+
     @Test("a reader that never reads: the writer waits, and each side holds at most the window")
     func neverReads() async throws {
         let (a, b, _, _, bob) = try await MeshRelayTests.linkedPair()
