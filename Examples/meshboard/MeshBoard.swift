@@ -41,18 +41,13 @@ struct MeshBoard: AsyncParsableCommand {
         if let status, status.utf8.count > BoardMessage.maxStatusBytes {
             throw ValidationError("Please give a --status of at most \(BoardMessage.maxStatusBytes) bytes.")
         }
-        for address in connect where Self.address(address) == nil {
-            throw ValidationError("Please give --connect as HOST:PORT (\"\(address)\" is not).")
+        for address in connect {
+            do {
+                _ = try Session.parseAddress(address)
+            } catch {
+                throw ValidationError("Please give --connect as HOST:PORT: \(error.message)")
+            }
         }
-    }
-
-    /// Splits `HOST:PORT` (`[v6]:PORT` too).
-    static func address(_ text: String) -> (host: String, port: Int)? {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
-              (1...65_535).contains(port) else { return nil }
-        var host = String(text[..<colon])
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        return host.isEmpty ? nil : (host, port)
     }
 
     func run() async throws {
@@ -88,7 +83,7 @@ struct MeshBoard: AsyncParsableCommand {
                 for await message in channel.messages { board.show(message) }
             }
             for text in connect {
-                if let (host, port) = Self.address(text) { session.connect(host: host, port: port, redial: true) }
+                if let (host, port) = try? Session.parseAddress(text) { session.connect(host: host, port: port, redial: true) }
             }
             for await line in input { await board.command(line) }
             await session.disconnect()

@@ -2,7 +2,7 @@ import struct Foundation.Data
 import MeshSession
 
 extension MeshFuzz {
-    /// A stream packet (§17) as the streams shell decodes it: a decoded packet re-encodes and decodes
+    /// A stream packet (§18) as the streams shell decodes it: a decoded packet re-encodes and decodes
     /// to itself, and goes, twice, into an opener and a reader that have moved some bytes, then
     /// their timers.
     @Sendable static func fuzzStreams(_ bytes: [UInt8]) {

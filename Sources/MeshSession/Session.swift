@@ -101,7 +101,7 @@ public final class Session: Sendable {
     let mesh: MeshNode
     /// The application channels registered (PROTOCOL.md §13.12).
     let channels = ChannelRegistry()
-    /// The streams' shell, made on first use (PROTOCOL.md §17).
+    /// The streams' shell, made on first use (PROTOCOL.md §18).
     let streamShell = NIOLockedValueBox<StreamShell?>(nil)
     /// The router's pending timer, if armed.
     let meshTimer = NIOLockedValueBox<(due: Duration, task: Scheduled<Void>)?>(nil)

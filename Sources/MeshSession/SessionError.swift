@@ -31,9 +31,9 @@ public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
         case invalidChannel
         /// The channel was closed, or its session is gone.
         case channelClosed
-        /// The other node refused a stream, or it ended before being accepted (PROTOCOL.md §17.2).
+        /// The other node refused a stream, or it ended before being accepted (PROTOCOL.md §18.2).
         case streamRefused
-        /// A stream name over 255 bytes, or stream limits out of range (PROTOCOL.md §17.7).
+        /// A stream name over 255 bytes, or stream limits out of range (PROTOCOL.md §18.7).
         case invalidStream
     }
 

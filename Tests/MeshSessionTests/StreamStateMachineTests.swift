@@ -3,7 +3,7 @@ import Foundation
 import MeshTestSupport
 import Testing
 
-/// The stream state machines alone (PROTOCOL.md §17): direct inputs, and an opener pumped against
+/// The stream state machines alone (PROTOCOL.md §18): direct inputs, and an opener pumped against
 /// a reader over a seeded lossy, reordering, duplicating network in virtual time.
 @Suite("Stream state machines")
 struct StreamStateMachineTests {
@@ -311,7 +311,7 @@ struct StreamPump {
             if let index = network.indices.filter({ network[$0].at <= now }).randomElement(using: &generator) {
                 let item = network.remove(at: index)
                 if item.toReader, outcome.readerCompleted {
-                    // What the shell's table of recently closed streams answers (§17.5).
+                    // What the shell's table of recently closed streams answers (§18.5).
                     transmit([.close(id: 1, code: .finished, reason: "", fromReader: true)], toReader: false, from: now, &self)
                 } else if item.toReader {
                     var current = reader ?? StreamReceiveStateMachine(id: 1, limits: limits, now: now)

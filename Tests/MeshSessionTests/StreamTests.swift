@@ -4,7 +4,7 @@ import Foundation
 import MeshTestSupport
 import Testing
 
-/// Streams (PROTOCOL.md §17) on real sessions over loopback: a pair, and A—B—C in a line.
+/// Streams (PROTOCOL.md §18) on real sessions over loopback: a pair, and A—B—C in a line.
 @Suite("Streams over loopback", .serialized)
 struct StreamTests {
     static func random(_ count: Int, seed: UInt64) -> Data {

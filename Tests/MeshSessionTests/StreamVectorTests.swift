@@ -3,7 +3,7 @@ import Foundation
 import MeshTestSupport
 import Testing
 
-/// `Protocol/vectors/streams.json` (PROTOCOL.md §17.1): every `StreamPacket` body as the channel
+/// `Protocol/vectors/streams.json` (PROTOCOL.md §18.1): every `StreamPacket` body as the channel
 /// payload bytes. The tests encode each packet and compare byte for byte, and decode the file's bytes
 /// back into the packet.
 ///
@@ -26,16 +26,16 @@ struct StreamVectorTests {
     /// The packets, by name and description.
     static let packets: [(String, String, StreamPacket)] = {
         var packets: [(String, String, StreamPacket)] = [
-            ("open", "§17.2 the opener names the stream \"log\"", .open(id: id, name: "log")),
-            ("open-unnamed", "§17.2 a stream with an empty name", .open(id: id, name: "")),
-            ("data", "§17.3 5 bytes at offset 65,536", .data(id: id, offset: 65_536, bytes: Data("hello".utf8), fin: false)),
-            ("data-fin", "§17.5 the last 3 bytes, ending the stream at 65,544", .data(id: id, offset: 65_541, bytes: Data("bye".utf8), fin: true)),
-            ("fin", "§17.5 the end alone, at offset 65,544", .data(id: id, offset: 65_544, bytes: Data(), fin: true)),
-            ("probe", "§17.6 an empty probe at offset 1,048,576", .data(id: id, offset: 1_048_576, bytes: Data(), fin: false)),
-            ("ack-first", "§17.2 acceptance: nothing received, a window of 1 MiB", .ack(id: id, offset: 0, window: 1_048_576, fin: false)),
-            ("ack", "§17.4 65,541 bytes received, 983,035 more may be sent", .ack(id: id, offset: 65_541, window: 983_035, fin: false)),
-            ("ack-fin", "§17.5 every byte up to the end at 65,544 held", .ack(id: id, offset: 65_544, window: 983_032, fin: true)),
-            ("close-finished", "§17.5 the reader's application read everything", .close(id: id, code: .finished, reason: "", fromReader: true)),
+            ("open", "§18.2 the opener names the stream \"log\"", .open(id: id, name: "log")),
+            ("open-unnamed", "§18.2 a stream with an empty name", .open(id: id, name: "")),
+            ("data", "§18.3 5 bytes at offset 65,536", .data(id: id, offset: 65_536, bytes: Data("hello".utf8), fin: false)),
+            ("data-fin", "§18.5 the last 3 bytes, ending the stream at 65,544", .data(id: id, offset: 65_541, bytes: Data("bye".utf8), fin: true)),
+            ("fin", "§18.5 the end alone, at offset 65,544", .data(id: id, offset: 65_544, bytes: Data(), fin: true)),
+            ("probe", "§18.6 an empty probe at offset 1,048,576", .data(id: id, offset: 1_048_576, bytes: Data(), fin: false)),
+            ("ack-first", "§18.2 acceptance: nothing received, a window of 1 MiB", .ack(id: id, offset: 0, window: 1_048_576, fin: false)),
+            ("ack", "§18.4 65,541 bytes received, 983,035 more may be sent", .ack(id: id, offset: 65_541, window: 983_035, fin: false)),
+            ("ack-fin", "§18.5 every byte up to the end at 65,544 held", .ack(id: id, offset: 65_544, window: 983_032, fin: true)),
+            ("close-finished", "§18.5 the reader's application read everything", .close(id: id, code: .finished, reason: "", fromReader: true)),
         ]
         let reasons: [StreamCloseCode: String] = [
             .cancelled: "user pressed ^C", .refused: "this node does not accept streams",
@@ -46,14 +46,14 @@ struct StreamVectorTests {
         ]
         for code in [StreamCloseCode.cancelled, .refused, .busy, .unknownStream, .protocolViolation, .timedOut, .idle, .closed] {
             let fromReader = code != .cancelled && code != .timedOut
-            packets.append(("close-\(code)", "§17.5 close \(code.rawValue) (\(code)) from the \(fromReader ? "reader" : "opener")",
+            packets.append(("close-\(code)", "§18.5 close \(code.rawValue) (\(code)) from the \(fromReader ? "reader" : "opener")",
                             .close(id: id, code: code, reason: reasons[code] ?? "", fromReader: fromReader)))
         }
         return packets
     }()
 
     static func compute() -> File {
-        File(description: "PROTOCOL.md §17.1: StreamPacket (Protocol/streams.proto) bodies as the payload of a sealed message on channel 16; stream id 0x0102030405060708.",
+        File(description: "PROTOCOL.md §18.1: StreamPacket (Protocol/streams.proto) bodies as the payload of a sealed message on channel 16; stream id 0x0102030405060708.",
              cases: packets.map { Case(name: $0.0, description: $0.1, payload: Hex.encode(StreamWire.encode($0.2))) })
     }
 

@@ -8,7 +8,7 @@
 // For information on using the generated types, please see the documentation:
 //   https://github.com/apple/swift-protobuf/
 
-/// meshchat streams, PROTOCOL.md §17: reliable, flow-controlled byte streams from one node to another
+/// meshchat streams, PROTOCOL.md §18: reliable, flow-controlled byte streams from one node to another
 /// anywhere in the mesh. Every packet is one sealed message on the library's reserved channel 16
 /// (ChannelID.streams), so relays see only sizes.
 /// Generated Swift: Sources/MeshSession/Generated/streams.pb.swift (regenerate with scripts/gen-proto).
@@ -31,7 +31,7 @@ fileprivate nonisolated struct _GeneratedWithProtocGenSwiftVersion: SwiftProtobu
   typealias Version = _2
 }
 
-/// §17.1 one stream packet. A stream is named by (opener node, stream_id).
+/// §18.1 one stream packet. A stream is named by (opener node, stream_id).
 nonisolated struct Meshchat_Streams_V1_StreamPacket: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -95,7 +95,7 @@ nonisolated struct Meshchat_Streams_V1_StreamPacket: Sendable {
   init() {}
 }
 
-/// §17.2 "here is a stream for you".
+/// §18.2 "here is a stream for you".
 nonisolated struct Meshchat_Streams_V1_StreamOpen: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -109,7 +109,7 @@ nonisolated struct Meshchat_Streams_V1_StreamOpen: Sendable {
   init() {}
 }
 
-/// §17.3 bytes [offset, offset + len(bytes)) of the stream; fin: the stream ends after them.
+/// §18.3 bytes [offset, offset + len(bytes)) of the stream; fin: the stream ends after them.
 nonisolated struct Meshchat_Streams_V1_StreamData: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -117,7 +117,7 @@ nonisolated struct Meshchat_Streams_V1_StreamData: Sendable {
 
   var offset: UInt64 = 0
 
-  /// ≤ the chunk size (§17.7); empty for a probe or a bare fin
+  /// ≤ the chunk size (§18.7); empty for a probe or a bare fin
   var bytes: Data = Data()
 
   var fin: Bool = false
@@ -127,7 +127,7 @@ nonisolated struct Meshchat_Streams_V1_StreamData: Sendable {
   init() {}
 }
 
-/// §17.4 every byte below offset is received; the opener may send bytes below offset + window.
+/// §18.4 every byte below offset is received; the opener may send bytes below offset + window.
 nonisolated struct Meshchat_Streams_V1_StreamAck: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -145,13 +145,13 @@ nonisolated struct Meshchat_Streams_V1_StreamAck: Sendable {
   init() {}
 }
 
-/// §17.5 the stream is over. from_reader tells which side's stream the id names.
+/// §18.5 the stream is over. from_reader tells which side's stream the id names.
 nonisolated struct Meshchat_Streams_V1_StreamClose: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// §17.5 table; unknown codes read as cancelled
+  /// §18.5 table; unknown codes read as cancelled
   var code: UInt32 = 0
 
   /// ≤ 256 bytes, for people

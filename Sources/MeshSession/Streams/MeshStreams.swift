@@ -1,7 +1,7 @@
 import struct Foundation.Data
 import NIOConcurrencyHelpers
 
-/// The writing side of a byte stream to one node anywhere in the mesh (PROTOCOL.md §17), in the
+/// The writing side of a byte stream to one node anywhere in the mesh (PROTOCOL.md §18), in the
 /// model of the output stream of Multipeer Connectivity's `startStream(withName:toPeer:)`.
 ///
 /// Bytes arrive at the reader in order, exactly once, across relays and lost packets.

@@ -2,7 +2,7 @@ import struct Foundation.Data
 import NIOConcurrencyHelpers
 
 extension Session {
-    // MARK: Streams (PROTOCOL.md §17)
+    // MARK: Streams (PROTOCOL.md §18)
 
     /// The channel limits of the reserved streams channel: full-size packets, and a rate that
     /// lets one node carry several streams at link speed (4,000 packets a second, 8,000 at once,
@@ -43,7 +43,7 @@ extension Session {
     /// The stream is reliable and ordered whatever packets relays drop, flow-controlled by the
     /// reader (a slow reader makes ``MeshOutputStream/write(_:)`` wait, so this node holds at most
     /// ``StreamLimits/window`` bytes of it), and ends with a reason on both sides when either side
-    /// cancels it or the other node stops answering (PROTOCOL.md §17).
+    /// cancels it or the other node stops answering (PROTOCOL.md §18).
     /// - Parameters:
     ///   - name: the stream's name for the reader, at most 255 bytes of UTF-8.
     ///   - peer: a node this session can reach (a neighbour or across relays).

@@ -1,4 +1,4 @@
-/// Whether a node may open one more stream here (PROTOCOL.md §17.2, §17.7), as a value: the
+/// Whether a node may open one more stream here (PROTOCOL.md §18.2, §18.7), as a value: the
 /// per-node open rate (a token bucket) and the stream counts. No I/O; the clock is passed in.
 struct StreamAdmission: Sendable {
     /// Nodes whose open rate is remembered at most; a full bucket is forgotten first, else the oldest.
@@ -51,7 +51,7 @@ struct StreamAdmission: Sendable {
 
 /// Streams that ended recently, so that a late packet of one is answered with how it ended (a
 /// `finished` close again, which completes an opener whose first one was lost) rather than
-/// `unknownStream` (PROTOCOL.md §17.5). Bounded: ``capacity`` entries for ``lifetime``.
+/// `unknownStream` (PROTOCOL.md §18.5). Bounded: ``capacity`` entries for ``lifetime``.
 struct RecentlyClosedStreams: Sendable {
     /// Entries kept at most; the oldest is forgotten first.
     static let capacity = 1_024

@@ -1,4 +1,4 @@
-/// The limits of this node's streams (PROTOCOL.md §17.7), for both directions.
+/// The limits of this node's streams (PROTOCOL.md §18.7), for both directions.
 ///
 /// Every limit binds what this node accepts from others as well as what it sends: a peer cannot
 /// make it buffer more than ``window`` bytes of a stream, hold more than ``maxStreamsPerPeer``
@@ -7,7 +7,7 @@
 ///
 /// This type is thread-safe (a value).
 public struct StreamLimits: Sendable, Hashable {
-    /// The largest chunk: the channel payload limit less the packet's framing (PROTOCOL.md §17.7).
+    /// The largest chunk: the channel payload limit less the packet's framing (PROTOCOL.md §18.7).
     public static let maxChunkSize = StreamWire.maxChunkSize
 
     /// Bytes of one data packet this node sends: 1,024 – ``maxChunkSize`` (default: the maximum).
@@ -54,7 +54,7 @@ public struct StreamLimits: Sendable, Hashable {
     }
 }
 
-/// Why a stream ended (PROTOCOL.md §17.5): the codes of `StreamClose` on the wire.
+/// Why a stream ended (PROTOCOL.md §18.5): the codes of `StreamClose` on the wire.
 public enum StreamCloseCode: UInt32, Sendable, Hashable, CustomStringConvertible {
     /// The reader's application read every byte up to the end: the normal end.
     case finished = 1
@@ -66,10 +66,10 @@ public enum StreamCloseCode: UInt32, Sendable, Hashable, CustomStringConvertible
     case busy = 4
     /// No such stream here (the other side forgot it, or never had it).
     case unknownStream = 5
-    /// A packet broke PROTOCOL.md §17 (data past the window or the end, an acknowledgement past
+    /// A packet broke PROTOCOL.md §18 (data past the window or the end, an acknowledgement past
     /// what was sent).
     case protocolViolation = 6
-    /// The other side stopped answering (PROTOCOL.md §17.6).
+    /// The other side stopped answering (PROTOCOL.md §18.6).
     case timedOut = 7
     /// No byte moved for ``StreamLimits/idleTimeout``.
     case idle = 8

@@ -1,19 +1,19 @@
 import struct Foundation.Data
 
-/// The reading side of one stream (PROTOCOL.md §17), as a value: no I/O, the clock passed in.
+/// The reading side of one stream (PROTOCOL.md §18), as a value: no I/O, the clock passed in.
 ///
 /// States: **open** (bytes arrive and are handed to the application in order), **ended** (the
 /// opener's end arrived and every byte before it was handed over; waiting for the application to
 /// read the rest) and **closed** (every later input is ignored).
 ///
-/// Flow control (§17.4): the reader accepts only bytes below `read + window`, where `read` counts
+/// Flow control (§18.4): the reader accepts only bytes below `read + window`, where `read` counts
 /// bytes its application has taken (``consumed(_:now:)``) and `window` is
 /// ``StreamLimits/window``, so a stream never holds more than the window, whatever the opener
 /// sends: a byte past it closes the stream with `protocolViolation`. Every data packet is answered
 /// with an acknowledgement (cumulative offset, the credit left, whether the end is held); reading
 /// a quarter of the window answers too, so that an opener waiting for credit goes on.
 ///
-/// Order and duplicates (§17.3): bytes ahead of the cumulative offset are held (at most
+/// Order and duplicates (§18.3): bytes ahead of the cumulative offset are held (at most
 /// ``maxHeldSegments`` packets, none overlapping another) until the gap fills; bytes already
 /// received are ignored. When the application has read the end, the reader sends the `finished`
 /// close that completes the opener's `finish()`.

@@ -1,6 +1,6 @@
 import struct Foundation.Data
 
-/// The opening (writing) side of one stream (PROTOCOL.md §17), as a value: no I/O, the clock
+/// The opening (writing) side of one stream (PROTOCOL.md §18), as a value: no I/O, the clock
 /// passed in.
 ///
 /// States: **opening** (the open is out, sent again on timeout until the reader's first
@@ -9,12 +9,12 @@ import struct Foundation.Data
 /// stream waits for the reader's `finished` close, which it sends once its application has read
 /// everything) and **closed** (every later input is ignored).
 ///
-/// Flow control (§17.4): the reader's acknowledgement carries a cumulative offset and a window; the
+/// Flow control (§18.4): the reader's acknowledgement carries a cumulative offset and a window; the
 /// opener sends only bytes below offset + window, so a slow reader stops it. The opener holds at
 /// most ``StreamLimits/window`` bytes written and not acknowledged (``writableBytes``), which bounds
 /// its memory; the shell makes writers wait for ``Action/writable``.
 ///
-/// Reliability (§17.6): data sent and not acknowledged within the retransmission timeout is sent
+/// Reliability (§18.6): data sent and not acknowledged within the retransmission timeout is sent
 /// again. The timeout starts at 1 s, becomes twice the smoothed round trip (Karn: only packets sent
 /// once are measured; smoothing 7/8 old + 1/8 new) within 0.2–10 s, and doubles after each timeout.
 /// After ``StreamLimits/maxTransmissions`` sends of one packet, or ``StreamLimits/peerTimeout``

@@ -1,7 +1,7 @@
 import struct Foundation.Data
 import Logging
 
-/// The streams of one session (PROTOCOL.md §17): the actor shell around the per-stream state
+/// The streams of one session (PROTOCOL.md §18): the actor shell around the per-stream state
 /// machines, on the reserved channel ``ChannelID/streams``.
 ///
 /// It decodes each sealed channel message, hands it to the stream's machine and executes the
@@ -244,7 +244,7 @@ actor StreamShell {
                 answerUnknown(key, to: peer, now: now)
             }
         case .close(let id, let code, let reason, let fromReader):
-            // A close is never answered (§17.5).
+            // A close is never answered (§18.5).
             let key = StreamKey(peer: peer.id, id: id, reader: !fromReader)
             if key.reader {
                 onIncoming(key) { $0.receivedClose(code: code, reason: reason) }
@@ -299,7 +299,7 @@ actor StreamShell {
     }
 
     /// Answers a packet of a stream this node does not hold: how it ended, if recently, else
-    /// `unknownStream` (§17.5).
+    /// `unknownStream` (§18.5).
     private func answerUnknown(_ key: StreamKey, to peer: PeerID, now: ContinuousClock.Instant) {
         if !answerLate(key, to: peer, now: now) { refuse(key, to: peer, .unknownStream, "no stream \(key.id) here") }
     }

@@ -1,16 +1,16 @@
 import struct Foundation.Data
 import SwiftProtobuf
 
-/// One stream packet (PROTOCOL.md §17.1), decoded: the typed form of `StreamPacket` in
+/// One stream packet (PROTOCOL.md §18.1), decoded: the typed form of `StreamPacket` in
 /// `Protocol/streams.proto`.
 package enum StreamPacket: Sendable, Hashable {
-    /// §17.2 opener → reader.
+    /// §18.2 opener → reader.
     case open(id: UInt64, name: String)
-    /// §17.3 opener → reader.
+    /// §18.3 opener → reader.
     case data(id: UInt64, offset: UInt64, bytes: Data, fin: Bool)
-    /// §17.4 reader → opener.
+    /// §18.4 reader → opener.
     case ack(id: UInt64, offset: UInt64, window: UInt64, fin: Bool)
-    /// §17.5 either way.
+    /// §18.5 either way.
     case close(id: UInt64, code: StreamCloseCode, reason: String, fromReader: Bool)
 
     /// The stream id.
@@ -21,7 +21,7 @@ package enum StreamPacket: Sendable, Hashable {
     }
 }
 
-/// The codec and size limits of stream packets (PROTOCOL.md §17.1, §17.7).
+/// The codec and size limits of stream packets (PROTOCOL.md §18.1, §18.7).
 package enum StreamWire {
     /// Bytes a stream packet adds around a chunk, at most (ids, offsets and tags as varints).
     static let framing = 64
