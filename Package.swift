@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "MeshWire", targets: ["MeshWire"]),
         .library(name: "MeshDiscovery", targets: ["MeshDiscovery"]),
         .library(name: "MeshMessaging", targets: ["MeshMessaging"]),
+        .library(name: "MeshChat", targets: ["MeshChat"]),
         .library(name: "MeshStore", targets: ["MeshStore"]),
         .library(name: "Places", targets: ["Places"]),
         .library(name: "MeshPlaces", targets: ["MeshPlaces"]),
@@ -115,6 +116,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The chat application on channel 1 (PROTOCOL.md §17): lines, private lines, receipts, outbox,
+        // history. MeshLink and MeshWire for room lines only, until rooms move to their own target.
+        .target(
+            name: "MeshChat",
+            dependencies: [
+                "MeshSession", "MeshStore", "MeshLink", "MeshWire",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // zlib (C), for reading gzip-compressed place data sets.
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         // Offline places: GeoJSON/CSV loaders and an exact great-circle spatial index; no networking.
@@ -131,7 +142,7 @@ let package = Package(
         .target(
             name: "MeshChatKit",
             dependencies: [
-                "MeshSession", "MeshDiscovery", "MeshMessaging", "MeshStore", "MeshPlaces", "Places", "MeshLink", "MeshTransport",
+                "MeshSession", "MeshDiscovery", "MeshMessaging", "MeshChat", "MeshStore", "MeshPlaces", "Places", "MeshLink", "MeshTransport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]
@@ -139,7 +150,7 @@ let package = Package(
         .executableTarget(
             name: "meshchat",
             dependencies: [
-                "MeshChatKit", "MeshSession", "MeshTransport", "MeshDiscovery", "MeshMessaging", "MeshStore", "MeshPlaces", "Places",
+                "MeshChatKit", "MeshSession", "MeshTransport", "MeshDiscovery", "MeshMessaging", "MeshChat", "MeshStore", "MeshPlaces", "Places",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -150,7 +161,7 @@ let package = Package(
             name: "meshbench",
             dependencies: [
                 "MeshSession", "MeshTransport", "MeshLink", "MeshNoise", "MeshWire",
-                "MeshRouting", "MeshTestSupport", "MeshMessaging", "MeshStore", "Places",
+                "MeshRouting", "MeshTestSupport", "MeshMessaging", "MeshChat", "MeshStore", "Places",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -207,6 +218,13 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "MeshChatTests",
+            dependencies: [
+                "MeshChat", "MeshSession", "MeshStore", "MeshLink", "MeshWire", "MeshTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .testTarget(
             name: "MeshPlacesTests",
             dependencies: ["MeshPlaces", "Places", "MeshSession", "MeshStore", "MeshWire", "MeshLink", .product(name: "Logging", package: "swift-log")]
         ),
@@ -218,7 +236,7 @@ let package = Package(
         .target(
             name: "MeshFuzz",
             dependencies: [
-                "MeshWire", "MeshLink", "MeshRouting", "MeshDiscovery", "MeshSession", "MeshMessaging",
+                "MeshWire", "MeshLink", "MeshRouting", "MeshDiscovery", "MeshSession", "MeshMessaging", "MeshChat",
                 "MeshPlaces", "Places", "MeshChatKit",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),

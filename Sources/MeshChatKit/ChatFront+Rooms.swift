@@ -1,6 +1,6 @@
 import Foundation
 import MeshLink
-import MeshMessaging
+import MeshChat
 import MeshStore
 import MeshTransport
 

@@ -13,10 +13,6 @@ public typealias LinkStateNeighborPayload = Meshchat_V1_LinkStateNeighbor
 public typealias BroadcastPayload = Meshchat_V1_Broadcast
 /// The plaintext of a sealed packet (§13.6).
 public typealias SealedPayload = Meshchat_V1_Sealed
-/// A private chat line (§13.7).
-public typealias PrivateChatPayload = Meshchat_V1_PrivateChat
-/// An end-to-end delivery receipt (§13.8).
-public typealias ReceiptPayload = Meshchat_V1_Receipt
 /// A message of the places application (§14): a lookup, an answer, a pin, a withdrawal or a pin catch-up.
 public typealias PlacesPayload = Meshchat_V1_Places
 /// A place data set a node advertises (§14.1).

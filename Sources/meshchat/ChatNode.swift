@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import MeshChatKit
 import MeshDiscovery
-import MeshMessaging
+import MeshChat
 import MeshPlaces
 import MeshSession
 import MeshStore
@@ -51,7 +51,7 @@ struct ChatNode: Sendable {
         configuration.serviceType = settings.service
         configuration.routing.hopLimit = UInt8(settings.hopLimit)
         let session = Session(peer: me, configuration: configuration, logger: logger)
-        let messenger = Messenger(session: session, store: store, logger: logger)
+        let messenger = try Messenger(session: session, store: store, logger: logger)
         let places = PlaceService(session: session, store: store, local: local, defaultHere: settings.location, logger: logger)
         let port = try await session.start()
         return ChatNode(settings: settings, lock: lock, me: me, store: store, session: session, messenger: messenger,
