@@ -29,6 +29,14 @@ struct ChatRelayTests {
         }
     }
 
+    /// The next line a messenger reports as received and stored.
+    static func nextLine(_ messenger: Messenger) async throws -> StoredMessage {
+        try await next(messenger.events) { event -> StoredMessage? in
+            if case .message(let message) = event { return message }
+            return nil
+        }
+    }
+
     @Test("a private line from A reaches C through B sealed, in order, and C's receipt marks it delivered; a line to everyone reaches C with 2 hops")
     func privateLineAndReceipt() async throws {
         let a = try await Chat("alice"), c = try await Chat("carol")
@@ -39,10 +47,7 @@ struct ChatRelayTests {
             a.peer.session.route(to: c.peer.id)?.hops == 2 && c.peer.session.route(to: a.peer.id)?.hops == 2
         }
         let sent = try await a.messenger.send(text: "only for carol", to: c.peer.id)
-        let received = try await next(c.messenger.events) { event -> StoredMessage? in
-            if case .message(let message) = event { return message }
-            return nil
-        }
+        let received = try await Self.nextLine(c.messenger)
         #expect(received.id == sent.id && received.text == "only for carol")
         #expect(received.author == a.peer.id.id && received.authorName == "alice")
         #expect(received.conversation == .direct(a.peer.id.id))
@@ -54,10 +59,7 @@ struct ChatRelayTests {
         #expect(delivered.id == sent.id)
 
         let line = try await a.messenger.send(text: "hello, mesh", to: nil)
-        let everyone = try await next(c.messenger.events) { event -> StoredMessage? in
-            if case .message(let message) = event { return message }
-            return nil
-        }
+        let everyone = try await Self.nextLine(c.messenger)
         #expect(everyone.id == line.id && everyone.text == "hello, mesh" && everyone.hops == 2)
         #expect(everyone.conversation == .mesh)
         await a.stop()
@@ -81,10 +83,7 @@ struct ChatRelayTests {
         let valid = NodeID.random()
         try await channel.send(ChatPayload.privateLine(id: valid, text: "valid", sentAtMilliseconds: now, sequence: 1, floor: 1).encoded,
                                to: bob.peer.id)
-        let first = try await next(bob.messenger.events) { event -> StoredMessage? in
-            if case .message(let message) = event { return message }
-            return nil
-        }
+        let first = try await Self.nextLine(bob.messenger)
         #expect(first.id == valid.hex && first.text == "valid")
         #expect(bob.peer.session.connectedPeers.contains { $0.id == mallory.id.id })
         // Bob acknowledged the valid line to mallory.
