@@ -41,6 +41,8 @@ package final class MeshNode: Sendable {
     package struct ChannelDelivery: Sendable {
         /// The channel id as it came (any value but 0).
         package var channel: UInt32
+        /// How far the sender's clock was from ours (saturated).
+        package var skew: Duration
         /// The message.
         package var message: ChannelMessage
     }
@@ -547,7 +549,7 @@ package final class MeshNode: Sendable {
         // Data and file messages (§16) have nothing else to recognise a replay by once the duplicate
         // cache forgot its packet id; places have their own ids, and a channel applies its own replay window (§13.12:
         // the chat's lines are deduplicated by message id on disk, so a laptop whose clock is far off still chats).
-        let skew = Duration.milliseconds(abs(Self.nowMilliseconds - plaintext.sealedAtMs))
+        let skew = Self.skew(plaintext.sealedAtMs)
         var heldToClock = false
         switch plaintext.content {
         case .data?, .file?: heldToClock = true
