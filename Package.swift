@@ -29,6 +29,7 @@ let package = Package(
         .library(name: "MeshStore", targets: ["MeshStore"]),
         .library(name: "Places", targets: ["Places"]),
         .library(name: "MeshPlaces", targets: ["MeshPlaces"]),
+        .library(name: "MeshRooms", targets: ["MeshRooms"]),
         .executable(name: "meshchat", targets: ["meshchat"]),
         .executable(name: "meshbench", targets: ["meshbench"]),
         .executable(name: "meshboard", targets: ["meshboard"]),
@@ -67,7 +68,6 @@ let package = Package(
             dependencies: [
                 "MeshWire", "MeshNoise",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
@@ -117,17 +117,28 @@ let package = Package(
         .target(
             name: "MeshMessaging",
             dependencies: [
-                "MeshSession", "MeshStore", "MeshTransport", "MeshWire", "MeshLink",
+                "MeshSession", "MeshStore", "MeshTransport", "MeshWire", "MeshLink", "MeshRooms",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // The chat application on channel 1 (PROTOCOL.md §17): lines, private lines, receipts, outbox,
-        // history. MeshLink and MeshWire for room lines only, until rooms move to their own target.
+        // history.
         .target(
             name: "MeshChat",
             dependencies: [
-                "MeshSession", "MeshStore", "MeshLink", "MeshWire",
+                "MeshSession", "MeshStore", "MeshRooms",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Rooms over the mesh (PROTOCOL.md §15): room keys, and lines sealed to a room on channel 2.
+        .target(
+            name: "MeshRooms",
+            dependencies: [
+                "MeshSession",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -140,7 +151,8 @@ let package = Package(
         .target(
             name: "MeshPlaces",
             dependencies: [
-                "Places", "MeshSession", "MeshStore", "MeshTransport", "MeshWire",
+                "Places", "MeshSession", "MeshStore",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -148,7 +160,7 @@ let package = Package(
         .target(
             name: "MeshChatKit",
             dependencies: [
-                "MeshSession", "MeshDiscovery", "MeshMessaging", "MeshChat", "MeshStore", "MeshPlaces", "Places", "MeshLink", "MeshTransport",
+                "MeshSession", "MeshDiscovery", "MeshMessaging", "MeshChat", "MeshStore", "MeshPlaces", "MeshRooms", "Places", "MeshLink", "MeshTransport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]
@@ -199,7 +211,10 @@ let package = Package(
         .testTarget(name: "MeshWireTests", dependencies: ["MeshWire", "MeshTestSupport"]),
         .testTarget(name: "MeshRoutingTests", dependencies: ["MeshRouting", "MeshWire", "MeshTestSupport"]),
         .testTarget(name: "MeshNoiseTests", dependencies: ["MeshNoise", "MeshTestSupport"], exclude: ["Fixtures"]),
-        .testTarget(name: "MeshLinkTests", dependencies: ["MeshLink", "MeshTestSupport"]),
+        .testTarget(
+            name: "MeshLinkTests",
+            dependencies: ["MeshLink", "MeshTestSupport", "MeshRooms", "MeshPlaces", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
+        ),
         .testTarget(
             name: "MeshTransportTests",
             dependencies: [
@@ -225,7 +240,7 @@ let package = Package(
             name: "MeshStoreTests",
             dependencies: ["MeshStore", "MeshCore", "MeshTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        .testTarget(name: "MeshChatKitTests", dependencies: ["MeshChatKit", "MeshTestSupport"]),
+        .testTarget(name: "MeshChatKitTests", dependencies: ["MeshChatKit", "MeshSession", "MeshTestSupport"]),
         .testTarget(
             name: "MeshMessagingTests",
             dependencies: [
@@ -243,7 +258,13 @@ let package = Package(
         ),
         .testTarget(
             name: "MeshPlacesTests",
-            dependencies: ["MeshPlaces", "Places", "MeshSession", "MeshStore", "MeshWire", "MeshLink", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["MeshPlaces", "Places", "MeshSession", "MeshStore", "MeshWire", "MeshLink", "MeshTestSupport",
+                           .product(name: "Logging", package: "swift-log"), .product(name: "SwiftProtobuf", package: "swift-protobuf")]
+        ),
+        .testTarget(
+            name: "MeshRoomsTests",
+            dependencies: ["MeshRooms", "MeshSession", "MeshTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "Logging", package: "swift-log"), .product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
         // Optimised even in debug builds: the brute-force oracle scans ~300k real places per query.
         .testTarget(name: "PlacesTests", dependencies: ["Places"], swiftSettings: [.unsafeFlags(["-O"])]),
@@ -254,7 +275,7 @@ let package = Package(
             name: "MeshFuzz",
             dependencies: [
                 "MeshWire", "MeshLink", "MeshRouting", "MeshDiscovery", "MeshSession", "MeshMessaging", "MeshChat",
-                "MeshPlaces", "Places", "MeshChatKit",
+                "MeshPlaces", "MeshRooms", "Places", "MeshChatKit",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -264,8 +285,9 @@ let package = Package(
         .testTarget(
             name: "MeshFuzzTests",
             dependencies: [
-                "MeshFuzz", "MeshTestSupport", "MeshSession", "MeshPlaces", "MeshWire", "MeshLink", "Places",
+                "MeshFuzz", "MeshTestSupport", "MeshSession", "MeshPlaces", "MeshRooms", "MeshWire", "MeshLink", "Places",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
         ),
     ]

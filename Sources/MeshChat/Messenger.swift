@@ -1,11 +1,8 @@
 import Foundation
 import Logging
-// MeshLink and MeshWire: room lines only (RoomKey, RoomChat), until the rooms application moves
-// to its own target on channel 2 (issue 14).
-import MeshLink
+import MeshRooms
 import MeshSession
 import MeshStore
-import MeshWire
 
 /// Everything a ``Messenger`` reports, in order.
 public enum MessengerEvent: Sendable {
@@ -62,6 +59,8 @@ public actor Messenger {
     private let logger: Logger
     private var me: PeerID { session.peer.peerID }
     private var lastPrune: Date?
+    /// Room lines in and out (channel 2, PROTOCOL.md §15); `nil` when the channel was taken.
+    private nonisolated let roomChannel: RoomChannel?
     /// The joined rooms' keys, loaded from the store on first use.
     private var roomKeys: [RoomRef: RoomKey]?
     /// Lines being accepted by ``send(text:to:announce:)``: their acceptance is not reported yet,
@@ -75,8 +74,6 @@ public actor Messenger {
     static let blockedKey = "chat.blocked"
     /// Receipts held until a route back to the line's sender appears (§17.4).
     private var pendingReceipts = PendingReceipts()
-    /// Where store calls run: they wait for fsync (durability, §17.6), so never on a task's thread.
-    private nonisolated let storeQueue = DispatchQueue(label: "meshchat.chat.store")
 
     /// Creates a messenger and registers the chat's channel on the session.
     /// - Parameters:
@@ -93,6 +90,12 @@ public actor Messenger {
         self.configuration = configuration
         self.logger = logger
         self.events = EventQueue(capacity: session.configuration.eventCapacity)
+        do {
+            self.roomChannel = try RoomChannel(session: session, logger: logger)
+        } catch {
+            logger.error("rooms are unavailable: channel 2 is taken", metadata: ["error": "\(error)"])
+            self.roomChannel = nil
+        }
     }
 
     /// Consumes the session's events and the chat channel's messages until the session's events
@@ -110,11 +113,17 @@ public actor Messenger {
                     await self.received(message)
                 }
             }
+            if let lines = roomChannel?.lines {
+                group.addTask { [self] in
+                    for await line in lines { await receivedRoom(line.chat, from: line.sender, hops: line.hops) }
+                }
+            }
             for await event in session.events {
                 await handle(event)
             }
             channel.close()
             group.cancelAll()
+            roomChannel?.channel.close()
         }
         events.finish()
     }
@@ -197,8 +206,8 @@ public actor Messenger {
     public func send(text: String, room: RoomRef,
                      announce: @Sendable (StoredMessage) async -> Void = { _ in }) async throws -> StoredMessage {
         guard try await keys()[room] != nil else { throw MessengerError("you are not in \(room): /join \(room.name) first") }
-        guard text.utf8.count <= WireLimits.maxBroadcastPayload else {
-            throw MessengerError("a line of \(text.utf8.count) bytes is over the limit of \(WireLimits.maxBroadcastPayload)")
+        guard text.utf8.count <= RoomLimits.maxTextBytes else {
+            throw MessengerError("a line of \(text.utf8.count) bytes is over the room limit of \(RoomLimits.maxTextBytes)")
         }
         return try await accept(text: text, to: nil, room: room, announce: announce) { id in
             await self.flushBroadcasts(quietID: id)
@@ -206,7 +215,7 @@ public actor Messenger {
     }
 
     /// Joins a room: its key is stored, and its lines are read from now on.
-    /// - Parameter key: the room's key (``MeshLink/RoomKey``).
+    /// - Parameter key: the room's key (``MeshRooms/RoomKey``).
     /// - Throws: ``MeshStore/StoreError``.
     public func join(_ key: RoomKey) async throws {
         let room = JoinedRoom(name: key.name, key: key.key, hasPassword: key.hasPassword, joinedAt: Date())
@@ -345,7 +354,8 @@ public actor Messenger {
                     text.messageID = Data(try NodeID(hex: entry.message.id).bytes)
                     text.text = entry.message.text
                     text.sentAtMs = Int64((entry.message.sentAt.timeIntervalSince1970 * 1000).rounded())
-                    sentToNobody = try await session.broadcastRoom(key.seal(text, origin: me.id))
+                    guard let roomChannel else { continue }
+                    sentToNobody = try await roomChannel.send(text, key: key)
                 } else {
                     let line = ChatPayload.line(id: try NodeID(hex: entry.message.id), text: entry.message.text,
                                                 sentAtMilliseconds: ChatPayload.milliseconds(entry.message.sentAt))
@@ -429,7 +439,7 @@ public actor Messenger {
         do {
             guard let key = try await keys().values.first(where: { $0.id == chat.roomID }) else { return }
             let text = try key.open(chat, origin: sender.id)
-            guard let id = try? NodeID(bytes: text.messageID), text.text.utf8.count <= WireLimits.maxBroadcastPayload else {
+            guard let id = try? NodeID(bytes: text.messageID), text.text.utf8.count <= RoomLimits.maxTextBytes else {
                 logger.notice("dropped a room line: bad id or text over the limit", metadata: ["mesh.origin": "\(sender)"])
                 return
             }
@@ -439,7 +449,7 @@ public actor Messenger {
                                                                  now: Date()) }) {
                 await events.push(.message(stored))
             }
-        } catch let error as EndToEndError {
+        } catch let error as RoomError {
             logger.notice("dropped a room line", metadata: ["mesh.origin": "\(sender)", "error": "\(error)"])
         } catch {
             report(error)
@@ -448,8 +458,6 @@ public actor Messenger {
 
     private func handle(_ event: SessionEvent) async {
         switch event {
-        case .room(let chat, let sender, let hops):
-            await receivedRoom(chat, from: sender, hops: hops)
         case .reachabilityChanged(let peer, let route):
             await events.push(.session(event))
             if route != nil {
@@ -556,13 +564,10 @@ public actor Messenger {
         }
     }
 
-    /// Runs store calls on the store's own queue, off the tasks' threads (which may be event
-    /// loops): they wait for fsync (durability, §17.6).
+    /// Runs store calls off the event loops: they wait for fsync (durability, §17.6).
     private func db<T: Sendable>(_ body: @escaping @Sendable (MessageStore) throws -> T) async throws -> T {
         let store = self.store
-        return try await withCheckedThrowingContinuation { continuation in
-            storeQueue.async { continuation.resume(with: Result { try body(store) }) }
-        }
+        return try await Session.runBlocking { try body(store) }
     }
 
     private func report(_ error: any Error) {

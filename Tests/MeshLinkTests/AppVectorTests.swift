@@ -75,65 +75,6 @@ struct AppVectorTests {
         #expect(ping.nonce == 0x0102_0304_0506_0708 && pong.nonce == ping.nonce)
     }
 
-    @Test("§14: the answer, the refusal, the pin catch-up and the withdrawal carry their fields; the withdrawal is signed")
-    func places() throws {
-        guard case .places(let message)? = try opened("placeAnswer").content, case .answer(let answer)? = message.body else {
-            Issue.record("no answer")
-            return
-        }
-        #expect(answer.hits.map(\.name) == ["Pizza Union", "Pizza Pilgrims"] && answer.total == 7 && answer.refused.isEmpty)
-        guard case .places(let refusal)? = try opened("placeAnswerRefused").content, case .answer(let refused)? = refusal.body else {
-            Issue.record("no refusal")
-            return
-        }
-        #expect(refused.hits.isEmpty && !refused.refused.isEmpty)
-        guard case .places(let catchUp)? = try opened("pinSet").content, case .pins(let set)? = catchUp.body else {
-            Issue.record("no pin set")
-            return
-        }
-        #expect(set.pins == [AppVector.pin()])
-
-        let routed = try Self.routed("pinWithdrawal")
-        let broadcast = try MeshSigning.verifiedBroadcast(routed.broadcast, origin: alice.nodeID, packetID: routed.packetID)
-        guard case .places(let places)? = broadcast.content, case .unpin(let withdrawal)? = places.body else {
-            Issue.record("no withdrawal")
-            return
-        }
-        #expect(withdrawal.pinID == AppVector.pin().pinID)
-        #expect(throws: (any Error).self) {
-            try MeshSigning.verifiedBroadcast(routed.broadcast, origin: bob.nodeID, packetID: routed.packetID)
-        }
-    }
-
-    @Test("§15.1: room keys come from the lower-cased name with its # (and the password); a public and a password room of one name differ")
-    func roomKeys() throws {
-        let file = try Self.load()
-        #expect(file.rooms.map(\.name) == ["#lunch", "#dev", "#dev"])
-        let publicLunch = Data(SHA256.hash(data: Data("meshchat public room v1#lunch".utf8)))
-        #expect(file.rooms[0].key == publicLunch.hexString)
-        #expect(file.rooms[0].id == Data(SHA256.hash(data: Data("meshchat room id v1".utf8) + publicLunch).prefix(16)).hexString)
-        #expect(file.rooms[1].password == "s3cret" && file.rooms[2].password == nil)
-        #expect(file.rooms[1].id != file.rooms[2].id, "#dev with a password is another room than the public #dev")
-        #expect(try RoomKey(name: "#DEV", password: "s3cret").key.hexString == file.rooms[1].key, "names are lower-cased first")
-    }
-
-    @Test("§15.2: each room line opens with its own room's key only, and names its room")
-    func roomLines() throws {
-        let keys = try AppVector.roomKeys().map(\.key)
-        for (index, key) in keys.enumerated() {
-            let routed = try Self.routed("room\(index + 1)")
-            let broadcast = try MeshSigning.verifiedBroadcast(routed.broadcast, origin: alice.nodeID, packetID: routed.packetID)
-            guard case .room(let chat)? = broadcast.content else { Issue.record("room\(index + 1) carries no room line"); continue }
-            #expect(chat.nonce.hexString == (try Self.load()).roomNonce)
-            let text = try key.open(chat, origin: alice.nodeID)
-            #expect(text.room == key.name && text.text == "lunch at one?")
-            for other in keys where other.id != key.id {
-                #expect(throws: (any Error).self) { try other.open(chat, origin: alice.nodeID) }
-            }
-            #expect(throws: (any Error).self, "bound to its origin") { try key.open(chat, origin: bob.nodeID) }
-        }
-    }
-
     @Test("§16: every file message opens with its fields; the 0-byte offer has no chunks and the empty content's hash")
     func fileMessages() throws {
         guard case .offer(let offer)? = try fileMessage("fileOffer") else { Issue.record("no offer"); return }
