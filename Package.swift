@@ -213,7 +213,7 @@ let package = Package(
         .testTarget(name: "MeshNoiseTests", dependencies: ["MeshNoise", "MeshTestSupport"], exclude: ["Fixtures"]),
         .testTarget(
             name: "MeshLinkTests",
-            dependencies: ["MeshLink", "MeshTestSupport", "MeshRooms", "MeshPlaces", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
+            dependencies: ["MeshLink", "MeshTestSupport", "MeshRooms", "MeshPlaces", "MeshChat", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
         .testTarget(
             name: "MeshTransportTests",
@@ -252,8 +252,7 @@ let package = Package(
         .testTarget(
             name: "MeshChatTests",
             dependencies: [
-                "MeshChat", "MeshSession", "MeshStore", "MeshLink", "MeshWire", "MeshTestSupport",
-                .product(name: "Crypto", package: "swift-crypto"),
+                "MeshChat", "MeshSession", "MeshStore", "MeshLink", "MeshTestSupport",
             ]
         ),
         .testTarget(
