@@ -103,6 +103,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
         ),
         // Persistent outbox, inbound ordering and chat history in SQLite (GRDB); no networking.
@@ -195,6 +196,13 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Examples/meshboard",
+            exclude: ["README.md"]
+        ),
+        // netcat across the mesh on streams: an example built only on the public library API.
+        .executableTarget(
+            name: "meshcat",
+            dependencies: ["MeshSession", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Examples/meshcat",
             exclude: ["README.md"]
         ),
         // Test helpers shared by the test targets (not a product).

@@ -1,6 +1,6 @@
 import MeshSession
 
-/// The limits of the chat application (PROTOCOL.md §17.5, §10), in one place. They bind this node
+/// The limits of the chat application (PROTOCOL.md §18.5, §10), in one place. They bind this node
 /// as a sender and as a receiver.
 public enum ChatLimits {
     /// What a `ChatMessage` adds around the longest line's text: the oneof member's tag and length,
@@ -13,7 +13,7 @@ public enum ChatLimits {
     /// The most message ids in one receipt; a receipt with more is read up to this many.
     public static let maxReceiptIDs = 64
 
-    /// The chat channel's limits (channel 1, PROTOCOL.md §17.5):
+    /// The chat channel's limits (channel 1, PROTOCOL.md §18.5):
     /// - payloads up to ``MeshSession/Session/maxChannelPayload`` both sealed and broadcast (a line
     ///   to everyone is a broadcast, as long as a private line);
     /// - 2,048 messages at once, then 2,048 a second, per sender: above the mesh's own per-neighbour

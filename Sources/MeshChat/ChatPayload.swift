@@ -3,14 +3,14 @@ import struct Foundation.Date
 import MeshSession
 import SwiftProtobuf
 
-/// One message of the chat application, validated (PROTOCOL.md §17): what a channel payload on
+/// One message of the chat application, validated (PROTOCOL.md §18): what a channel payload on
 /// channel 1 carries.
 public enum ChatPayload: Sendable, Hashable {
-    /// A line to every node (§17.2), broadcast and signed by its author.
+    /// A line to every node (§18.2), broadcast and signed by its author.
     case line(id: NodeID, text: String, sentAtMilliseconds: Int64)
-    /// A private line (§17.3), sealed to one node, with its place in the author's sequence to it.
+    /// A private line (§18.3), sealed to one node, with its place in the author's sequence to it.
     case privateLine(id: NodeID, text: String, sentAtMilliseconds: Int64, sequence: UInt64, floor: UInt64)
-    /// A receipt (§17.4), sealed: these private lines of the receiver's are stored on the sender.
+    /// A receipt (§18.4), sealed: these private lines of the receiver's are stored on the sender.
     case receipt([NodeID])
 
     /// Why a channel payload is not a chat message this node accepts.
@@ -55,7 +55,7 @@ public enum ChatPayload: Sendable, Hashable {
     ///
     /// Lines need a 16-byte id and at most ``ChatLimits/maxLineBytes`` bytes of text; a line to
     /// everyone must come broadcast, a private line and a receipt sealed. A receipt is read up to
-    /// ``ChatLimits/maxReceiptIDs`` ids, and ids that are not 16 bytes are skipped (§17.4).
+    /// ``ChatLimits/maxReceiptIDs`` ids, and ids that are not 16 bytes are skipped (§18.4).
     /// - Parameters:
     ///   - payload: the channel payload.
     ///   - delivery: how it came.

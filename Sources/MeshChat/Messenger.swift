@@ -19,7 +19,7 @@ public enum MessengerEvent: Sendable {
 }
 
 /// The chat application: lines to everyone and private lines with an outbox, receipts and history
-/// on disk, on channel 1 of a ``Session`` (PROTOCOL.md §17).
+/// on disk, on channel 1 of a ``Session`` (PROTOCOL.md §18).
 ///
 /// The messenger registers ``MeshSession/ChannelID/chat`` with ``ChatLimits/channel`` when it is
 /// created (one messenger per session). ``send(text:to:)`` writes a line to the ``MessageStore`` before it returns (so an accepted
@@ -72,7 +72,7 @@ public actor Messenger {
     private var blockedNodes: [NodeID: String]?
     /// The setting under which blocked nodes are kept: one "hex name" per line.
     static let blockedKey = "chat.blocked"
-    /// Receipts held until a route back to the line's sender appears (§17.4).
+    /// Receipts held until a route back to the line's sender appears (§18.4).
     private var pendingReceipts = PendingReceipts()
 
     /// Creates a messenger and registers the chat's channel on the session.
@@ -136,7 +136,7 @@ public actor Messenger {
     ///   - peer: one node (private, end to end, with a receipt), or `nil` for the whole mesh.
     ///   - announce: called with the stored line once it is on disk and its first try is over
     ///   (status `queued` or `sent`), before any status event of that line is reported: the
-    ///   caller says "sent" there, and a receipt can never come first (PROTOCOL.md §17.6).
+    ///   caller says "sent" there, and a receipt can never come first (PROTOCOL.md §18.6).
     /// - Returns: the stored line, status `queued` (or `sent` when it went out at once).
     /// - Throws: ``MeshStore/StoreError`` (`outboxFull` names the limit), or ``MeshSession/SessionError``
     ///   `payloadTooLarge`; nothing is stored then.
@@ -472,7 +472,7 @@ public actor Messenger {
         }
     }
 
-    /// A message on the chat's channel: a line to everyone, a private line or a receipt (§17).
+    /// A message on the chat's channel: a line to everyone, a private line or a receipt (§18).
     /// Anything else is dropped with a logged reason; it never affects the link it came on.
     private func received(_ message: ChannelMessage) async {
         let sender = message.sender, hops = message.hops
@@ -529,7 +529,7 @@ public actor Messenger {
         }
     }
 
-    /// Sends a receipt, or holds it until a route back to `sender` appears (§17.4): a line can
+    /// Sends a receipt, or holds it until a route back to `sender` appears (§18.4): a line can
     /// arrive over a route before the way back exists (a heal reaches one side first).
     private func acknowledge(_ id: String, to sender: PeerID) async {
         do {
@@ -564,7 +564,7 @@ public actor Messenger {
         }
     }
 
-    /// Runs store calls off the event loops: they wait for fsync (durability, §17.6).
+    /// Runs store calls off the event loops: they wait for fsync (durability, §18.6).
     private func db<T: Sendable>(_ body: @escaping @Sendable (MessageStore) throws -> T) async throws -> T {
         let store = self.store
         return try await Session.runBlocking { try body(store) }

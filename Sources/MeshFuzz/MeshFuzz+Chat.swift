@@ -3,7 +3,7 @@ import MeshChat
 import MeshSession
 
 extension MeshFuzz {
-    /// A payload on the chat's channel (§17), read as it came sealed and as it came broadcast: a
+    /// A payload on the chat's channel (§18), read as it came sealed and as it came broadcast: a
     /// decoded message re-encodes within the channel's payload limit and decodes to itself.
     @Sendable static func fuzzChat(_ bytes: [UInt8]) {
         for delivery in [ChannelMessage.Delivery.sealed, .broadcast] {

@@ -88,7 +88,7 @@ public struct HandshakeStateMachine: Sendable {
     }
 
     /// The protocol version this implementation speaks (§4.2).
-    public static let protocolVersion: UInt32 = 1
+    public static let protocolVersion: UInt32 = 2
     /// The Noise protocol name (§4.1).
     public static let noiseProtocol = "Noise_XX_25519_ChaChaPoly_SHA256"
 

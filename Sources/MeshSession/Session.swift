@@ -101,6 +101,8 @@ public final class Session: Sendable {
     let mesh: MeshNode
     /// The application channels registered (PROTOCOL.md §13.12).
     let channels = ChannelRegistry()
+    /// The streams' shell, made on first use (PROTOCOL.md §17).
+    let streamShell = NIOLockedValueBox<StreamShell?>(nil)
     /// The router's pending timer, if armed.
     let meshTimer = NIOLockedValueBox<(due: Duration, task: Scheduled<Void>)?>(nil)
     /// The event loop that runs the router's timer.
@@ -141,6 +143,7 @@ public final class Session: Sendable {
         self.timerLoop = group.next()
         self.mesh = MeshNode(peer: peer, configuration: configuration.routing, logger: logger)
         (self.commands, self.commandSink) = AsyncStream.makeStream(of: Command.self, bufferingPolicy: .bufferingOldest(4096))
+        installStreams()
     }
 
     // MARK: Lifecycle
@@ -458,7 +461,7 @@ public final class Session: Sendable {
 
     /// Sends a line of text to neighbours over their reliable links (PROTOCOL.md §6.1): a
     /// neighbour-only message, like Multipeer's between connected peers. It does not cross
-    /// relays and is not the meshchat chat application (that runs on channel 1, §17).
+    /// relays and is not the meshchat chat application (that runs on channel 1, §18).
     /// - Parameters:
     ///   - text: at most 64 KiB of UTF-8.
     ///   - peers: connected peers.

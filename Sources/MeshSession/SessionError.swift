@@ -29,6 +29,10 @@ public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
         case invalidChannel
         /// The channel was closed, or its session is gone.
         case channelClosed
+        /// The other node refused a stream, or it ended before being accepted (PROTOCOL.md §17.2).
+        case streamRefused
+        /// A stream name over 255 bytes, or stream limits out of range (PROTOCOL.md §17.7).
+        case invalidStream
     }
 
     /// What kind of error this is.
@@ -76,6 +80,10 @@ public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
     @inline(never) static func channelClosed(_ id: ChannelID) -> SessionError {
         .init(.channelClosed, "\(id) is closed")
     }
+    @inline(never) static func streamRefused(_ peer: PeerID, _ error: StreamError) -> SessionError {
+        .init(.streamRefused, "\(peer) did not accept the stream: \(error.code): \(error.reason)")
+    }
+    @inline(never) static func invalidStream(_ why: String) -> SessionError { .init(.invalidStream, why) }
     @inline(never) static func invalidAddress(_ text: String, _ why: String) -> SessionError {
         .init(.invalidAddress, "invalid address \"\(text)\": \(why)")
     }

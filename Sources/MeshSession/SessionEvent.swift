@@ -62,7 +62,7 @@ public struct DisconnectReason: Sendable, Hashable, CustomStringConvertible {
 /// A line a neighbour sent over its direct link with ``Session/send(text:to:)`` (PROTOCOL.md §6.1).
 ///
 /// This is the session's neighbour-only text message (Multipeer's messages between connected
-/// peers), not the meshchat chat application, which runs on its own channel (PROTOCOL.md §17).
+/// peers), not the meshchat chat application, which runs on its own channel (PROTOCOL.md §18).
 public struct TextMessage: Sendable, Hashable {
     /// The message id: 32 hex digits.
     public let id: String

@@ -3,7 +3,7 @@ import MeshChat
 import MeshSession
 import Testing
 
-/// ``ChatPayload``: the chat's messages on channel 1 (PROTOCOL.md §17), as a receiver reads them.
+/// ``ChatPayload``: the chat's messages on channel 1 (PROTOCOL.md §18), as a receiver reads them.
 @Suite("ChatPayload")
 struct ChatPayloadTests {
     static let id = try! NodeID(bytes: (0..<16).map { UInt8($0) })

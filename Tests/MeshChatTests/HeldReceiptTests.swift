@@ -5,7 +5,7 @@ import MeshStore
 import Testing
 
 /// ``Messenger`` holds a receipt that finds no route back and sends it when a route to the line's
-/// sender appears (PROTOCOL.md §17.4), instead of leaving the sender to its next retransmission.
+/// sender appears (PROTOCOL.md §18.4), instead of leaving the sender to its next retransmission.
 @Suite("Messenger: receipts held until a route back", .serialized)
 struct HeldReceiptTests {
     @Test("a private line stored while its sender is out of reach is acknowledged once a route to the sender appears, though the sender sends nothing again")

@@ -6,19 +6,19 @@ import MeshTestSupport
 import MeshWire
 import Testing
 
-/// `Protocol/vectors/chat.json` (PROTOCOL.md §17 on channel 1, §13.12): every chat message as its
+/// `Protocol/vectors/chat.json` (PROTOCOL.md §18 on channel 1, §13.12): every chat message as its
 /// channel payload, and one whole envelope per delivery kind (a line broadcast, a private line and
 /// a receipt sealed), between the fixed parties alice and bob.
 ///
 /// Regenerate with `MESHCHAT_WRITE_VECTORS=1 swift test --filter MeshLinkTests.ChatVectorTests`.
 enum ChatVector {
     static let messages: [(name: String, section: String, description: String, delivery: ChannelMessage.Delivery, message: ChatPayload)] = [
-        ("line", "§17.2", "Line: alice's line \"hello, mesh\" to everyone, id d0d1…df (must come broadcast)", .broadcast,
+        ("line", "§18.2", "Line: alice's line \"hello, mesh\" to everyone, id d0d1…df (must come broadcast)", .broadcast,
          .line(id: try! NodeID(bytes: pattern(from: 0xd0, count: 16)), text: "hello, mesh", sentAtMilliseconds: AppVector.sentAt)),
-        ("privateLine", "§17.3", "PrivateLine: alice's private line \"only for bob\", id e0e1…ef, sequence 1, floor 1 (must come sealed)", .sealed,
+        ("privateLine", "§18.3", "PrivateLine: alice's private line \"only for bob\", id e0e1…ef, sequence 1, floor 1 (must come sealed)", .sealed,
          .privateLine(id: try! NodeID(bytes: pattern(from: 0xe0, count: 16)), text: "only for bob", sentAtMilliseconds: AppVector.sentAt,
                       sequence: 1, floor: 1)),
-        ("receipt", "§17.4", "Receipt: for two private lines, ids e0e1…ef and e1e2…f0 (must come sealed)", .sealed,
+        ("receipt", "§18.4", "Receipt: for two private lines, ids e0e1…ef and e1e2…f0 (must come sealed)", .sealed,
          .receipt([try! NodeID(bytes: pattern(from: 0xe0, count: 16)), try! NodeID(bytes: pattern(from: 0xe1, count: 16))])),
     ]
 
@@ -34,7 +34,7 @@ enum ChatVector {
                 : ChannelAppVector.broadcast(name, channel: channel, entry.message.encoded, description))
         }
         return ChannelAppVector(
-            description: "PROTOCOL.md §17 (chat, channel 1) between the fixed parties of handshake.json and mesh.json "
+            description: "PROTOCOL.md §18 (chat, channel 1) between the fixed parties of handshake.json and mesh.json "
                 + "(packet id c0c1…cf, sealing ephemeral key f0f1…ff, sent_at 1790000000000). messages: each ChatMessage "
                 + "as its channel payload. deliveries: each message the way it must travel, as a whole envelope.",
             aliceNodeID: alice.nodeID.hex, bobNodeID: bob.nodeID.hex, channel: channel, roomNonce: nil, rooms: nil,

@@ -175,7 +175,7 @@ struct FakeNoisePeer: HandshakeParty {
         self.noise = try NoiseHandshake(
             protocolName: HandshakeStateMachine.noiseProtocol, initiator: initiator,
             prologue: prologue ?? HandshakeStateMachine.prologue(serviceType: serviceType), staticKey: staticKey)
-        self.hello = hello ?? helloPayload(version: 1, serviceType: serviceType)
+        self.hello = hello ?? helloPayload(version: HandshakeStateMachine.protocolVersion, serviceType: serviceType)
         self.identity = identity
     }
 
@@ -218,7 +218,7 @@ func identityPayload(
 ) -> Data {
     var payload = IdentityPayload()
     payload.displayName = displayName
-    payload.protocolVersion = 1
+    payload.protocolVersion = HandshakeStateMachine.protocolVersion
     payload.capabilities = ["udp"]
     payload.identityKey = identity.signingKey.publicKey.rawRepresentation
     payload.staticSignature = identity.staticSignature

@@ -146,7 +146,7 @@ struct HandshakeFailureTests {
         // The fake's prologue is for "meshchat-lab", its hello claims "meshchat".
         let fake = try Self.fakeInitiator(
             prologue: HandshakeStateMachine.prologue(serviceType: "meshchat-lab"),
-            hello: helloPayload(version: 1, serviceType: "meshchat"))
+            hello: helloPayload(version: HandshakeStateMachine.protocolVersion, serviceType: "meshchat"))
         var pump = try Self.run(responderAgainst: fake)
         #expect(pump.frames(.handshake).count == 2, "the responder answered message 1")
         #expect(pump.initiatorOutcome.reason?.code == .handshakeFailed, "message 2 is bound to the responder's prologue")
@@ -155,20 +155,20 @@ struct HandshakeFailureTests {
         #expect(timeout.reason.code == .handshakeTimeout)
 
         // Control: with the matching prologue the fake reads message 2 and the responder finishes.
-        pump = try Self.run(responderAgainst: try Self.fakeInitiator(hello: helloPayload(version: 1, serviceType: "meshchat")))
+        pump = try Self.run(responderAgainst: try Self.fakeInitiator(hello: helloPayload(version: HandshakeStateMachine.protocolVersion, serviceType: "meshchat")))
         #expect(pump.responderOutcome.link?.peer.displayName == "mallory")
     }
 
     // MARK: (d) version
 
     @Test("a hello with another protocol version is refused with unsupportedVersion naming both versions", arguments: [
-        UInt32(0), 2, 255,
+        UInt32(0), 1, 3, 255,
     ])
     func unsupportedVersion(version: UInt32) throws {
         let pump = try Self.run(responderAgainst: try Self.fakeInitiator(hello: helloPayload(version: version, serviceType: "meshchat")))
         expectRefusal(
             detector: pump.responderOutcome, peer: pump.initiatorOutcome, code: .unsupportedVersion,
-            mentions: ["version \(version)", "speaks 1"])
+            mentions: ["version \(version)", "speaks 2"])
         try Self.expectInitiatorReports(pump.lastAbort, code: .unsupportedVersion, message: pump.responderOutcome.reason?.message)
     }
 
@@ -226,14 +226,14 @@ struct HandshakeFailureTests {
     }
 
     @Test("an identity naming another protocol version than the hello is refused with unsupportedVersion, in message 2 and in message 3",
-          arguments: [UInt32(0), 2, .max])
+          arguments: [UInt32(0), 1, 3, .max])
     func identityVersion(version: UInt32) throws {
         let second = try Self.run(initiatorAgainst: try Self.fakeResponder(alter: { $0.protocolVersion = version }))
         expectRefusal(detector: second.initiatorOutcome, peer: second.responderOutcome, code: .unsupportedVersion,
-                      mentions: ["protocol version \(version)", "speaks 1"])
+                      mentions: ["protocol version \(version)", "speaks 2"])
         let third = try Self.run(responderAgainst: try Self.fakeInitiator(alter: { $0.protocolVersion = version }))
         expectRefusal(detector: third.responderOutcome, peer: third.initiatorOutcome, code: .unsupportedVersion,
-                      mentions: ["protocol version \(version)", "speaks 1"])
+                      mentions: ["protocol version \(version)", "speaks 2"])
     }
 
     @Test("an empty display name is refused with invalidIdentity by the initiator (message 2)")
@@ -286,7 +286,7 @@ struct HandshakeFailureTests {
 
     @Test("an unparsable or oversized hello is refused with protocolViolation", arguments: [
         Data([0xff, 0xff, 0xff]),  // not protobuf
-        helloPayload(version: 1, serviceType: String(repeating: "x", count: 1100)),  // over 1,024 bytes
+        helloPayload(version: HandshakeStateMachine.protocolVersion, serviceType: String(repeating: "x", count: 1100)),  // over 1,024 bytes
     ])
     func badHello(hello: Data) throws {
         let pump = try Self.run(responderAgainst: try Self.fakeInitiator(hello: hello))

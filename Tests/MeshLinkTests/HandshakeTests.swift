@@ -22,7 +22,7 @@ struct HandshakeTests {
         #expect(initiator.peer.displayName == "bob")
         #expect(initiator.peer.udpPort == 40002)
         #expect(initiator.peer.capabilities == ["udp"])
-        #expect(initiator.peer.protocolVersion == 1)
+        #expect(initiator.peer.protocolVersion == 2)
         #expect(initiator.peer.identityKey == bob.signingKey.publicKey.rawRepresentation)
         #expect(initiator.peer.staticKey == bob.staticKey.publicKey.rawRepresentation)
 
@@ -73,7 +73,7 @@ struct HandshakeTests {
         var pump = try machinePump(alice.configuration(), bob.configuration())
         pump.run()
         let bodies = pump.frames(.handshake).map { $0.count - WireLimits.frameHeaderSize }
-        let hello = helloPayload(version: 1, serviceType: "meshchat").count
+        let hello = helloPayload(version: HandshakeStateMachine.protocolVersion, serviceType: "meshchat").count
         let identity = { (party: FixedParty) in
             identityPayload(party.identity, displayName: party.name, udpPort: UInt32(party.udpPort)).count
         }
@@ -150,10 +150,10 @@ struct HandshakeTests {
         #expect(bytes(of: a.datagramKeys.sendKey) != bytes(of: b.datagramKeys.sendKey))
     }
 
-    @Test("the prologue is \"meshchat\" ‖ 0 ‖ version 1 ‖ 0 ‖ service type (§4.2)")
+    @Test("the prologue is \"meshchat\" ‖ 0 ‖ version 2 ‖ 0 ‖ service type (§4.2)")
     func prologue() {
-        #expect(HandshakeStateMachine.prologue(serviceType: "meshchat").hexString == "6d657368636861740001006d65736863686174")
-        #expect(HandshakeStateMachine.prologue(serviceType: "").hexString == "6d65736863686174000100")
+        #expect(HandshakeStateMachine.prologue(serviceType: "meshchat").hexString == "6d657368636861740002006d65736863686174")
+        #expect(HandshakeStateMachine.prologue(serviceType: "").hexString == "6d65736863686174000200")
         #expect(HandshakeStateMachine.noiseProtocol == "Noise_XX_25519_ChaChaPoly_SHA256")
     }
 }

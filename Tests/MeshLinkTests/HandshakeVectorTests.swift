@@ -101,7 +101,7 @@ struct HandshakeVector: Codable, Equatable {
             initiator: party(alice),
             responder: party(bob),
             messages: [
-                Message(name: "message1", from: "initiator", payload: helloPayload(version: 1, serviceType: "meshchat").hexString,
+                Message(name: "message1", from: "initiator", payload: helloPayload(version: HandshakeStateMachine.protocolVersion, serviceType: "meshchat").hexString,
                         frame: frameBytes(message1).hexString),
                 Message(name: "message2", from: "responder", payload: identity(bob).hexString, frame: frameBytes(message2).hexString),
                 Message(name: "message3", from: "initiator", payload: identity(alice).hexString, frame: frameBytes(message3).hexString),
@@ -213,7 +213,7 @@ struct HandshakeVectorTests {
         #expect(file.handshakeHash == computed.handshakeHash)
         #expect(file.transport == computed.transport)
         #expect(file.datagramKeys == computed.datagramKeys)
-        #expect(file.prologue == "6d657368636861740001006d65736863686174")
+        #expect(file.prologue == "6d657368636861740002006d65736863686174")
         #expect(file.description == computed.description)
         #expect(file.protocolName == computed.protocolName)
         #expect(file.ed25519Deterministic)
@@ -324,11 +324,11 @@ struct HandshakeVectorTests {
         #expect(responder.handshakeHash.hexString == file.handshakeHash)
 
         let hello = try HelloPayload(decoding: try Data(hex: file.messages[0].payload))
-        #expect(hello.protocolVersion == 1 && hello.serviceType == "meshchat")
+        #expect(hello.protocolVersion == 2 && hello.serviceType == "meshchat")
         for (message, party) in [(file.messages[1], file.responder), (file.messages[2], file.initiator)] {
             let identity = try IdentityPayload(decoding: try Data(hex: message.payload))
             #expect(identity.displayName == party.displayName)
-            #expect(identity.protocolVersion == 1)
+            #expect(identity.protocolVersion == 2)
             #expect(identity.capabilities == party.capabilities)
             #expect(identity.identityKey.hexString == party.identityPublicKey)
             #expect(identity.staticSignature.hexString == party.staticSignature)

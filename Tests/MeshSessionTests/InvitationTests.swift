@@ -1,5 +1,6 @@
 import Foundation
 import MeshDiscovery
+import MeshLink
 import MeshSession
 import Testing
 
@@ -44,7 +45,7 @@ struct NearbyPair {
             advertiser.start(session: host.session)
         } else {
             // Published but not taking invitations: only the TXT record, no advertiser on the session.
-            let ad = try Advertisement(nodeID: host.id.id, displayName: "host", protocolVersion: 1, discoveryInfo: [:])
+            let ad = try Advertisement(nodeID: host.id.id, displayName: "host", protocolVersion: HandshakeStateMachine.protocolVersion, discoveryInfo: [:])
             _ = try fabric.publish(ServiceRegistration(name: "host", type: "_meshchat._tcp", port: host.port, txt: ad.txt)) { _ in }
         }
         browser.start()

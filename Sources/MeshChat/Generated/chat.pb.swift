@@ -8,7 +8,7 @@
 // For information on using the generated types, please see the documentation:
 //   https://github.com/apple/swift-protobuf/
 
-/// meshchat chat application schema (PROTOCOL.md §17), carried on application channel 1 (§13.12).
+/// meshchat chat application schema (PROTOCOL.md §18), carried on application channel 1 (§13.12).
 /// Generated Swift: Sources/MeshChat/Generated/chat.pb.swift (regenerate with scripts/gen-proto).
 /// Rules (§6.2): field numbers are never reused; new message types are new `oneof` members.
 
@@ -29,7 +29,7 @@ fileprivate nonisolated struct _GeneratedWithProtocGenSwiftVersion: SwiftProtobu
   typealias Version = _2
 }
 
-/// §17.1 one channel payload: exactly one of the chat's messages.
+/// §18.1 one channel payload: exactly one of the chat's messages.
 public nonisolated struct Meshchat_Chat_V1_ChatMessage: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -79,7 +79,7 @@ public nonisolated struct Meshchat_Chat_V1_ChatMessage: Sendable {
   public init() {}
 }
 
-/// §17.2 a line to every node.
+/// §18.2 a line to every node.
 public nonisolated struct Meshchat_Chat_V1_Line: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -99,7 +99,7 @@ public nonisolated struct Meshchat_Chat_V1_Line: Sendable {
   public init() {}
 }
 
-/// §17.3 a private line to one node.
+/// §18.3 a private line to one node.
 public nonisolated struct Meshchat_Chat_V1_PrivateLine: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -125,7 +125,7 @@ public nonisolated struct Meshchat_Chat_V1_PrivateLine: Sendable {
   public init() {}
 }
 
-/// §17.4 end-to-end delivery receipt.
+/// §18.4 end-to-end delivery receipt.
 public nonisolated struct Meshchat_Chat_V1_Receipt: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for

@@ -1,0 +1,112 @@
+import struct Foundation.Data
+import SwiftProtobuf
+
+/// One stream packet (PROTOCOL.md §17.1), decoded: the typed form of `StreamPacket` in
+/// `Protocol/streams.proto`.
+package enum StreamPacket: Sendable, Hashable {
+    /// §17.2 opener → reader.
+    case open(id: UInt64, name: String)
+    /// §17.3 opener → reader.
+    case data(id: UInt64, offset: UInt64, bytes: Data, fin: Bool)
+    /// §17.4 reader → opener.
+    case ack(id: UInt64, offset: UInt64, window: UInt64, fin: Bool)
+    /// §17.5 either way.
+    case close(id: UInt64, code: StreamCloseCode, reason: String, fromReader: Bool)
+
+    /// The stream id.
+    package var id: UInt64 {
+        switch self {
+        case .open(let id, _), .data(let id, _, _, _), .ack(let id, _, _, _), .close(let id, _, _, _): id
+        }
+    }
+}
+
+/// The codec and size limits of stream packets (PROTOCOL.md §17.1, §17.7).
+package enum StreamWire {
+    /// Bytes a stream packet adds around a chunk, at most (ids, offsets and tags as varints).
+    static let framing = 64
+    /// The largest chunk in one data packet: the channel payload limit less ``framing``.
+    static let maxChunkSize = Session.maxChannelPayload - framing
+    /// The longest stream name, in bytes of UTF-8.
+    static let maxNameBytes = 255
+    /// The longest close reason, in bytes of UTF-8 (longer ones are cut by the sender and the reader).
+    static let maxReasonBytes = 256
+
+    /// Why a packet could not be decoded.
+    package struct DecodeError: Error, CustomStringConvertible {
+        package let description: String
+    }
+
+    /// Encodes a packet.
+    package static func encode(_ packet: StreamPacket) -> Data {
+        var message = Meshchat_Streams_V1_StreamPacket()
+        message.streamID = packet.id
+        switch packet {
+        case .open(_, let name):
+            message.open = .with { $0.name = name }
+        case .data(_, let offset, let bytes, let fin):
+            message.data = .with {
+                $0.offset = offset
+                $0.bytes = bytes
+                $0.fin = fin
+            }
+        case .ack(_, let offset, let window, let fin):
+            message.ack = .with {
+                $0.offset = offset
+                $0.window = window
+                $0.fin = fin
+            }
+        case .close(_, let code, let reason, let fromReader):
+            message.close = .with {
+                $0.code = code.rawValue
+                $0.reason = truncated(reason)
+                $0.fromReader = fromReader
+            }
+        }
+        // Encoding a message built here cannot fail (no required fields, no unknown extensions).
+        return (try? message.serializedData()) ?? Data()
+    }
+
+    /// Decodes a packet from another node; every byte is untrusted.
+    /// - Throws: ``DecodeError`` naming what was wrong: malformed protobuf, no body, stream id 0,
+    ///   a name over 255 bytes, a chunk over ``maxChunkSize``.
+    package static func decode(_ bytes: Data) throws(DecodeError) -> StreamPacket {
+        let message: Meshchat_Streams_V1_StreamPacket
+        do {
+            message = try Meshchat_Streams_V1_StreamPacket(serializedBytes: bytes)
+        } catch {
+            throw DecodeError(description: "malformed stream packet of \(bytes.count) bytes")
+        }
+        let id = message.streamID
+        guard id != 0 else { throw DecodeError(description: "stream id 0") }
+        switch message.body {
+        case .open(let open):
+            guard open.name.utf8.count <= maxNameBytes else {
+                throw DecodeError(description: "stream name of \(open.name.utf8.count) bytes exceeds \(maxNameBytes)")
+            }
+            return .open(id: id, name: open.name)
+        case .data(let data):
+            guard data.bytes.count <= maxChunkSize else {
+                throw DecodeError(description: "chunk of \(data.bytes.count) bytes exceeds \(maxChunkSize)")
+            }
+            return .data(id: id, offset: data.offset, bytes: data.bytes, fin: data.fin)
+        case .ack(let ack):
+            return .ack(id: id, offset: ack.offset, window: ack.window, fin: ack.fin)
+        case .close(let close):
+            return .close(id: id, code: StreamCloseCode(wire: close.code), reason: truncated(close.reason), fromReader: close.fromReader)
+        case nil:
+            throw DecodeError(description: "stream packet without a body")
+        }
+    }
+
+    /// `text` cut to ``maxReasonBytes`` bytes of UTF-8 on a character boundary.
+    static func truncated(_ text: String) -> String {
+        guard text.utf8.count > maxReasonBytes else { return text }
+        var result = ""
+        for character in text {
+            guard result.utf8.count + character.utf8.count <= maxReasonBytes else { break }
+            result.append(character)
+        }
+        return result
+    }
+}
