@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "MeshWire", targets: ["MeshWire"]),
         .library(name: "MeshDiscovery", targets: ["MeshDiscovery"]),
         .library(name: "MeshMessaging", targets: ["MeshMessaging"]),
+        .library(name: "MeshChat", targets: ["MeshChat"]),
         .library(name: "MeshStore", targets: ["MeshStore"]),
         .library(name: "Places", targets: ["Places"]),
         .library(name: "MeshPlaces", targets: ["MeshPlaces"]),
@@ -122,6 +123,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The chat application on channel 1 (PROTOCOL.md §17): lines, private lines, receipts, outbox,
+        // history.
+        .target(
+            name: "MeshChat",
+            dependencies: [
+                "MeshSession", "MeshStore", "MeshRooms",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // Rooms over the mesh (PROTOCOL.md §15): room keys, and lines sealed to a room on channel 2.
         .target(
             name: "MeshRooms",
@@ -150,7 +161,7 @@ let package = Package(
         .target(
             name: "MeshChatKit",
             dependencies: [
-                "MeshSession", "MeshDiscovery", "MeshMessaging", "MeshStore", "MeshPlaces", "MeshRooms", "Places", "MeshLink", "MeshTransport",
+                "MeshSession", "MeshDiscovery", "MeshMessaging", "MeshChat", "MeshStore", "MeshPlaces", "MeshRooms", "Places", "MeshLink", "MeshTransport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]
@@ -158,7 +169,7 @@ let package = Package(
         .executableTarget(
             name: "meshchat",
             dependencies: [
-                "MeshChatKit", "MeshSession", "MeshTransport", "MeshDiscovery", "MeshMessaging", "MeshStore", "MeshPlaces", "Places",
+                "MeshChatKit", "MeshSession", "MeshTransport", "MeshDiscovery", "MeshMessaging", "MeshChat", "MeshStore", "MeshPlaces", "Places",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -169,7 +180,7 @@ let package = Package(
             name: "meshbench",
             dependencies: [
                 "MeshSession", "MeshTransport", "MeshLink", "MeshNoise", "MeshWire",
-                "MeshRouting", "MeshTestSupport", "MeshMessaging", "MeshStore", "Places",
+                "MeshRouting", "MeshTestSupport", "MeshMessaging", "MeshChat", "MeshStore", "Places",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -210,7 +221,7 @@ let package = Package(
         .testTarget(name: "MeshNoiseTests", dependencies: ["MeshNoise", "MeshTestSupport"], exclude: ["Fixtures"]),
         .testTarget(
             name: "MeshLinkTests",
-            dependencies: ["MeshLink", "MeshTestSupport", "MeshRooms", "MeshPlaces", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
+            dependencies: ["MeshLink", "MeshTestSupport", "MeshRooms", "MeshPlaces", "MeshChat", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
         .testTarget(
             name: "MeshTransportTests",
@@ -247,6 +258,12 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "MeshChatTests",
+            dependencies: [
+                "MeshChat", "MeshSession", "MeshStore", "MeshLink", "MeshTestSupport",
+            ]
+        ),
+        .testTarget(
             name: "MeshPlacesTests",
             dependencies: ["MeshPlaces", "Places", "MeshSession", "MeshStore", "MeshWire", "MeshLink", "MeshTestSupport",
                            .product(name: "Logging", package: "swift-log"), .product(name: "SwiftProtobuf", package: "swift-protobuf")]
@@ -264,7 +281,7 @@ let package = Package(
         .target(
             name: "MeshFuzz",
             dependencies: [
-                "MeshWire", "MeshLink", "MeshRouting", "MeshDiscovery", "MeshSession", "MeshMessaging",
+                "MeshWire", "MeshLink", "MeshRouting", "MeshDiscovery", "MeshSession", "MeshMessaging", "MeshChat",
                 "MeshPlaces", "MeshRooms", "Places", "MeshChatKit",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),

@@ -1,5 +1,5 @@
 import Foundation
-import MeshMessaging
+import MeshChat
 import MeshRooms
 import MeshStore
 import MeshTransport

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MeshChat
 import MeshMessaging
 import MeshPlaces
 import MeshSession
@@ -468,7 +469,7 @@ public struct ChatFront: Sendable {
             book.note(peer)
             if memory.lastPrivateSender?.id == peer.id { memory.lastPrivateSender = peer }
             emit(.nick(peer, previous: previous, isMe: false))
-        case .receipt, .file:
+        case .file:
             break
         }
     }

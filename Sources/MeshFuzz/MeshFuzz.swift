@@ -30,6 +30,7 @@ public enum MeshFuzz {
         Target(name: "places", summary: "places messages: lookups, answers, pins, catch-ups (§14)", run: fuzzPlaces),
         Target(name: "pins", summary: "one pin (§14.4), round-tripped", run: fuzzPins),
         Target(name: "files", summary: "file transfer messages against both state machines (§16)", run: fuzzFiles),
+        Target(name: "chat", summary: "chat channel payloads: lines, private lines, receipts (§17), round-tripped", run: fuzzChat),
         Target(name: "streams", summary: "stream packets against an opener and a reader (§18), round-tripped", run: fuzzStreams),
         Target(name: "rooms", summary: "room lines and room names (§15)", run: fuzzRooms),
         Target(name: "txt", summary: "DNS-SD TXT records (§12), round-tripped", run: fuzzTXT),

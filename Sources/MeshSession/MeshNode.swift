@@ -538,8 +538,8 @@ package final class MeshNode: Sendable {
             return nil
         }
         // Data and file messages (§16) have nothing else to recognise a replay by once the duplicate
-        // cache forgot its packet id; chat lines are deduplicated by message id on disk and receipts are idempotent, so a
-        // laptop whose clock is far off still chats (§13.6).
+        // cache forgot its packet id; places have their own ids, and a channel applies its own replay window (§13.12:
+        // the chat's lines are deduplicated by message id on disk, so a laptop whose clock is far off still chats).
         let skew = Self.skew(plaintext.sealedAtMs)
         var heldToClock = false
         switch plaintext.content {
@@ -559,17 +559,6 @@ package final class MeshNode: Sendable {
     private func event(for plaintext: SealedPayload, sender: PeerID, hops: Int) -> SessionEvent? {
         let origin = sender.id
         switch plaintext.content {
-        case .chat(let chat):
-            guard chat.text.utf8.count <= WireLimits.maxRelayedPayload, let id = try? NodeID(bytes: chat.messageID) else {
-                logger.notice("dropped a private chat: bad id or text over \(WireLimits.maxRelayedPayload) bytes", metadata: ["mesh.origin": "\(origin.shortHex)"])
-                return nil
-            }
-            let text = TextMessage(id: id.hex, text: chat.text, sentAt: Date(timeIntervalSince1970: Double(chat.sentAtMs) / 1000),
-                                   order: MessageOrder(sequence: chat.sequence, floor: chat.floor))
-            return .received(ReceivedMessage(sender: sender, mode: .reliable, content: .text(text), hops: hops, isPrivate: true))
-        case .receipt(let receipt):
-            let ids = receipt.messageIds.prefix(WireLimits.maxReceiptIDs).compactMap { try? NodeID(bytes: $0).hex }
-            return .receipt(from: sender, messageIDs: ids)
         case .data(let data):
             return .received(ReceivedMessage(sender: sender, mode: .reliable, content: .data(data.payload), hops: hops, isPrivate: true))
         case .file(let file):
@@ -585,10 +574,6 @@ package final class MeshNode: Sendable {
     private static func event(for broadcast: BroadcastPayload, origin: NodeID, hops: Int) -> SessionEvent? {
         guard let sender = try? PeerID(id: origin, displayName: broadcast.displayName) else { return nil }
         switch broadcast.content {
-        case .chat(let chat):
-            guard let id = try? NodeID(bytes: chat.messageID), chat.text.utf8.count <= WireLimits.maxBroadcastPayload else { return nil }
-            let text = TextMessage(id: id.hex, text: chat.text, sentAt: Date(timeIntervalSince1970: Double(chat.sentAtMs) / 1000))
-            return .received(ReceivedMessage(sender: sender, mode: .reliable, content: .text(text), hops: hops, isPrivate: false))
         case .data(let data):
             return .received(ReceivedMessage(sender: sender, mode: .reliable, content: .data(data.payload), hops: hops, isPrivate: false))
         case .channel, nil:

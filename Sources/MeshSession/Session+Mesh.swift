@@ -1,5 +1,4 @@
 import struct Foundation.Data
-import struct Foundation.Date
 import MeshLink
 import MeshRouting
 import MeshWire
@@ -22,75 +21,6 @@ extension Session {
 
     /// The mesh as this node's link-state database has it: every node's advertised links.
     public var topology: [MeshTopologyEntry] { mesh.topology }
-
-    /// Sends a chat line to every node in the mesh, signed by this node (PROTOCOL.md §13.5).
-    ///
-    /// It floods along the shortest-path tree to every node within the hop limit; there is no
-    /// receipt. Nothing is sent, and `sentToNobody` is `true`, when no peer is connected.
-    /// - Parameters:
-    ///   - text: at most ``WireLimits/maxBroadcastPayload`` bytes of UTF-8.
-    ///   - id: the message id (32 hex digits); a random one when `nil`.
-    ///   - sentAt: the author's time; now when `nil`.
-    /// - Returns: the message id, and whether no neighbour was there to take it.
-    /// - Throws: ``SessionError`` `payloadTooLarge`.
-    @discardableResult
-    public func broadcast(text: String, id: String? = nil, sentAt: Date? = nil) async throws(SessionError) -> (id: String, sentToNobody: Bool) {
-        guard text.utf8.count <= WireLimits.maxBroadcastPayload else {
-            throw .payloadTooLarge(text.utf8.count, limit: WireLimits.maxBroadcastPayload, mode: .reliable)
-        }
-        let messageID = try Self.messageID(id)
-        var chat = Meshchat_V1_Chat()
-        chat.messageID = Data(messageID.bytes)
-        chat.text = text
-        let millis = sentAt.map { Int64($0.timeIntervalSince1970 * 1000) } ?? MeshNode.nowMilliseconds
-        chat.sentAtMs = millis
-        let step = mesh.broadcast(.chat(chat), sentAt: millis)
-        await perform(step)
-        return (messageID.hex, step.sends.isEmpty)
-    }
-
-    /// Sends a private chat line to one node across the mesh, end-to-end encrypted (PROTOCOL.md
-    /// §13.6, §13.7): relays see only the routing header.
-    ///
-    /// Delivery is acknowledged with a ``SessionEvent/receipt(from:messageIDs:)`` event when the
-    /// destination's application sends one (``sendReceipt(for:to:)``); retransmitting until then is
-    /// the caller's job (the messaging layer's outbox does it).
-    /// - Parameters:
-    ///   - text: at most ``WireLimits/maxRelayedPayload`` bytes of UTF-8.
-    ///   - id: the message id, 32 hex digits (the same in every retransmission).
-    ///   - sentAt: when the author wrote it.
-    ///   - order: its sequence and the sender's floor to this destination.
-    ///   - peer: a reachable node.
-    /// - Throws: ``SessionError`` `payloadTooLarge`, `notReachable`.
-    public func sendPrivate(text: String, id: String, sentAt: Date, order: MessageOrder, to peer: PeerID) async throws(SessionError) {
-        guard text.utf8.count <= WireLimits.maxRelayedPayload else {
-            throw .payloadTooLarge(text.utf8.count, limit: WireLimits.maxRelayedPayload, mode: .reliable)
-        }
-        var chat = PrivateChatPayload()
-        chat.messageID = Data(try Self.messageID(id).bytes)
-        chat.text = text
-        chat.sentAtMs = Int64(sentAt.timeIntervalSince1970 * 1000)
-        chat.sequence = order.sequence
-        chat.floor = order.floor
-        try await sendSealed(.chat(chat), to: peer)
-    }
-
-    /// Acknowledges private lines end to end (PROTOCOL.md §13.8).
-    /// - Parameters:
-    ///   - messageIDs: ids of lines from `peer`, at most ``WireLimits/maxReceiptIDs`` per call
-    ///     (more are sent in several receipts).
-    ///   - peer: their sender.
-    /// - Throws: ``SessionError`` `notReachable`.
-    public func sendReceipt(for messageIDs: [String], to peer: PeerID) async throws(SessionError) {
-        var start = 0
-        while start < messageIDs.count {
-            let chunk = messageIDs[start..<min(messageIDs.count, start + WireLimits.maxReceiptIDs)]
-            var receipt = ReceiptPayload()
-            receipt.messageIds = try chunk.map { id throws(SessionError) in Data(try Self.messageID(id).bytes) }
-            try await sendSealed(.receipt(receipt), to: peer)
-            start += WireLimits.maxReceiptIDs
-        }
-    }
 
     /// Measures the round trip to a node across the mesh (PROTOCOL.md §13.10): a sealed ping that
     /// the node answers with a sealed pong, both relayed like any sealed packet.
@@ -140,15 +70,6 @@ extension Session {
         }
         guard let step else { throw .notReachable(peer) }
         await perform(step)
-    }
-
-    private static func messageID(_ id: String?) throws(SessionError) -> NodeID {
-        guard let id else { return NodeID.random() }
-        do {
-            return try NodeID(hex: id)
-        } catch {
-            throw .invalidMessageID(id)
-        }
     }
 
     // MARK: Executing steps

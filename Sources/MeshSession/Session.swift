@@ -459,7 +459,9 @@ public final class Session: Sendable {
         if let firstError { throw firstError }
     }
 
-    /// Sends a chat line to peers over their reliable links.
+    /// Sends a line of text to neighbours over their reliable links (PROTOCOL.md §6.1): a
+    /// neighbour-only message, like Multipeer's between connected peers. It does not cross
+    /// relays and is not the meshchat chat application (that runs on channel 1, §17).
     /// - Parameters:
     ///   - text: at most 64 KiB of UTF-8.
     ///   - peers: connected peers.

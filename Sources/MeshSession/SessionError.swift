@@ -23,8 +23,6 @@ public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
         case invalidAddress
         /// The node is neither connected nor reachable across the mesh (PROTOCOL.md §13.2).
         case notReachable
-        /// A message id is not 32 hex digits.
-        case invalidMessageID
         /// A channel id is registered already (PROTOCOL.md §13.12).
         case channelInUse
         /// A channel id in the reserved range, or channel limits out of range.
@@ -72,9 +70,6 @@ public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
     }
     @inline(never) static func notReachable(_ peer: PeerID) -> SessionError {
         .init(.notReachable, "\(peer) is not reachable: no route to it across the mesh")
-    }
-    @inline(never) static func invalidMessageID(_ id: String) -> SessionError {
-        .init(.invalidMessageID, "message id \"\(id.prefix(40))\" is not 32 hex digits")
     }
     @inline(never) static func channelInUse(_ id: ChannelID) -> SessionError {
         .init(.channelInUse, "\(id) is registered already")

@@ -59,7 +59,10 @@ public struct DisconnectReason: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(code): \(message)" }
 }
 
-/// A chat line received from a peer.
+/// A line a neighbour sent over its direct link with ``Session/send(text:to:)`` (PROTOCOL.md §6.1).
+///
+/// This is the session's neighbour-only text message (Multipeer's messages between connected
+/// peers), not the meshchat chat application, which runs on its own channel (PROTOCOL.md §17).
 public struct TextMessage: Sendable, Hashable {
     /// The message id: 32 hex digits.
     public let id: String
@@ -67,39 +70,16 @@ public struct TextMessage: Sendable, Hashable {
     public let text: String
     /// When the sender says it sent the line.
     public let sentAt: Date
-    /// For a private line across the mesh: its place in the sender's sequence to this node
-    /// (PROTOCOL.md §13.7); `nil` otherwise.
-    public let order: MessageOrder?
 
     /// Creates a text message.
     /// - Parameters:
     ///   - id: 32 hex digits.
     ///   - text: the text.
     ///   - sentAt: the sender's time.
-    ///   - order: the sequence of a private line, if any.
-    public init(id: String, text: String, sentAt: Date, order: MessageOrder? = nil) {
+    public init(id: String, text: String, sentAt: Date) {
         self.id = id
         self.text = text
         self.sentAt = sentAt
-        self.order = order
-    }
-}
-
-/// Where a private line stands in its sender's sequence to this node (PROTOCOL.md §13.7).
-public struct MessageOrder: Sendable, Hashable {
-    /// The line's sequence number, from 1, per sender and destination.
-    public let sequence: UInt64
-    /// The lowest sequence the sender still holds undelivered: everything below was delivered or
-    /// given up.
-    public let floor: UInt64
-
-    /// Creates an order.
-    /// - Parameters:
-    ///   - sequence: the sequence number.
-    ///   - floor: the sender's floor.
-    public init(sequence: UInt64, floor: UInt64) {
-        self.sequence = sequence
-        self.floor = floor
     }
 }
 
@@ -109,7 +89,7 @@ public struct ReceivedMessage: Sendable {
     public enum Content: Sendable, Hashable {
         /// Opaque bytes from ``Session/send(_:to:mode:)``.
         case data(Data)
-        /// A chat line from ``Session/send(text:to:)``.
+        /// A line from a neighbour's ``Session/send(text:to:)``.
         case text(TextMessage)
     }
 
@@ -175,7 +155,7 @@ public struct MeshTopologyEntry: Sendable, Hashable {
 public enum SessionEvent: Sendable {
     /// A peer's state changed.
     case peerChanged(PeerID, PeerState)
-    /// A peer sent data or a chat line.
+    /// A peer sent data, or a neighbour a line.
     case received(ReceivedMessage)
     /// An outgoing connection (``Session/connect(host:port:)``) failed before a peer was known.
     case connectFailed(address: String, reason: String)
@@ -185,8 +165,6 @@ public enum SessionEvent: Sendable {
     /// A node became reachable across the mesh, its route changed, or (with `nil`) it is no
     /// longer reachable (PROTOCOL.md §13.2).
     case reachabilityChanged(PeerID, MeshRoute?)
-    /// A node acknowledged private lines end to end (PROTOCOL.md §13.8): they are stored on it.
-    case receipt(from: PeerID, messageIDs: [String])
     /// A node changed its display name (IRC's nick change): its newer link-state advert, or a new
     /// link's handshake, names it differently than before (PROTOCOL.md §13.2.3). `peer` carries
     /// the new name.

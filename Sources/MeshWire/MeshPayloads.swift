@@ -13,10 +13,6 @@ public typealias LinkStateNeighborPayload = Meshchat_V1_LinkStateNeighbor
 public typealias BroadcastPayload = Meshchat_V1_Broadcast
 /// The plaintext of a sealed packet (§13.6).
 public typealias SealedPayload = Meshchat_V1_Sealed
-/// A private chat line (§13.7).
-public typealias PrivateChatPayload = Meshchat_V1_PrivateChat
-/// An end-to-end delivery receipt (§13.8).
-public typealias ReceiptPayload = Meshchat_V1_Receipt
 
 /// Serialization helpers shared by the mesh payloads.
 extension SwiftProtobuf.Message {

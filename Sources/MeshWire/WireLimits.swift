@@ -33,8 +33,6 @@ public enum WireLimits {
     public static let maxBroadcastPayload = 64_000
     /// The most neighbours one link-state advert lists (§13.2).
     public static let maxAdvertNeighbors = 256
-    /// The most message ids in one receipt (§13.8).
-    public static let maxReceiptIDs = 64
     /// The highest hop limit a packet may carry (§13.2.8).
     public static let maxHopLimit = 32
     /// The most channel attachments one advert carries; later ones are ignored (§13.12).

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import MeshMessaging
+import MeshChat
 import MeshSession
 import MeshStore
 import MeshWire
@@ -70,8 +70,8 @@ enum FlapDeliveryBench {
         let messengerConfiguration = configuration
 
         let consumer: LoopbackMesh.Consumer = { mesh, node in
-            guard let store = try? MessageStore.inMemory() else { return }
-            let messenger = Messenger(session: mesh.sessions[node], store: store, configuration: messengerConfiguration)
+            guard let store = try? MessageStore.inMemory(),
+                  let messenger = try? Messenger(session: mesh.sessions[node], store: store, configuration: messengerConfiguration) else { return }
             messengers.update { $0[node] = messenger }
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await messenger.run() }

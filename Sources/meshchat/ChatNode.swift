@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import MeshChatKit
 import MeshDiscovery
-import MeshMessaging
+import MeshChat
 import MeshPlaces
 import MeshSession
 import MeshStore
@@ -50,7 +50,7 @@ struct ChatNode: Sendable {
         configuration.serviceType = settings.service
         configuration.routing.hopLimit = UInt8(settings.hopLimit)
         let session = Session(peer: me, configuration: configuration, logger: logger)
-        let messenger = Messenger(session: session, store: store, logger: logger)
+        let messenger = try Messenger(session: session, store: store, logger: logger)
         let places = try PlaceService(session: session, store: store, local: local, defaultHere: settings.location, logger: logger)
         await places.advertise()
         let port = try await session.start()

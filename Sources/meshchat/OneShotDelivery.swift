@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import MeshChatKit
-import MeshMessaging
+import MeshChat
 import MeshSession
 import MeshStore
 import Synchronization

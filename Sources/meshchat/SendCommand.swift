@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import MeshChatKit
+import MeshChat
 import MeshMessaging
 import MeshSession
 import MeshStore
@@ -83,7 +84,7 @@ struct SendCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print the result as one JSON object on stdout instead of a sentence.")
     var json = false
 
-    @Argument(help: ArgumentHelp("The line to send: 1 to 64000 bytes of UTF-8 (put -- before a line that starts with -).", valueName: "TEXT"))
+    @Argument(help: ArgumentHelp("The line to send: 1 to \(ChatLimits.maxLineBytes) bytes of UTF-8 (put -- before a line that starts with -).", valueName: "TEXT"))
     var text: String
 
     func validate() throws {
@@ -93,8 +94,8 @@ struct SendCommand: AsyncParsableCommand {
         if let to, to.trimmingPrefix("@").isEmpty || to.contains(" ") {
             throw ValidationError("--to \"\(to)\" is not a peer; give one display name or id prefix, e.g. --to @bob.")
         }
-        guard !text.isEmpty, text.utf8.count <= 64_000 else {
-            throw ValidationError("the line is \(text.utf8.count) bytes; send 1 to 64000 bytes.")
+        guard !text.isEmpty, text.utf8.count <= ChatLimits.maxLineBytes else {
+            throw ValidationError("the line is \(text.utf8.count) bytes; send 1 to \(ChatLimits.maxLineBytes) bytes.")
         }
     }
 

@@ -110,10 +110,6 @@ struct AppVector: Codable, Equatable {
         let alice = FixedParty.alice.identity, bob = FixedParty.bob.identity
         var cases: [Case] = []
 
-        var receipt = ReceiptPayload()
-        receipt.messageIds = [Data(pattern(from: 0xe0, count: 16)), Data(pattern(from: 0xe1, count: 16))]
-        cases.append(try sealed("receipt", "§13.8", "alice's receipt for two of bob's private lines (ids e0e1…ef, e1e2…f0)",
-                                .receipt(receipt)))
         var ping = Meshchat_V1_Ping()
         ping.nonce = 0x0102_0304_0506_0708
         cases.append(try sealed("meshPing", "§13.10", "a mesh ping with nonce 0x0102030405060708", .ping(ping)))

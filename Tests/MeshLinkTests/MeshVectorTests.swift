@@ -58,24 +58,18 @@ struct MeshVector: Codable, Equatable {
         broadcastBody.packetID = packetID
         broadcastBody.displayName = "alice"
         broadcastBody.sentAtMs = sentAt
-        var chat = Meshchat_V1_Chat()
-        chat.messageID = Data(pattern(from: 0xd0, count: 16))
-        chat.text = "hello, mesh"
-        chat.sentAtMs = sentAt
-        broadcastBody.chat = chat
+        var broadcastData = Meshchat_V1_Data()
+        broadcastData.payload = Data("hello, mesh".utf8)
+        broadcastBody.data = broadcastData
         let signedBroadcast = MeshSigning.signBroadcast(broadcastBody, identity: alice)
         var broadcast = routed(origin: alice.nodeID, destination: nil, hopLimit: 6, hops: 1)
         broadcast.broadcast = signedBroadcast
 
-        var privateChat = PrivateChatPayload()
-        privateChat.messageID = Data(pattern(from: 0xe0, count: 16))
-        privateChat.text = "only for bob"
-        privateChat.sentAtMs = sentAt
-        privateChat.sequence = 1
-        privateChat.floor = 1
+        var privateData = Meshchat_V1_Data()
+        privateData.payload = Data("only for bob".utf8)
         let header = SealHeader(origin: alice.nodeID, destination: bob.nodeID, packetID: packetID)
         let ephemeral = try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: pattern(from: 0xf0))
-        let sealedBytes = try Sealing.seal(.chat(privateChat), displayName: "alice", sealedAtMilliseconds: sentAt,
+        let sealedBytes = try Sealing.seal(.data(privateData), displayName: "alice", sealedAtMilliseconds: sentAt,
                                            header: header, recipientStaticKey: bob.staticKey.publicKey,
                                            identity: alice, ephemeralKey: ephemeral)
         var sealed = routed(origin: alice.nodeID, destination: bob.nodeID, hopLimit: 7, hops: 0)
@@ -93,9 +87,9 @@ struct MeshVector: Codable, Equatable {
             cases: [
                 Case(name: "linkState", description: "alice's advert: sequence 1790000000000, neighbour bob at 250 µs; hop limit 32",
                      body: signedAdvert.body.hexString, envelope: Envelope.routed(linkState).encoded.hexString),
-                Case(name: "broadcast", description: "alice's chat \"hello, mesh\" after one relay (hop limit 6, hops 1)",
+                Case(name: "broadcast", description: "alice's data \"hello, mesh\" to every node, after one relay (hop limit 6, hops 1)",
                      body: signedBroadcast.body.hexString, envelope: Envelope.routed(broadcast).encoded.hexString),
-                Case(name: "sealed", description: "alice's private chat \"only for bob\", sequence 1, floor 1",
+                Case(name: "sealed", description: "alice's data \"only for bob\", sealed to bob",
                      body: plaintext.serialized.hexString, envelope: Envelope.routed(sealed).encoded.hexString),
             ])
     }
@@ -158,7 +152,7 @@ struct MeshVectorTests {
         routed.hopLimit = 2
         routed.hops = 5
         let broadcast = try MeshSigning.verifiedBroadcast(routed.broadcast, origin: origin, packetID: routed.packetID)
-        #expect(broadcast.chat.text == "hello, mesh")
+        #expect(broadcast.data.payload == Data("hello, mesh".utf8))
 
         var altered = routed.broadcast
         altered.body[altered.body.count - 1] ^= 0x01
@@ -198,8 +192,7 @@ struct MeshVectorTests {
         let header = SealHeader(origin: try NodeID(bytes: routed.origin), destination: try NodeID(bytes: routed.destination),
                                 packetID: routed.packetID)
         let plaintext = try Sealing.open(routed.sealed, header: header, identity: bob)
-        #expect(plaintext.chat.text == "only for bob")
-        #expect(plaintext.chat.sequence == 1)
+        #expect(plaintext.data.payload == Data("only for bob".utf8))
         #expect(plaintext.displayName == "alice")
         // The text is not visible to relays.
         #expect(routed.sealed.range(of: Data("only for bob".utf8)) == nil)
@@ -224,7 +217,7 @@ struct MeshVectorTests {
         // carol seals to bob under a header that claims alice as origin.
         let carol = try LocalIdentity.generate()
         let header = SealHeader(origin: alice.nodeID, destination: bob.nodeID, packetID: MeshVector.packetID)
-        let sealed = try Sealing.seal(.receipt(ReceiptPayload()), displayName: "carol", sealedAtMilliseconds: 1,
+        let sealed = try Sealing.seal(.data(Meshchat_V1_Data()), displayName: "carol", sealedAtMilliseconds: 1,
                                       header: header, recipientStaticKey: bob.staticKey.publicKey, identity: carol)
         #expect(throws: EndToEndError(.wrongOrigin, "")) { try Sealing.open(sealed, header: header, identity: bob) }
     }
@@ -253,7 +246,7 @@ struct MeshVectorTests {
         plaintext.staticSignature = Data(repeating: 0, count: 64)
         plaintext.displayName = "carol"
         plaintext.sealedAtMs = 1
-        plaintext.receipt = ReceiptPayload()
+        plaintext.data = Meshchat_V1_Data()
         var handshake = try NoiseHandshake(protocolName: Sealing.protocolName, initiator: true, prologue: header.prologue,
                                            staticKey: carol.staticKey, remoteStaticKey: bob.staticKey.publicKey)
         let sealed = try handshake.writeMessage(payload: plaintext.serialized)

@@ -42,52 +42,9 @@ struct MeshRelayTests {
         return (a, b, ra, rb, bobSeenByA)
     }
 
-    @Test("a private line from A reaches C through B, sealed, and C's receipt comes back")
-    func privateLineAndReceipt() async throws {
-        var (a, b, c, ra, _, rc) = try await Self.line()
-        #expect(a.session.connectedPeers.map(\.id) == [b.id.id])
-        #expect(a.session.reachablePeers.map(\.peer.id).contains(c.id.id))
-        let id = String(repeating: "ab", count: 16)
-        try await a.session.sendPrivate(text: "only for carol", id: id, sentAt: Date(), order: MessageOrder(sequence: 1, floor: 1), to: c.id)
-        let received = try await rc.next { event -> ReceivedMessage? in
-            if case .received(let message) = event { return message }
-            return nil
-        }
-        #expect(received.sender.id == a.id.id)
-        #expect(received.sender.displayName == "alice")
-        #expect(received.hops == 2)
-        #expect(received.isPrivate)
-        guard case .text(let text) = received.content else { Issue.record("not text"); return }
-        #expect(text.text == "only for carol")
-        #expect(text.id == id)
-        #expect(text.order == MessageOrder(sequence: 1, floor: 1))
-
-        try await c.session.sendReceipt(for: [id], to: received.sender)
-        let carol = c.id.id
-        let ids = try await ra.next { event -> [String]? in
-            if case .receipt(let from, let ids) = event, from.id == carol { return ids }
-            return nil
-        }
-        #expect(ids == [id])
-        for node in [a, b, c] { await node.stop() }
-    }
-
-    @Test("a broadcast reaches every node once, with its hop count; data reaches a node two hops away")
-    func broadcastAndRelayedData() async throws {
-        var (a, b, c, _, rb, rc) = try await Self.line()
-        let sent = try await a.session.broadcast(text: "hello, mesh")
-        #expect(!sent.sentToNobody)
-        for (reader, hops) in [(rb, 1), (rc, 2)] {
-            var reader = reader
-            let message = try await reader.next { event -> ReceivedMessage? in
-                if case .received(let message) = event, case .text = message.content { return message }
-                return nil
-            }
-            #expect(message.hops == hops)
-            #expect(!message.isPrivate)
-            guard case .text(let text) = message.content else { return }
-            #expect(text.text == "hello, mesh" && text.id == sent.id)
-        }
+    @Test("data reaches a node two hops away, sealed, once")
+    func relayedData() async throws {
+        var (a, b, c, _, _, rc) = try await Self.line()
         try await a.session.send(Data("relayed bytes".utf8), to: [c.id], mode: .reliable)
         let data = try await rc.next { event -> ReceivedMessage? in
             if case .received(let message) = event, case .data = message.content { return message }
@@ -95,14 +52,14 @@ struct MeshRelayTests {
         }
         #expect(data.content == .data(Data("relayed bytes".utf8)))
         #expect(data.hops == 2)
-        // Exactly once: the broadcast is not delivered again (a second broadcast is the next text).
-        _ = try await a.session.broadcast(text: "second")
-        let next = try await rc.next { event -> String? in
-            if case .received(let message) = event, case .text(let text) = message.content { return text.text }
+        #expect(data.isPrivate)
+        // Exactly once: the next data C receives is the next one sent.
+        try await a.session.send(Data("second".utf8), to: [c.id], mode: .reliable)
+        let next = try await rc.next { event -> Data? in
+            if case .received(let message) = event, case .data(let data) = message.content { return data }
             return nil
         }
-        #expect(next == "second")
-        _ = rb
+        #expect(next == Data("second".utf8))
         for node in [a, b, c] { await node.stop() }
     }
 
@@ -127,10 +84,10 @@ struct MeshRelayTests {
         }
         #expect(b.session.connectedPeers.first { $0.id == aID }?.displayName == "alicia")
         #expect(c.session.reachablePeers.first { $0.peer.id == aID }?.peer.displayName == "alicia")
-        // Lines carry the new name; a new link's handshake does too.
-        _ = try await a.session.broadcast(text: "new name")
+        // Sealed data carries the new name; a new link's handshake does too.
+        try await a.session.send(Data("new name".utf8), to: [c.session.peer.peerID], mode: .reliable)
         let sender = try await rc.next { event -> PeerID? in
-            if case .received(let message) = event, case .text(let text) = message.content, text.text == "new name" { return message.sender }
+            if case .received(let message) = event, message.content == .data(Data("new name".utf8)) { return message.sender }
             return nil
         }
         #expect(sender.displayName == "alicia")
@@ -179,8 +136,8 @@ struct MeshRelayTests {
         signed.signature = Data(repeating: 1, count: 64)
         forged.broadcast = signed
         try await a.session.sendReliable(.routed(forged), size: 256, to: [bobSeenByA])
-        // The link is still up: a real broadcast after it arrives.
-        _ = try await a.session.broadcast(text: "genuine")
+        // The link is still up: a line after it arrives.
+        try await a.session.send(text: "genuine", to: [bobSeenByA])
         let text = try await rb.next { event -> String? in
             if case .received(let message) = event, case .text(let text) = message.content { return text.text }
             return nil
@@ -234,34 +191,28 @@ struct MeshRelayTests {
         for node in [a, b] { await node.stop() }
     }
 
-    @Test("a replayed sealed packet is delivered once; data sealed 20 minutes ago is dropped as a replay, a chat line is not (the clock may be off; lines are deduplicated by id)")
+    @Test("a replayed sealed packet is delivered once; data sealed 20 minutes ago is dropped as a replay (channels apply their own window: ChannelTests)")
     func sealedReplays() async throws {
-        var (a, b, ra, rb, bobSeenByA) = try await Self.linkedPair()
+        var (a, b, _, rb, bobSeenByA) = try await Self.linkedPair()
         let identity = a.session.peer.identity
-        func sealed(_ text: String, sealedAt: Int64, packet: UInt8, asData: Bool = false) throws -> RoutedPayload {
+        func sealed(_ text: String, sealedAt: Int64, packet: UInt8) throws -> RoutedPayload {
             var routed = RoutedPayload()
             routed.origin = Data(a.id.id.bytes)
             routed.destination = Data(b.id.id.bytes)
             routed.packetID = Data(repeating: packet, count: 16)
             routed.hopLimit = 7
-            var chat = PrivateChatPayload()
-            chat.messageID = Data(repeating: packet, count: 16)
-            chat.text = text
-            chat.sequence = 1
-            chat.floor = 1
             var data = Meshchat_V1_Data()
             data.payload = Data(text.utf8)
-            routed.sealed = try Sealing.seal(asData ? .data(data) : .chat(chat), displayName: "alice", sealedAtMilliseconds: sealedAt,
+            routed.sealed = try Sealing.seal(.data(data), displayName: "alice", sealedAtMilliseconds: sealedAt,
                                              header: SealHeader(origin: a.id.id, destination: b.id.id, packetID: routed.packetID),
                                              recipientStaticKey: b.session.peer.identity.staticKey.publicKey, identity: identity)
             return routed
         }
         let now = Int64(Date().timeIntervalSince1970 * 1000)
-        let staleData = try sealed("data from long ago", sealedAt: now - 20 * 60 * 1000, packet: 1, asData: true)
-        let skewedChat = try sealed("a line from a clock 20 minutes off", sealedAt: now - 20 * 60 * 1000, packet: 4)
+        let staleData = try sealed("data from long ago", sealedAt: now - 20 * 60 * 1000, packet: 1)
         let fresh = try sealed("fresh", sealedAt: now, packet: 2)
         let last = try sealed("last", sealedAt: now, packet: 3)
-        for routed in [staleData, skewedChat, fresh, fresh, last] {
+        for routed in [staleData, fresh, fresh, last] {
             try await a.session.sendReliable(.routed(routed), size: 512, to: [bobSeenByA])
         }
         var texts: [String] = []
@@ -274,7 +225,7 @@ struct MeshRelayTests {
                 }
             })
         }
-        #expect(texts == ["a line from a clock 20 minutes off", "fresh", "last"])
+        #expect(texts == ["fresh", "last"])
         for node in [a, b] { await node.stop() }
     }
 }

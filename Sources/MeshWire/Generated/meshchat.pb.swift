@@ -412,14 +412,6 @@ public nonisolated struct Meshchat_V1_Broadcast: Sendable {
 
   public var content: Meshchat_V1_Broadcast.OneOf_Content? = nil
 
-  public var chat: Meshchat_V1_Chat {
-    get {
-      if case .chat(let v)? = content {return v}
-      return Meshchat_V1_Chat()
-    }
-    set {content = .chat(newValue)}
-  }
-
   public var data: Meshchat_V1_Data {
     get {
       if case .data(let v)? = content {return v}
@@ -440,7 +432,6 @@ public nonisolated struct Meshchat_V1_Broadcast: Sendable {
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Content: Equatable, Sendable {
-    case chat(Meshchat_V1_Chat)
     case data(Meshchat_V1_Data)
     /// 7, 8: were places (§14) and room (§15), channel applications now (channels 3 and 2)
     case channel(Meshchat_V1_ChannelMessage)
@@ -468,22 +459,6 @@ public nonisolated struct Meshchat_V1_Sealed: Sendable {
   public var sealedAtMs: Int64 = 0
 
   public var content: Meshchat_V1_Sealed.OneOf_Content? = nil
-
-  public var chat: Meshchat_V1_PrivateChat {
-    get {
-      if case .chat(let v)? = content {return v}
-      return Meshchat_V1_PrivateChat()
-    }
-    set {content = .chat(newValue)}
-  }
-
-  public var receipt: Meshchat_V1_Receipt {
-    get {
-      if case .receipt(let v)? = content {return v}
-      return Meshchat_V1_Receipt()
-    }
-    set {content = .receipt(newValue)}
-  }
 
   public var data: Meshchat_V1_Data {
     get {
@@ -532,8 +507,6 @@ public nonisolated struct Meshchat_V1_Sealed: Sendable {
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Content: Equatable, Sendable {
-    case chat(Meshchat_V1_PrivateChat)
-    case receipt(Meshchat_V1_Receipt)
     case data(Meshchat_V1_Data)
     /// 8: was places (§14), a channel application now (channel 3)
     case ping(Meshchat_V1_Ping)
@@ -577,46 +550,6 @@ public nonisolated struct Meshchat_V1_ChannelAttachment: Sendable {
 
   /// 1 – 1,024 bytes, opaque to the mesh
   public var data: Data = Data()
-
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
-
-  public init() {}
-}
-
-/// §13.7 a private chat line.
-public nonisolated struct Meshchat_V1_PrivateChat: Sendable {
-  // SwiftProtobuf.Message conformance is added in an extension below. See the
-  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
-  // methods supported on all messages.
-
-  /// 16 random bytes, the same in every retransmission
-  public var messageID: Data = Data()
-
-  /// ≤ 64 KiB UTF-8
-  public var text: String = String()
-
-  /// Unix ms when the author wrote it
-  public var sentAtMs: Int64 = 0
-
-  /// per (sender, destination), from 1
-  public var sequence: UInt64 = 0
-
-  /// the lowest sequence the sender still holds undelivered to this destination
-  public var floor: UInt64 = 0
-
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
-
-  public init() {}
-}
-
-/// §13.8 end-to-end delivery receipt.
-public nonisolated struct Meshchat_V1_Receipt: Sendable {
-  // SwiftProtobuf.Message conformance is added in an extension below. See the
-  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
-  // methods supported on all messages.
-
-  /// ≤ 64 ids of PrivateChat messages now stored by the destination
-  public var messageIds: [Data] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1496,7 +1429,7 @@ nonisolated extension Meshchat_V1_LinkStateNeighbor: SwiftProtobuf.Message, Swif
 
 nonisolated extension Meshchat_V1_Broadcast: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Broadcast"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}identity_key\0\u{3}packet_id\0\u{3}display_name\0\u{3}sent_at_ms\0\u{1}chat\0\u{1}data\0\u{2}\u{3}channel\0\u{b}places\0\u{b}room\0\u{c}\u{7}\u{1}\u{c}\u{8}\u{1}")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}identity_key\0\u{3}packet_id\0\u{3}display_name\0\u{3}sent_at_ms\0\u{2}\u{2}data\0\u{2}\u{3}channel\0\u{b}chat\0\u{b}places\0\u{b}room\0\u{c}\u{5}\u{1}\u{c}\u{7}\u{1}\u{c}\u{8}\u{1}")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1508,19 +1441,6 @@ nonisolated extension Meshchat_V1_Broadcast: SwiftProtobuf.Message, SwiftProtobu
       case 2: try { try decoder.decodeSingularBytesField(value: &self.packetID) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self.displayName) }()
       case 4: try { try decoder.decodeSingularInt64Field(value: &self.sentAtMs) }()
-      case 5: try {
-        var v: Meshchat_V1_Chat?
-        var hadOneofValue = false
-        if let current = self.content {
-          hadOneofValue = true
-          if case .chat(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.content = .chat(v)
-        }
-      }()
       case 6: try {
         var v: Meshchat_V1_Data?
         var hadOneofValue = false
@@ -1570,10 +1490,6 @@ nonisolated extension Meshchat_V1_Broadcast: SwiftProtobuf.Message, SwiftProtobu
       try visitor.visitSingularInt64Field(value: self.sentAtMs, fieldNumber: 4)
     }
     switch self.content {
-    case .chat?: try {
-      guard case .chat(let v)? = self.content else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
-    }()
     case .data?: try {
       guard case .data(let v)? = self.content else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
@@ -1600,7 +1516,7 @@ nonisolated extension Meshchat_V1_Broadcast: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Meshchat_V1_Sealed: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Sealed"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}identity_key\0\u{3}static_signature\0\u{3}display_name\0\u{3}sealed_at_ms\0\u{1}chat\0\u{1}receipt\0\u{1}data\0\u{2}\u{2}ping\0\u{1}pong\0\u{1}file\0\u{1}channel\0\u{b}places\0\u{c}\u{8}\u{1}")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}identity_key\0\u{3}static_signature\0\u{3}display_name\0\u{3}sealed_at_ms\0\u{2}\u{3}data\0\u{2}\u{2}ping\0\u{1}pong\0\u{1}file\0\u{1}channel\0\u{b}chat\0\u{b}receipt\0\u{b}places\0\u{c}\u{5}\u{1}\u{c}\u{6}\u{1}\u{c}\u{8}\u{1}")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1612,32 +1528,6 @@ nonisolated extension Meshchat_V1_Sealed: SwiftProtobuf.Message, SwiftProtobuf._
       case 2: try { try decoder.decodeSingularBytesField(value: &self.staticSignature) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self.displayName) }()
       case 4: try { try decoder.decodeSingularInt64Field(value: &self.sealedAtMs) }()
-      case 5: try {
-        var v: Meshchat_V1_PrivateChat?
-        var hadOneofValue = false
-        if let current = self.content {
-          hadOneofValue = true
-          if case .chat(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.content = .chat(v)
-        }
-      }()
-      case 6: try {
-        var v: Meshchat_V1_Receipt?
-        var hadOneofValue = false
-        if let current = self.content {
-          hadOneofValue = true
-          if case .receipt(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.content = .receipt(v)
-        }
-      }()
       case 7: try {
         var v: Meshchat_V1_Data?
         var hadOneofValue = false
@@ -1726,14 +1616,6 @@ nonisolated extension Meshchat_V1_Sealed: SwiftProtobuf.Message, SwiftProtobuf._
       try visitor.visitSingularInt64Field(value: self.sealedAtMs, fieldNumber: 4)
     }
     switch self.content {
-    case .chat?: try {
-      guard case .chat(let v)? = self.content else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
-    }()
-    case .receipt?: try {
-      guard case .receipt(let v)? = self.content else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
-    }()
     case .data?: try {
       guard case .data(let v)? = self.content else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
@@ -1835,86 +1717,6 @@ nonisolated extension Meshchat_V1_ChannelAttachment: SwiftProtobuf.Message, Swif
   public static func ==(lhs: Meshchat_V1_ChannelAttachment, rhs: Meshchat_V1_ChannelAttachment) -> Bool {
     if lhs.channel != rhs.channel {return false}
     if lhs.data != rhs.data {return false}
-    if lhs.unknownFields != rhs.unknownFields {return false}
-    return true
-  }
-}
-
-nonisolated extension Meshchat_V1_PrivateChat: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".PrivateChat"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}message_id\0\u{1}text\0\u{3}sent_at_ms\0\u{1}sequence\0\u{1}floor\0")
-
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularBytesField(value: &self.messageID) }()
-      case 2: try { try decoder.decodeSingularStringField(value: &self.text) }()
-      case 3: try { try decoder.decodeSingularInt64Field(value: &self.sentAtMs) }()
-      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.sequence) }()
-      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.floor) }()
-      default: break
-      }
-    }
-  }
-
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    if !self.messageID.isEmpty {
-      try visitor.visitSingularBytesField(value: self.messageID, fieldNumber: 1)
-    }
-    if !self.text.isEmpty {
-      try visitor.visitSingularStringField(value: self.text, fieldNumber: 2)
-    }
-    if self.sentAtMs != 0 {
-      try visitor.visitSingularInt64Field(value: self.sentAtMs, fieldNumber: 3)
-    }
-    if self.sequence != 0 {
-      try visitor.visitSingularUInt64Field(value: self.sequence, fieldNumber: 4)
-    }
-    if self.floor != 0 {
-      try visitor.visitSingularUInt64Field(value: self.floor, fieldNumber: 5)
-    }
-    try unknownFields.traverse(visitor: &visitor)
-  }
-
-  public static func ==(lhs: Meshchat_V1_PrivateChat, rhs: Meshchat_V1_PrivateChat) -> Bool {
-    if lhs.messageID != rhs.messageID {return false}
-    if lhs.text != rhs.text {return false}
-    if lhs.sentAtMs != rhs.sentAtMs {return false}
-    if lhs.sequence != rhs.sequence {return false}
-    if lhs.floor != rhs.floor {return false}
-    if lhs.unknownFields != rhs.unknownFields {return false}
-    return true
-  }
-}
-
-nonisolated extension Meshchat_V1_Receipt: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".Receipt"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}message_ids\0")
-
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeRepeatedBytesField(value: &self.messageIds) }()
-      default: break
-      }
-    }
-  }
-
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    if !self.messageIds.isEmpty {
-      try visitor.visitRepeatedBytesField(value: self.messageIds, fieldNumber: 1)
-    }
-    try unknownFields.traverse(visitor: &visitor)
-  }
-
-  public static func ==(lhs: Meshchat_V1_Receipt, rhs: Meshchat_V1_Receipt) -> Bool {
-    if lhs.messageIds != rhs.messageIds {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

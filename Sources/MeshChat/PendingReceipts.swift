@@ -1,7 +1,7 @@
 import MeshWire
 
 /// Receipts that could not go out because no route back to the line's sender existed yet
-/// (PROTOCOL.md §13.8): held per destination and sent when a route to it appears, instead of
+/// (PROTOCOL.md §17.4): held per destination and sent when a route to it appears, instead of
 /// waiting for the sender's next retransmission (up to a minute later).
 ///
 /// Bounded both ways: at most ``maxIDsPerDestination`` ids per destination (the oldest are

@@ -1,11 +1,8 @@
 import Foundation
 import Logging
-import MeshLink
 import MeshRooms
 import MeshSession
 import MeshStore
-import MeshTransport
-import MeshWire
 
 /// Everything a ``Messenger`` reports, in order.
 public enum MessengerEvent: Sendable {
@@ -21,9 +18,11 @@ public enum MessengerEvent: Sendable {
     case failure(String)
 }
 
-/// Chat over a ``Session`` with an outbox, receipts and history on disk (PROTOCOL.md §13.7–§13.9).
+/// The chat application: lines to everyone and private lines with an outbox, receipts and history
+/// on disk, on channel 1 of a ``Session`` (PROTOCOL.md §17).
 ///
-/// ``send(text:to:)`` writes a line to the ``MessageStore`` before it returns (so an accepted
+/// The messenger registers ``MeshSession/ChannelID/chat`` with ``ChatLimits/channel`` when it is
+/// created (one messenger per session). ``send(text:to:)`` writes a line to the ``MessageStore`` before it returns (so an accepted
 /// line survives a crash at any moment), then sends it when a route exists: to the whole mesh as a
 /// signed broadcast (held while no peer at all is connected), or to one node sealed end to end with
 /// its per-destination sequence. Private lines stay in the outbox until the destination's receipt
@@ -50,6 +49,8 @@ public actor Messenger {
 
     /// The session it sends through.
     public nonisolated let session: Session
+    /// The chat's channel (channel 1) on ``session``.
+    public nonisolated let channel: MeshChannel
     /// The store it keeps lines in.
     public nonisolated let store: MessageStore
     /// Everything the messenger reports. One consumer; ends after the session's events end.
@@ -71,17 +72,19 @@ public actor Messenger {
     private var blockedNodes: [NodeID: String]?
     /// The setting under which blocked nodes are kept: one "hex name" per line.
     static let blockedKey = "chat.blocked"
-    /// Receipts held until a route back to the line's sender appears (§13.8).
+    /// Receipts held until a route back to the line's sender appears (§17.4).
     private var pendingReceipts = PendingReceipts()
 
-    /// Creates a messenger.
+    /// Creates a messenger and registers the chat's channel on the session.
     /// - Parameters:
     ///   - session: a session (its ``Session/events`` must be consumed by this messenger only).
     ///   - store: the store for this node's lines.
     ///   - configuration: retry settings.
     ///   - logger: where failures are logged.
+    /// - Throws: ``MeshSession/SessionError`` `channelInUse` when the session has channel 1 already.
     public init(session: Session, store: MessageStore, configuration: Configuration = Configuration(),
-                logger: Logger = Logger(label: "meshchat.messenger", factory: { _ in SwiftLogNoOpLogHandler() })) {
+                logger: Logger = Logger(label: "meshchat.messenger", factory: { _ in SwiftLogNoOpLogHandler() })) throws(SessionError) {
+        self.channel = try session.register(channel: .chat, limits: ChatLimits.channel)
         self.session = session
         self.store = store
         self.configuration = configuration
@@ -95,13 +98,19 @@ public actor Messenger {
         }
     }
 
-    /// Consumes the session's events until they end, and works the outbox meanwhile.
+    /// Consumes the session's events and the chat channel's messages until the session's events
+    /// end, and works the outbox meanwhile. The channel is closed when it returns.
     public func run() async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { [self] in
                 while !Task.isCancelled {
                     try? await Task.sleep(for: configuration.tick)
                     await self.maintain()
+                }
+            }
+            group.addTask { [self] in
+                for await message in channel.messages {
+                    await self.received(message)
                 }
             }
             if let lines = roomChannel?.lines {
@@ -112,6 +121,7 @@ public actor Messenger {
             for await event in session.events {
                 await handle(event)
             }
+            channel.close()
             group.cancelAll()
             roomChannel?.channel.close()
         }
@@ -126,16 +136,15 @@ public actor Messenger {
     ///   - peer: one node (private, end to end, with a receipt), or `nil` for the whole mesh.
     ///   - announce: called with the stored line once it is on disk and its first try is over
     ///   (status `queued` or `sent`), before any status event of that line is reported: the
-    ///   caller says "sent" there, and a receipt can never come first (PROTOCOL.md §13.9).
+    ///   caller says "sent" there, and a receipt can never come first (PROTOCOL.md §17.6).
     /// - Returns: the stored line, status `queued` (or `sent` when it went out at once).
     /// - Throws: ``MeshStore/StoreError`` (`outboxFull` names the limit), or ``MeshSession/SessionError``
     ///   `payloadTooLarge`; nothing is stored then.
     @discardableResult
     public func send(text: String, to peer: PeerID?,
                      announce: @Sendable (StoredMessage) async -> Void = { _ in }) async throws -> StoredMessage {
-        let limit = peer == nil ? WireLimits.maxBroadcastPayload : WireLimits.maxRelayedPayload
-        guard text.utf8.count <= limit else {
-            throw MessengerError("a line of \(text.utf8.count) bytes is over the limit of \(limit)")
+        guard text.utf8.count <= ChatLimits.maxLineBytes else {
+            throw MessengerError("a line of \(text.utf8.count) bytes is over the limit of \(ChatLimits.maxLineBytes)")
         }
         return try await accept(text: text, to: peer?.id, room: nil, announce: announce) { id in
             if let peer {
@@ -348,7 +357,9 @@ public actor Messenger {
                     guard let roomChannel else { continue }
                     sentToNobody = try await roomChannel.send(text, key: key)
                 } else {
-                    sentToNobody = try await session.broadcast(text: entry.message.text, id: entry.message.id, sentAt: entry.message.sentAt).sentToNobody
+                    let line = ChatPayload.line(id: try NodeID(hex: entry.message.id), text: entry.message.text,
+                                                sentAtMilliseconds: ChatPayload.milliseconds(entry.message.sentAt))
+                    sentToNobody = try await channel.broadcast(line.encoded)
                 }
                 if sentToNobody { return }
                 try await db { try $0.broadcastSent(id: entry.message.id, now: Date()) }
@@ -373,8 +384,10 @@ public actor Messenger {
         let now = Date()
         for entry in pending where force || isDue(entry, now: now) {
             do {
-                try await session.sendPrivate(text: entry.message.text, id: entry.message.id, sentAt: entry.message.sentAt,
-                                              order: MessageOrder(sequence: entry.sequence, floor: floor), to: route.peer)
+                let line = ChatPayload.privateLine(id: try NodeID(hex: entry.message.id), text: entry.message.text,
+                                                   sentAtMilliseconds: ChatPayload.milliseconds(entry.message.sentAt),
+                                                   sequence: entry.sequence, floor: floor)
+                try await channel.send(line.encoded, to: route.peer)
                 let wasQueued = entry.message.status == .queued
                 try await db { try $0.recordAttempt(ids: [entry.message.id], now: now) }
                 if wasQueued, entry.message.id != quietID, let stored = try await db({ try $0.message(id: entry.message.id) }) { await reportStatus(stored) }
@@ -445,34 +458,6 @@ public actor Messenger {
 
     private func handle(_ event: SessionEvent) async {
         switch event {
-        case .received(let message):
-            guard case .text(let text) = message.content else {
-                await events.push(.session(event))
-                return
-            }
-            if message.isPrivate, let order = text.order {
-                await receivedPrivate(text, order: order, from: message.sender, hops: message.hops)
-            } else if !message.isPrivate {
-                if await isBlocked(message.sender.id) { return }
-                do {
-                    let sender = message.sender, hops = message.hops
-                    if let stored = try await db({ try $0.receiveBroadcast(id: text.id, from: sender.id, fromName: sender.displayName,
-                                                                           text: text.text, sentAt: text.sentAt, hops: hops, now: Date()) }) {
-                        await events.push(.message(stored))
-                    }
-                } catch {
-                    report(error)
-                }
-            } else {
-                // A line over a direct link with Session.send(text:to:): not part of the mesh's history.
-                await events.push(.session(event))
-            }
-        case .receipt(let peer, let ids):
-            do {
-                for stored in try await db({ try $0.delivered(ids: ids, from: peer.id, now: Date()) }) { await reportStatus(stored) }
-            } catch {
-                report(error)
-            }
         case .reachabilityChanged(let peer, let route):
             await events.push(.session(event))
             if route != nil {
@@ -487,13 +472,48 @@ public actor Messenger {
         }
     }
 
-    private func receivedPrivate(_ text: TextMessage, order: MessageOrder, from sender: PeerID, hops: Int) async {
-        if await isBlocked(sender.id) {
-            await acknowledge(text.id, to: sender)
+    /// A message on the chat's channel: a line to everyone, a private line or a receipt (§17).
+    /// Anything else is dropped with a logged reason; it never affects the link it came on.
+    private func received(_ message: ChannelMessage) async {
+        let sender = message.sender, hops = message.hops
+        let payload: ChatPayload?
+        do {
+            payload = try ChatPayload.decode(message.payload, delivery: message.delivery)
+        } catch {
+            logger.notice("dropped a chat message", metadata: ["mesh.origin": "\(sender.id)", "reason": "\(error)"])
             return
         }
-        let incoming = IncomingPrivate(id: text.id, from: sender.id, fromName: sender.displayName, text: text.text,
-                                       sentAt: text.sentAt, hops: hops, sequence: order.sequence, floor: order.floor)
+        switch payload {
+        case .line(let id, let text, let sentAt)?:
+            if await isBlocked(sender.id) { return }
+            do {
+                if let stored = try await db({ try $0.receiveBroadcast(id: id.hex, from: sender.id, fromName: sender.displayName,
+                                                                       text: text, sentAt: ChatPayload.date(sentAt), hops: hops, now: Date()) }) {
+                    await events.push(.message(stored))
+                }
+            } catch {
+                report(error)
+            }
+        case .privateLine(let id, let text, let sentAt, let sequence, let floor)?:
+            let incoming = IncomingPrivate(id: id.hex, from: sender.id, fromName: sender.displayName, text: text,
+                                           sentAt: ChatPayload.date(sentAt), hops: hops, sequence: sequence, floor: floor)
+            await receivedPrivate(incoming, from: sender)
+        case .receipt(let ids)?:
+            do {
+                for stored in try await db({ try $0.delivered(ids: ids.map(\.hex), from: sender.id, now: Date()) }) { await reportStatus(stored) }
+            } catch {
+                report(error)
+            }
+        case nil:
+            logger.debug("ignored a chat message of a kind this node does not know (a newer peer's)", metadata: ["mesh.origin": "\(sender.id)"])
+        }
+    }
+
+    private func receivedPrivate(_ incoming: IncomingPrivate, from sender: PeerID) async {
+        if await isBlocked(sender.id) {
+            await acknowledge(incoming.id, to: sender)
+            return
+        }
         do {
             let outcome = try await db { try $0.receive(incoming, now: Date()) }
             if let refused = outcome.refused {
@@ -501,7 +521,7 @@ public actor Messenger {
             }
             // Stored (or already stored) before the receipt goes out: a receipt means "on disk".
             if outcome.acknowledge {
-                await acknowledge(text.id, to: sender)
+                await acknowledge(incoming.id, to: sender)
             }
             for message in outcome.deliver { await events.push(.message(message)) }
         } catch {
@@ -509,11 +529,11 @@ public actor Messenger {
         }
     }
 
-    /// Sends a receipt, or holds it until a route back to `sender` appears (§13.8): a line can
+    /// Sends a receipt, or holds it until a route back to `sender` appears (§17.4): a line can
     /// arrive over a route before the way back exists (a heal reaches one side first).
     private func acknowledge(_ id: String, to sender: PeerID) async {
         do {
-            try await session.sendReceipt(for: [id], to: sender)
+            try await sendReceipt(for: [id], to: sender)
         } catch {
             logger.debug("receipt held until a route back appears", metadata: ["mesh.peer": "\(sender.id)", "message.id": "\(id)", "error": "\(error)"])
             pendingReceipts.hold(id, for: sender.id)
@@ -525,17 +545,29 @@ public actor Messenger {
         let ids = pendingReceipts.take(for: peer.id)
         guard !ids.isEmpty else { return }
         do {
-            try await session.sendReceipt(for: ids, to: peer)
+            try await sendReceipt(for: ids, to: peer)
             logger.debug("sent held receipts", metadata: ["mesh.peer": "\(peer.id)", "receipt.ids": "\(ids.count)"])
         } catch {
             for id in ids { pendingReceipts.hold(id, for: peer.id) }
         }
     }
 
-    /// Runs store calls off the event loops: they wait for fsync (durability, §13.9).
+    /// Sends receipts for lines from `peer`, at most ``ChatLimits/maxReceiptIDs`` ids in each,
+    /// sealed on the chat's channel.
+    private func sendReceipt(for ids: [String], to peer: PeerID) async throws {
+        let nodes = ids.compactMap { try? NodeID(hex: $0) }
+        var start = 0
+        while start < nodes.count {
+            let chunk = Array(nodes[start..<min(nodes.count, start + ChatLimits.maxReceiptIDs)])
+            try await channel.send(ChatPayload.receipt(chunk).encoded, to: peer)
+            start += ChatLimits.maxReceiptIDs
+        }
+    }
+
+    /// Runs store calls off the event loops: they wait for fsync (durability, §17.6).
     private func db<T: Sendable>(_ body: @escaping @Sendable (MessageStore) throws -> T) async throws -> T {
         let store = self.store
-        return try await EventLoops.runBlocking { try body(store) }
+        return try await Session.runBlocking { try body(store) }
     }
 
     private func report(_ error: any Error) {

@@ -1,5 +1,5 @@
 import Foundation
-import MeshMessaging
+import MeshChat
 import MeshSession
 import MeshStore
 import Testing
@@ -13,8 +13,8 @@ struct MessengerOrderTests {
         let alice = try await Peer("alice")
         let bob = try await Peer("bob")
         let aliceStore = try MessageStore.inMemory()
-        let aliceMessenger = Messenger(session: alice.session, store: aliceStore)
-        let bobMessenger = Messenger(session: bob.session, store: try MessageStore.inMemory())
+        let aliceMessenger = try Messenger(session: alice.session, store: aliceStore)
+        let bobMessenger = try Messenger(session: bob.session, store: try MessageStore.inMemory())
         let runners = [Task { await aliceMessenger.run() }, Task { await bobMessenger.run() }]
         let timeline = Timeline()
         let consumer = Task {

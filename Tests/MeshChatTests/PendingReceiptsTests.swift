@@ -1,5 +1,5 @@
-import MeshMessaging
-import MeshWire
+import MeshChat
+import MeshSession
 import Testing
 
 private func node(_ byte: UInt8) throws -> NodeID {
