@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "MeshWire", targets: ["MeshWire"]),
         .library(name: "MeshDiscovery", targets: ["MeshDiscovery"]),
         .library(name: "MeshMessaging", targets: ["MeshMessaging"]),
+        .library(name: "MeshFiles", targets: ["MeshFiles"]),
         .library(name: "MeshStore", targets: ["MeshStore"]),
         .library(name: "Places", targets: ["Places"]),
         .library(name: "MeshPlaces", targets: ["MeshPlaces"]),
@@ -96,8 +97,11 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
         ),
+        // Files for the chat (`/send`, PROTOCOL.md §16.6): session resources, stored under safe names.
+        .target(name: "MeshFiles", dependencies: ["MeshSession", .product(name: "Logging", package: "swift-log")]),
         // Persistent outbox, inbound ordering and chat history in SQLite (GRDB); no networking.
         .target(
             name: "MeshStore",
@@ -131,7 +135,7 @@ let package = Package(
         .target(
             name: "MeshChatKit",
             dependencies: [
-                "MeshSession", "MeshDiscovery", "MeshMessaging", "MeshStore", "MeshPlaces", "Places", "MeshLink", "MeshTransport",
+                "MeshSession", "MeshDiscovery", "MeshMessaging", "MeshFiles", "MeshStore", "MeshPlaces", "Places", "MeshLink", "MeshTransport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]
@@ -139,7 +143,7 @@ let package = Package(
         .executableTarget(
             name: "meshchat",
             dependencies: [
-                "MeshChatKit", "MeshSession", "MeshTransport", "MeshDiscovery", "MeshMessaging", "MeshStore", "MeshPlaces", "Places",
+                "MeshChatKit", "MeshSession", "MeshTransport", "MeshDiscovery", "MeshMessaging", "MeshFiles", "MeshStore", "MeshPlaces", "Places",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -184,9 +188,11 @@ let package = Package(
         .testTarget(
             name: "MeshSessionTests",
             dependencies: [
-                "MeshSession", "MeshTransport", "MeshLink", "MeshWire", "MeshTestSupport",
+                "MeshSession", "MeshTransport", "MeshLink", "MeshWire", "MeshTestSupport", "MeshFiles",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
         ),
         .testTarget(
@@ -197,7 +203,7 @@ let package = Package(
             name: "MeshStoreTests",
             dependencies: ["MeshStore", "MeshWire", "MeshTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        .testTarget(name: "MeshChatKitTests", dependencies: ["MeshChatKit", "MeshTestSupport"]),
+        .testTarget(name: "MeshChatKitTests", dependencies: ["MeshChatKit", "MeshFiles", "MeshTestSupport"]),
         .testTarget(
             name: "MeshMessagingTests",
             dependencies: [
@@ -218,7 +224,7 @@ let package = Package(
         .target(
             name: "MeshFuzz",
             dependencies: [
-                "MeshWire", "MeshLink", "MeshRouting", "MeshDiscovery", "MeshSession", "MeshMessaging",
+                "MeshWire", "MeshLink", "MeshRouting", "MeshDiscovery", "MeshSession", "MeshMessaging", "MeshFiles",
                 "MeshPlaces", "Places", "MeshChatKit",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),

@@ -4,6 +4,7 @@ import MeshMessaging
 import MeshPlaces
 import MeshSession
 import MeshStore
+import MeshFiles
 
 /// The line-mode chat loop: reads user lines, runs commands, and shows session events.
 ///
@@ -140,7 +141,7 @@ public struct ChatFront: Sendable {
                     if await self.handle(line) == .quit { break }
                 }
                 if !self.options.keepRunningAfterInput {
-                    await self.files?.cancelAll()
+                    // Files still on their way stay with the session, on disk: they resume at the next start.
                     await session.disconnect()
                 }
                 return .other
@@ -396,7 +397,6 @@ public struct ChatFront: Sendable {
             case .session(let event):
                 show(event)
                 for change in await places.handle(event) { await show(change) }
-                await files?.handle(event)
             case .message(let message):
                 var isPrivate = false
                 var room: RoomRef?
@@ -454,7 +454,7 @@ public struct ChatFront: Sendable {
             book.note(peer)
             if memory.lastPrivateSender?.id == peer.id { memory.lastPrivateSender = peer }
             emit(.nick(peer, previous: previous, isMe: false))
-        case .receipt, .places, .room, .file:
+        case .receipt, .places, .room:
             break
         }
     }

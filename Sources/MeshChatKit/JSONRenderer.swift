@@ -4,6 +4,7 @@ import MeshPlaces
 import MeshSession
 import MeshStore
 import Places
+import MeshFiles
 
 /// Renders ``ChatOutput`` as one JSON object per line (`--json`); the README documents each event.
 /// Every object starts with its `"event"` key.

@@ -93,7 +93,7 @@ public final class PeerFinder: Sendable {
             perform(state.withLock { $0.policy.peerChanged(peer, peerState) })
         case .invitationFailed(let peer, let failure):
             perform(state.withLock { $0.policy.invitationFailed(peer, failure) })
-        case .received, .connectFailed, .reachabilityChanged, .receipt, .places, .room, .peerRenamed, .file:
+        case .received, .connectFailed, .reachabilityChanged, .receipt, .places, .room, .peerRenamed:
             break
         }
     }

@@ -4,6 +4,7 @@ import MeshPlaces
 import MeshSession
 import MeshStore
 import Places
+import MeshFiles
 
 /// Renders ``ChatOutput`` as plain lines for people.
 public struct TextRenderer: Sendable {

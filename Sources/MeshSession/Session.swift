@@ -53,6 +53,8 @@ public final class Session: Sendable {
         /// The place data sets this node answers lookups from, advertised in its link-state adverts
         /// (PROTOCOL.md §14.1): at most ``WireLimits/maxPlaceSets``; more are not advertised.
         public var placeSets: [PlaceSetPayload] = []
+        /// Resources (PROTOCOL.md §16): where transfers are kept, and what offers are accepted.
+        public var resources = ResourceConfiguration()
         /// The event loops to run the sockets on; `nil` uses the process-wide group
         /// (SwiftNIO's singleton). The session never shuts a group down.
         public var eventLoopGroup: (any EventLoopGroup)?
@@ -97,6 +99,8 @@ public final class Session: Sendable {
     let meshTimer = NIOLockedValueBox<(due: Duration, task: Scheduled<Void>)?>(nil)
     /// The event loop that runs the router's timer.
     let timerLoop: any EventLoop
+    /// The resource shell (PROTOCOL.md §16), run by ``run()``.
+    let resourceShell: ResourceTransfers
 
     enum Command: Sendable {
         case accepted(LinkChannel)
@@ -132,6 +136,8 @@ public final class Session: Sendable {
         self.timerLoop = group.next()
         self.mesh = MeshNode(peer: peer, configuration: configuration.routing, placeSets: configuration.placeSets, logger: logger)
         (self.commands, self.commandSink) = AsyncStream.makeStream(of: Command.self, bufferingPolicy: .bufferingOldest(4096))
+        self.resourceShell = ResourceTransfers(directory: configuration.resources.directory ?? peer.dataDirectory.map { $0 + "/resources" },
+                                               configuration: configuration.resources, logger: logger)
     }
 
     // MARK: Lifecycle
@@ -252,6 +258,7 @@ public final class Session: Sendable {
         let transport = makeTransport()
         await withDiscardingTaskGroup { group in
             let sink = commandSink
+            group.addTask { await self.resourceShell.run(session: self) }
             group.addTask {
                 do {
                     try await sockets.server.executeThenClose { inbound in

@@ -31,6 +31,10 @@ public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
         case invalidChannel
         /// The channel was closed, or its session is gone.
         case channelClosed
+        /// Resources are off: no resource directory (``ResourceConfiguration/directory``).
+        case resourcesUnavailable
+        /// A resource cannot be sent: the file, its name, or a limit (PROTOCOL.md §16).
+        case invalidResource
     }
 
     /// What kind of error this is.
@@ -81,6 +85,10 @@ public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
     @inline(never) static func channelClosed(_ id: ChannelID) -> SessionError {
         .init(.channelClosed, "\(id) is closed")
     }
+    @inline(never) static func resourcesUnavailable() -> SessionError {
+        .init(.resourcesUnavailable, "resources are off: set Session.Configuration.resources.directory, or give the LocalPeer a data directory")
+    }
+    @inline(never) static func invalidResource(_ why: String) -> SessionError { .init(.invalidResource, why) }
     @inline(never) static func invalidAddress(_ text: String, _ why: String) -> SessionError {
         .init(.invalidAddress, "invalid address \"\(text)\": \(why)")
     }

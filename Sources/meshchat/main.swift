@@ -9,6 +9,7 @@ import MeshSession
 import MeshStore
 import MeshTransport
 import NIOPosix
+import MeshFiles
 
 /// `meshchat`: peer-to-peer encrypted chat for the terminal and for scripts.
 struct MeshChat: AsyncParsableCommand {

@@ -1,5 +1,6 @@
 import Foundation
 @testable import MeshChatKit
+import MeshFiles
 import MeshMessaging
 import MeshPlaces
 import MeshSession
