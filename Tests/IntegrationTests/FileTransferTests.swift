@@ -88,7 +88,9 @@ struct FileTransferTests {
         let content = try Self.randomFile(source, bytes: 32 * 1024 * 1024)
         alice.send("/send @carol \(source)")
         let id = try #require(JSONLine(try await alice.waitForEvent("\"event\":\"fileOffered\""))?.string("id"))
-        try await Self.waitForPartialFile(in: downloads)
+        // Partial files live in the session's resource directory (PROTOCOL.md §16.4.2), not in downloads.
+        try await Self.waitForPartialFile(in: directory.appending("carol") + "/resources/incoming")
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: downloads)) ?? []).isEmpty, "no partial file in downloads")
         bob.kill9()
         _ = try await bob.waitForExit()
         try await alice.waitForEvent("\"event\":\"unreachable\"", "\"name\":\"carol\"")

@@ -38,8 +38,8 @@ extension ResourceTransfers {
             ResourceStorage.remove(journal.outgoingPath(id))
             let failure = ResourceFailure(.sourceFailed, "\(record.path) changed or went away since it was offered")
             logger.notice("a resource transfer failed at restart: \(failure)", metadata: metadata)
-            report(.restored(progress))
             progress.end(.failed(failure))
+            report(.restored(progress))
             return
         }
         var machine = ResourceSendStateMachine(id: id, offer: offer)
