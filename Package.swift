@@ -3,6 +3,7 @@
 // meshchat: Multipeer-style peer-to-peer mesh chat for Linux.
 //
 // Layering (see ../shared/STYLE.md §2 and README.md "Architecture"):
+//   MeshCore                   identifiers (NodeID, PeerID); no dependencies, not even Foundation
 //   MeshWire, MeshNoise        pure codecs and cryptography (no sockets)
 //   MeshRouting                pure link-state routing (adverts, shortest paths, relay decisions)
 //   MeshLink                   pure per-connection state machines (handshake, secure channel, keepalive)
@@ -19,6 +20,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "MeshSession", targets: ["MeshSession"]),
+        .library(name: "MeshCore", targets: ["MeshCore"]),
         .library(name: "MeshNoise", targets: ["MeshNoise"]),
         .library(name: "MeshWire", targets: ["MeshWire"]),
         .library(name: "MeshDiscovery", targets: ["MeshDiscovery"]),
@@ -29,6 +31,7 @@ let package = Package(
         .library(name: "MeshPlaces", targets: ["MeshPlaces"]),
         .executable(name: "meshchat", targets: ["meshchat"]),
         .executable(name: "meshbench", targets: ["meshbench"]),
+        .executable(name: "meshboard", targets: ["meshboard"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -40,10 +43,13 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
+        // Identifiers shared by every layer (NodeID, PeerID): no dependencies at all.
+        .target(name: "MeshCore"),
         // Frames, records, datagrams and the protobuf envelope: pure codecs over ByteBuffer.
         .target(
             name: "MeshWire",
             dependencies: [
+                "MeshCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
@@ -85,7 +91,7 @@ let package = Package(
         .target(
             name: "MeshDiscovery",
             dependencies: [
-                "CAvahi", "MeshWire",
+                "CAvahi", "MeshCore",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -93,7 +99,7 @@ let package = Package(
         .target(
             name: "MeshSession",
             dependencies: [
-                "MeshTransport", "MeshLink", "MeshWire", "MeshDiscovery", "MeshRouting",
+                "MeshCore", "MeshTransport", "MeshLink", "MeshWire", "MeshDiscovery", "MeshRouting",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -106,7 +112,7 @@ let package = Package(
         .target(
             name: "MeshStore",
             dependencies: [
-                "MeshWire",
+                "MeshCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
@@ -162,6 +168,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Examples/: programs built on the public library API only, as a third party would write them.
+        .executableTarget(
+            name: "meshboard",
+            dependencies: [
+                "MeshSession", "MeshDiscovery",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Examples/meshboard",
+            exclude: ["README.md"]
+        ),
         // Test helpers shared by the test targets (not a product).
         .target(
             name: "MeshTestSupport",
@@ -172,6 +188,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .testTarget(name: "MeshCoreTests", dependencies: ["MeshCore"]),
         .testTarget(name: "MeshWireTests", dependencies: ["MeshWire", "MeshTestSupport"]),
         .testTarget(name: "MeshRoutingTests", dependencies: ["MeshRouting", "MeshWire", "MeshTestSupport"]),
         .testTarget(name: "MeshNoiseTests", dependencies: ["MeshNoise", "MeshTestSupport"], exclude: ["Fixtures"]),
@@ -197,11 +214,11 @@ let package = Package(
         ),
         .testTarget(
             name: "MeshDiscoveryTests",
-            dependencies: ["MeshDiscovery", "MeshWire", "MeshTestSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["MeshDiscovery", "MeshCore", "MeshTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "MeshStoreTests",
-            dependencies: ["MeshStore", "MeshWire", "MeshTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["MeshStore", "MeshCore", "MeshTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(name: "MeshChatKitTests", dependencies: ["MeshChatKit", "MeshFiles", "MeshTestSupport"]),
         .testTarget(

@@ -2,40 +2,22 @@ import Foundation
 import Logging
 import MeshDiscovery
 import MeshSession
-import Synchronization
 
-/// Discovery for the chat front: announces the session, browses for peers, and either invites
-/// and accepts by itself (``AutoInvitePolicy``, the default) or leaves that to the user's
-/// `/invite`, `/accept` and `/decline` (`--manual`, Multipeer's explicit model).
+/// Discovery for the chat front: the library's ``NearbyPeerFinder`` (announce, browse, invite and
+/// accept by ``AutoInvitePolicy``, or leave that to the user's `/invite`, `/accept` and `/decline`
+/// with `--manual`), with its events shown as ``ChatOutput`` and peers picked by name or id prefix.
 ///
 /// This type is thread-safe.
 public final class PeerFinder: Sendable {
     /// How invitations are handled.
-    public enum Mode: Sendable {
-        /// Invite found peers and accept invitations by ``AutoInvitePolicy``.
-        case automatic
-        /// Only the user invites, accepts and declines.
-        case manual
-    }
-
-    private struct State {
-        var policy: AutoInvitePolicy
-        var found: [PeerID: [String]] = [:]
-        var pending: [Invitation] = []
-    }
+    public typealias Mode = NearbyPeerFinder.Mode
 
     /// The invitation timeout used for every invitation: 10 s.
-    public static let invitationTimeout = Duration.seconds(10)
+    public static let invitationTimeout = NearbyPeerFinder.invitationTimeout
 
-    private let session: Session
-    private let advertiser: NearbyServiceAdvertiser
-    private let browser: NearbyServiceBrowser
-    private let mode: Mode
+    private let finder: NearbyPeerFinder
     private let emit: @Sendable (ChatOutput) -> Void
     private let logger: Logger
-    private let state: Mutex<State>
-    private let timers: AsyncStream<(PeerID, Int, Duration)>.Continuation
-    private let timerRequests: AsyncStream<(PeerID, Int, Duration)>
 
     /// Creates the finder.
     /// - Parameters:
@@ -47,30 +29,17 @@ public final class PeerFinder: Sendable {
     ///   - emit: shows an output.
     public init(session: Session, advertiser: NearbyServiceAdvertiser, browser: NearbyServiceBrowser, mode: Mode,
                 logger: Logger, emit: @escaping @Sendable (ChatOutput) -> Void) {
-        self.session = session
-        self.advertiser = advertiser
-        self.browser = browser
-        self.mode = mode
-        self.logger = logger
+        self.finder = NearbyPeerFinder(session: session, advertiser: advertiser, browser: browser, mode: mode, logger: logger)
         self.emit = emit
-        self.state = Mutex(State(policy: AutoInvitePolicy(local: session.peer.peerID)))
-        (timerRequests, timers) = AsyncStream.makeStream(of: (PeerID, Int, Duration).self, bufferingPolicy: .unbounded)
+        self.logger = logger
     }
 
     /// Announces and browses until the calling task is cancelled; then withdraws both.
     public func run() async {
-        advertiser.start(session: session)
-        browser.start()
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.followAdvertiser() }
-            group.addTask { await self.followBrowser() }
-            group.addTask { await self.runTimers() }
-            await withTaskCancellationHandler {
-                await group.waitForAll()
-            } onCancel: {
-                self.advertiser.close()
-                self.browser.close()
-                self.timers.finish()
+            group.addTask { await self.finder.run() }
+            group.addTask {
+                for await event in self.finder.events { self.show(event) }
             }
         }
     }
@@ -79,7 +48,7 @@ public final class PeerFinder: Sendable {
     /// - Parameter displayName: the new name (already accepted by the session).
     public func rename(to displayName: String) {
         do {
-            try advertiser.rename(to: displayName)
+            try finder.rename(to: displayName)
         } catch {
             logger.warning("could not announce the new name", metadata: ["error": "\(error)"])
         }
@@ -87,24 +56,13 @@ public final class PeerFinder: Sendable {
 
     /// Feeds a session event (the front owns the session's event stream).
     /// - Parameter event: the event.
-    public func sessionEvent(_ event: SessionEvent) {
-        switch event {
-        case .peerChanged(let peer, let peerState):
-            perform(state.withLock { $0.policy.peerChanged(peer, peerState) })
-        case .invitationFailed(let peer, let failure):
-            perform(state.withLock { $0.policy.invitationFailed(peer, failure) })
-        case .received, .connectFailed, .reachabilityChanged, .receipt, .places, .room, .peerRenamed:
-            break
-        }
-    }
+    public func sessionEvent(_ event: SessionEvent) { finder.sessionEvent(event) }
 
     /// The discovered peers with their first address, for `/peers`.
-    public var discovered: [(peer: PeerID, address: String?)] {
-        state.withLock { state in state.found.map { ($0.key, $0.value.first) } }.sorted { $0.peer.displayName < $1.peer.displayName }
-    }
+    public var discovered: [(peer: PeerID, address: String?)] { finder.found.map { ($0.peer, $0.addresses.first) } }
 
     /// Peers whose invitation waits for the user's answer.
-    public var pendingInvitations: [PeerID] { state.withLock { $0.pending.map(\.peer) } }
+    public var pendingInvitations: [PeerID] { finder.pendingInvitations.map(\.peer) }
 
     // MARK: User commands
 
@@ -112,12 +70,11 @@ public final class PeerFinder: Sendable {
     /// - Parameter name: the name or id prefix.
     /// - Returns: an error sentence, or `nil` when the invitation went out.
     public func invite(_ name: String) -> String? {
-        let candidates = state.withLock { Array($0.found.keys) }
-        switch Self.match(name, in: candidates) {
+        switch Self.match(name, in: finder.found.map(\.peer)) {
         case .failure(let message): return message
         case .success(let peer):
             do {
-                try sendInvitation(to: peer)
+                try finder.invite(peer)
                 return nil
             } catch {
                 return "\(error)"
@@ -131,30 +88,23 @@ public final class PeerFinder: Sendable {
     ///   - accept: accept or decline.
     /// - Returns: an error sentence, or `nil` when answered.
     public func answer(_ name: String?, accept: Bool) -> String? {
-        let result: Choice<Invitation> = state.withLock { state in
-            if state.pending.isEmpty { return .failure("no invitation is waiting for an answer") }
-            let chosen: Invitation
-            if let name {
-                switch Self.match(name, in: state.pending.map(\.peer)) {
-                case .failure(let message): return .failure(message)
-                case .success(let peer): chosen = state.pending.first { $0.peer == peer }!
-                }
-            } else {
-                guard state.pending.count == 1 else {
-                    return .failure("\(state.pending.count) invitations are waiting; name the peer: "
-                                    + state.pending.map(\.peer.displayName).joined(separator: ", "))
-                }
-                chosen = state.pending[0]
+        let pending = finder.pendingInvitations
+        if pending.isEmpty { return "no invitation is waiting for an answer" }
+        let chosen: Invitation
+        if let name {
+            switch Self.match(name, in: pending.map(\.peer)) {
+            case .failure(let message): return message
+            case .success(let peer):
+                guard let invitation = pending.first(where: { $0.peer == peer }) else { return "no invitation from \(peer.displayName) is waiting" }
+                chosen = invitation
             }
-            state.pending.removeAll { $0 === chosen }
-            return .success(chosen)
+        } else {
+            guard pending.count == 1, let only = pending.first else {
+                return "\(pending.count) invitations are waiting; name the peer: " + pending.map(\.peer.displayName).joined(separator: ", ")
+            }
+            chosen = only
         }
-        switch result {
-        case .failure(let message): return message
-        case .success(let invitation):
-            if accept { invitation.accept() } else { invitation.decline(reason: "declined by the user") }
-            return nil
-        }
+        return finder.answer(chosen, accept: accept) ? nil : "the invitation from \(chosen.peer.displayName) has ended"
     }
 
     /// Finds one peer by exact display name, or else by id prefix.
@@ -171,92 +121,23 @@ public final class PeerFinder: Sendable {
         case failure(String)
     }
 
-    // MARK: Following discovery
-
-    private func followAdvertiser() async {
-        for await event in advertiser.events {
-            switch event {
-            case .started(let name):
-                emit(.advertising(name: name, service: advertiser.serviceType.name))
-            case .didNotStart(let error):
-                emit(.error("discovery: \(error.message)"))
-            case .receivedInvitation(let invitation):
-                // Pending before it is shown: a user who reacts to the line at once finds it.
-                if mode == .manual { state.withLock { $0.pending.append(invitation) } }
-                emit(.invitation(invitation.peer, direction: "received", contextBytes: invitation.context.count,
-                                 awaitsAnswer: mode == .manual))
-                if mode == .automatic {
-                    let accept = state.withLock { $0.policy.shouldAccept(invitation) }
-                    if accept { invitation.accept() } else { invitation.decline() }
-                }
-            case .invitationEnded(let invitation, let reason):
-                state.withLock { $0.pending.removeAll { $0 === invitation } }
-                emit(.invitationEnded(invitation.peer, reason: reason))
-            }
-        }
-    }
-
-    private func followBrowser() async {
-        for await event in browser.events {
-            switch event {
-            case .foundPeer(let peer, let info):
-                let addresses = browser.endpoints(of: peer).map(\.description)
-                // Read after the event: a peer whose last address went meanwhile is about to be lost.
-                guard !addresses.isEmpty else { continue }
-                let isNew = state.withLock { state in
-                    defer { state.found[peer] = addresses }
-                    return state.found[peer] == nil
-                }
-                emit(.found(peer, addresses: addresses, info: info, isNew: isNew))
-                if mode == .automatic { perform(state.withLock { $0.policy.found(peer) }) }
-            case .lostPeer(let peer):
-                state.withLock { state in
-                    state.found[peer] = nil
-                    state.policy.lost(peer)
-                }
-                emit(.lost(peer))
-            case .didNotStart(let error):
-                emit(.error("discovery: \(error.message)"))
-            }
-        }
-    }
-
-    /// Invites a found peer into the session and shows that the invitation went out.
-    private func sendInvitation(to peer: PeerID) throws(DiscoveryError) {
-        try browser.invitePeer(peer, to: session, withContext: nil, timeout: Self.invitationTimeout)
-        logger.debug("inviting", metadata: ["mesh.peer": "\(peer.id)"])
-        emit(.invitation(peer, direction: "sent", contextBytes: 0))
-    }
-
-    private func perform(_ actions: [AutoInvitePolicy.Action]) {
-        guard mode == .automatic else { return }
-        for action in actions {
-            switch action {
-            case .invite(let peer):
-                do {
-                    try sendInvitation(to: peer)
-                } catch {
-                    logger.debug("could not invite", metadata: ["mesh.peer": "\(peer.id)", "error": "\(error)"])
-                    let failure = InvitationFailure(.unreachable, "\(error)")
-                    perform(state.withLock { $0.policy.invitationFailed(peer, failure) })
-                }
-            case .startTimer(let peer, let delay, let generation):
-                timers.yield((peer, generation, delay))
-            }
-        }
-    }
-
-    /// Runs the policy's timers: one child task per timer (timers are per peer and few).
-    private func runTimers() async {
-        await withDiscardingTaskGroup { group in
-            for await (peer, generation, delay) in timerRequests {
-                group.addTask {
-                    try? await Task.sleep(for: delay)
-                    if Task.isCancelled { return }
-                    self.perform(self.state.withLock { $0.policy.timerFired(for: peer, generation: generation) })
-                }
-            }
-            group.cancelAll()
+    /// Shows what the library's finder reports.
+    private func show(_ event: NearbyPeerFinder.Event) {
+        switch event {
+        case .advertising(let name, let serviceType):
+            emit(.advertising(name: name, service: serviceType))
+        case .discoveryFailed(let error):
+            emit(.error("discovery: \(error.message)"))
+        case .found(let peer, let addresses, let info, let isNew):
+            emit(.found(peer, addresses: addresses, info: info, isNew: isNew))
+        case .lost(let peer):
+            emit(.lost(peer))
+        case .invited(let peer):
+            emit(.invitation(peer, direction: "sent", contextBytes: 0))
+        case .invitationReceived(let invitation, let awaitsAnswer):
+            emit(.invitation(invitation.peer, direction: "received", contextBytes: invitation.context.count, awaitsAnswer: awaitsAnswer))
+        case .invitationEnded(let peer, let reason):
+            emit(.invitationEnded(peer, reason: reason))
         }
     }
 }

@@ -1,4 +1,4 @@
-import MeshWire
+import MeshCore
 
 /// What a meshchat peer announces in its DNS-SD TXT record (PROTOCOL.md §12.2): its node id,
 /// protocol version and display name, plus the application's discoveryInfo.
@@ -140,7 +140,7 @@ public struct Advertisement: Sendable, Hashable {
         guard let versionText = pairs.removeValue(forKey: versionKey), let version = UInt32(versionText) else {
             throw .invalidAdvertisement("the TXT record has no valid \(versionKey) (protocol version) entry")
         }
-        guard let name = pairs.removeValue(forKey: nameKey), !name.isEmpty, name.utf8.count <= 63 else {
+        guard let name = pairs.removeValue(forKey: nameKey), PeerID.displayNameProblem(name) == nil else {
             throw .invalidAdvertisement("the TXT record has no valid \(nameKey) (display name, 1–63 bytes) entry")
         }
         // Unknown reserved keys are from a later version: ignored (PROTOCOL.md §12.2).

@@ -1,4 +1,4 @@
-import MeshWire
+import MeshCore
 
 /// Where a discovered peer can be reached: one resolved address.
 public struct Endpoint: Sendable, Hashable, CustomStringConvertible {

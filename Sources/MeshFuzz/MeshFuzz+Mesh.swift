@@ -50,12 +50,16 @@ extension MeshFuzz {
         routed.sealed = Data(bytes.prefix(WireLimits.maxSealedSize))
         _ = node.received(routed, from: sender.nodeID)
         guard let plaintext = try? SealedPayload(decoding: Data(bytes), what: "sealed"), let content = plaintext.content else { return }
-        let header = SealHeader(origin: sender.nodeID, destination: me, packetID: routed.packetID)
-        let sealedAt = FuzzKeys.nowMilliseconds &+ plaintext.sealedAtMs % 1_200_000
-        guard let sealed = try? Sealing.seal(content, displayName: plaintext.displayName, sealedAtMilliseconds: sealedAt, header: header,
-                                             recipientStaticKey: FuzzKeys.me.identity.staticKey.publicKey, identity: sender) else { return }
-        routed.sealed = sealed
-        _ = node.received(routed, from: sender.nodeID)
+        // Within and beyond the freshness window, and the clock exactly as the input has it (any
+        // Int64: a skew computation once overflowed on Int64.min, a remote crash).
+        for (index, sealedAt) in [FuzzKeys.nowMilliseconds &+ plaintext.sealedAtMs % 1_200_000, plaintext.sealedAtMs].enumerated() {
+            routed.packetID = Data(repeating: UInt8(8 + index), count: PacketID.byteCount)
+            let header = SealHeader(origin: sender.nodeID, destination: me, packetID: routed.packetID)
+            guard let sealed = try? Sealing.seal(content, displayName: plaintext.displayName, sealedAtMilliseconds: sealedAt, header: header,
+                                                 recipientStaticKey: FuzzKeys.me.identity.staticKey.publicKey, identity: sender) else { return }
+            routed.sealed = sealed
+            _ = node.received(routed, from: sender.nodeID)
+        }
     }
 
     /// A DNS-SD TXT record (§12) in its wire form (each string after a length byte): a decoded

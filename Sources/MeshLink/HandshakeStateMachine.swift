@@ -300,7 +300,7 @@ public struct HandshakeStateMachine: Sendable {
             return .failure(LinkCloseReason(.unsupportedVersion,
                 "handshake message \(messageNumber) names protocol version \(payload.protocolVersion); this peer speaks \(Self.protocolVersion)"))
         }
-        if let problem = displayNameProblem(payload.displayName) {
+        if let problem = PeerID.displayNameProblem(payload.displayName) {
             return .failure(LinkCloseReason(.invalidIdentity, "invalid display name from the peer: \(problem)"))
         }
         guard payload.identityKey.count == 32,

@@ -85,15 +85,3 @@ public struct RemotePeer: Sendable, Hashable, CustomStringConvertible {
     /// The node id, display name and UDP port.
     public var description: String { "\(displayName) (\(nodeID.shortHex))" }
 }
-
-/// Checks a display name against §2.3: 1 to 63 bytes of UTF-8.
-/// - Parameter name: the proposed name.
-/// - Returns: `nil` when valid, otherwise a sentence saying what is wrong.
-public func displayNameProblem(_ name: String) -> String? {
-    let count = name.utf8.count
-    if count == 0 { return "the display name is empty; it must be 1 to 63 bytes of UTF-8" }
-    if count > WireLimits.displayNameBytes.upperBound {
-        return "the display name is \(count) bytes of UTF-8; the maximum is 63"
-    }
-    return nil
-}

@@ -75,7 +75,7 @@ public enum MeshSigning {
         guard LocalIdentity.verifyStaticSignature(advert.staticSignature, staticKey: staticKey, identityKey: identityKey) else {
             throw EndToEndError(.badSignature, "link state static key is not signed by the origin's identity key")
         }
-        if let problem = displayNameProblem(advert.displayName) {
+        if let problem = PeerID.displayNameProblem(advert.displayName) {
             throw EndToEndError(.malformed, "link state display name: \(problem)")
         }
         guard advert.neighbors.count <= WireLimits.maxAdvertNeighbors else {

@@ -135,7 +135,7 @@ public enum Sealing {
                 || LocalIdentity.verifyStaticSignature(plaintext.staticSignature, staticKey: senderStatic, identityKey: identityKey) else {
             throw EndToEndError(.badSignature, "sealed packet's static key is not signed by node \(header.origin.shortHex)")
         }
-        if let problem = displayNameProblem(plaintext.displayName) {
+        if let problem = PeerID.displayNameProblem(plaintext.displayName) {
             throw EndToEndError(.malformed, "sealed display name: \(problem)")
         }
         return plaintext

@@ -14,8 +14,16 @@ extension MeshNode {
             return nil
         }
         let sentAt = Date(timeIntervalSince1970: Double(sentAtMs) / 1000)
-        return .channel(ChannelDelivery(channel: message.channel, message: ChannelMessage(
+        return .channel(ChannelDelivery(channel: message.channel, skew: skew(sentAtMs), message: ChannelMessage(
             sender: sender, payload: message.payload, delivery: delivery, hops: hops, sentAt: sentAt)))
+    }
+
+    /// How far a sender's clock (Unix ms, any value a peer chose) is from ours, saturating instead
+    /// of overflowing.
+    static func skew(_ theirMilliseconds: Int64) -> Duration {
+        let (difference, overflow) = nowMilliseconds.subtractingReportingOverflow(theirMilliseconds)
+        guard !overflow, difference != .min else { return .milliseconds(Int64.max) }
+        return .milliseconds(abs(difference))
     }
 
     /// The attachments of a verified advert, by channel: the first ``WireLimits/maxChannelAttachments``

@@ -41,6 +41,8 @@ package final class MeshNode: Sendable {
     package struct ChannelDelivery: Sendable {
         /// The channel id as it came (any value but 0).
         package var channel: UInt32
+        /// How far the sender's clock was from ours (saturated).
+        package var skew: Duration
         /// The message.
         package var message: ChannelMessage
     }
@@ -547,7 +549,7 @@ package final class MeshNode: Sendable {
         // Data messages have nothing else to recognise a replay by once the duplicate
         // cache forgot its packet id; chat lines are deduplicated by message id on disk and receipts are idempotent, so a
         // laptop whose clock is far off still chats (§13.6).
-        let skew = Duration.milliseconds(abs(Self.nowMilliseconds - plaintext.sealedAtMs))
+        let skew = Self.skew(plaintext.sealedAtMs)
         var heldToClock = false
         switch plaintext.content {
         case .data?: heldToClock = true

@@ -136,7 +136,7 @@ public final class NearbyServiceAdvertiser: Sendable {
     /// - Parameter displayName: 1–63 bytes of UTF-8.
     /// - Throws: ``SessionError`` `invalidDisplayName`; nothing changes then.
     public func rename(to displayName: String) throws(SessionError) {
-        let renamed = try PeerID(id: peer.id, displayName: displayName)
+        let renamed = try PeerID(checking: displayName, for: peer.id)
         current.withLockedValue { $0 = renamed }
         guard let session = running.withLockedValue({ $0?.session }) else { return }
         stop()

@@ -1,43 +1,23 @@
-@_exported import struct MeshWire.NodeID
+@_exported import MeshCore
 @_exported import MeshDiscovery
 @_exported import struct MeshRouting.RoutingConfiguration
 @_exported import enum MeshRouting.BroadcastStrategy
 import MeshLink
 
-/// A peer as the application sees it: a stable node id and a display name
-/// (Multipeer's `MCPeerID`, with an id that survives renames).
-///
-/// Two `PeerID`s are equal when their node ids are equal; the display name is informational and
-/// may change between sessions. This type is thread-safe.
-public struct PeerID: Hashable, Sendable, CustomStringConvertible {
-    /// The stable id derived from the peer's identity key (PROTOCOL.md §2.2).
-    public let id: NodeID
-    /// The name the peer chose: 1–63 bytes of UTF-8, not unique.
-    public let displayName: String
-
-    /// Creates a peer id.
-    /// - Parameters:
-    ///   - id: the node id.
-    ///   - displayName: the display name.
-    /// - Throws: ``SessionError`` `invalidDisplayName` when the name is empty or longer than 63 bytes.
-    public init(id: NodeID, displayName: String) throws(SessionError) {
-        if let problem = displayNameProblem(displayName) { throw .invalidDisplayName(problem) }
-        self.id = id
-        self.displayName = displayName
-    }
-
+extension PeerID {
+    /// The peer at the other end of an authenticated link, whose name the handshake checked (§2.3).
     init(remote: RemotePeer) {
-        self.id = remote.nodeID
-        self.displayName = remote.displayName
+        self.init(id: remote.nodeID, validatedDisplayName: remote.displayName)
     }
 
-    /// Equality on the node id only.
-    public static func == (lhs: PeerID, rhs: PeerID) -> Bool { lhs.id == rhs.id }
-    /// Hashes the node id only.
-    public func hash(into hasher: inout Hasher) { hasher.combine(id) }
-
-    /// `name (id prefix)`, e.g. `alice (3fa2c1d0)`.
-    public var description: String { "\(displayName) (\(id.shortHex))" }
+    /// ``init(id:displayName:)`` for the session API, which throws ``SessionError``.
+    init(checking displayName: String, for id: NodeID) throws(SessionError) {
+        do {
+            try self.init(id: id, displayName: displayName)
+        } catch {
+            throw .invalidDisplayName(error.message)
+        }
+    }
 }
 
 /// This node: its ``PeerID`` and the long-term keys behind it.
@@ -70,7 +50,7 @@ public struct LocalPeer: Sendable, CustomStringConvertible {
     ///   - dataDirectory: the node's data directory, if it has one (resources are kept under it).
     /// - Throws: ``SessionError`` `invalidDisplayName`.
     public init(displayName: String, identity: LocalIdentity, dataDirectory: String? = nil) throws(SessionError) {
-        self.peerID = try PeerID(id: identity.nodeID, displayName: displayName)
+        self.peerID = try PeerID(checking: displayName, for: identity.nodeID)
         self.identity = identity
         self.dataDirectory = dataDirectory
     }

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import MeshWire
+import MeshCore
 
 extension MessageStore {
     /// The most recent messages the application has seen, oldest first.

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import MeshWire
+import MeshCore
 
 extension MessageStore {
     /// The largest sequence accepted from the wire (stored as a signed 64-bit integer, with room

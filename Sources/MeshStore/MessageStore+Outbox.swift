@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import MeshWire
+import MeshCore
 
 extension MessageStore {
     /// Accepts an outgoing message: assigns its id and the next sequence for its destination,

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import MeshWire
+import MeshCore
 
 extension MessageStore {
     // MARK: Pins (PROTOCOL.md §14.4)

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import MeshWire
+import MeshCore
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import MeshWire
+import MeshCore
 
 /// The database schema (GRDB migrations) and the mapping between rows and values.
 ///

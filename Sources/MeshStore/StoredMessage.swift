@@ -1,5 +1,5 @@
 import Foundation
-import MeshWire
+import MeshCore
 
 /// Which chat a message belongs to.
 public enum Conversation: Sendable, Hashable {

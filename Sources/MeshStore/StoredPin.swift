@@ -1,5 +1,5 @@
 import Foundation
-import MeshWire
+import MeshCore
 
 /// A place pin shared in the mesh, as the store keeps it (PROTOCOL.md §14.4).
 ///

@@ -22,8 +22,6 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
         case malformedMessage
         /// A datagram that is too short, too long, or of an unknown type (§8.2).
         case malformedDatagram
-        /// A node id that is not 16 bytes / 32 hex digits (§2.2).
-        case malformedNodeID
     }
 
     /// What kind of error this is.
@@ -77,6 +75,4 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
     }
     @inline(never)
     static func malformedDatagram(_ why: String) -> WireError { WireError(.malformedDatagram, why) }
-    @inline(never)
-    static func malformedNodeID(_ why: String) -> WireError { WireError(.malformedNodeID, why) }
 }

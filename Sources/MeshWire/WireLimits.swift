@@ -1,3 +1,5 @@
+import MeshCore
+
 /// The limits of the wire protocol, in one place (PROTOCOL.md §10).
 ///
 /// Every limit here is enforced by a codec in this module or by the link layer, and each
@@ -63,5 +65,5 @@ public enum WireLimits {
     /// The range of an invitation's timeout in milliseconds (§4.8): 1 s to 5 min.
     public static let invitationTimeoutMilliseconds: ClosedRange<UInt32> = 1_000...300_000
     /// The length of a display name in UTF-8 bytes (§2.3).
-    public static let displayNameBytes = 1...63
+    public static let displayNameBytes = PeerID.displayNameBytes
 }

@@ -1,5 +1,5 @@
 import MeshDiscovery
-import MeshWire
+import MeshCore
 import Testing
 
 @Suite("Service types and TXT records (PROTOCOL.md §12)")

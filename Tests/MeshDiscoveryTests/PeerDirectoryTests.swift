@@ -1,5 +1,5 @@
 import MeshDiscovery
-import MeshWire
+import MeshCore
 import Testing
 
 @Suite("PeerDirectory: sightings folded into peers")

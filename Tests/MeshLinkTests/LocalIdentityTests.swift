@@ -5,7 +5,7 @@ import MeshTestSupport
 import MeshWire
 import Testing
 
-/// Identity keys, node ids, static-key signatures and display names (PROTOCOL.md §2).
+/// Identity keys, node ids and static-key signatures (PROTOCOL.md §2); display names are MeshCoreTests'.
 @Suite("LocalIdentity")
 struct LocalIdentityTests {
     @Test("the node id is the first 16 bytes of SHA-256 of the identity public key")
@@ -70,27 +70,5 @@ struct LocalIdentityTests {
         let identity = FixedParty.alice.identity
         #expect(identity.description == "LocalIdentity(\(identity.nodeID.hex))")
         #expect(!identity.description.contains(FixedParty.alice.identitySeed.hexString))
-    }
-
-    @Test("display names of 0 or 64+ bytes have a problem that names the limit", arguments: [
-        "", String(repeating: "a", count: 64), String(repeating: "é", count: 32), String(repeating: "x", count: 500),
-    ])
-    func displayNameProblems(name: String) throws {
-        let problem = try #require(displayNameProblem(name))
-        #expect(problem.contains("63"))
-        if name.isEmpty {
-            #expect(problem.contains("empty"))
-        } else {
-            #expect(problem.contains("\(name.utf8.count) bytes"))
-        }
-    }
-
-    @Test("display names of 1 to 63 bytes, multi-byte characters included, are fine", arguments: [
-        "a", "alice", String(repeating: "a", count: 63), String(repeating: "é", count: 31) + "a", "日本語の名前", "🙂",
-        String(repeating: "🙂", count: 15) + "abc",  // 60 + 3 bytes
-    ])
-    func displayNamesFine(name: String) {
-        #expect(name.utf8.count <= 63)
-        #expect(displayNameProblem(name) == nil)
     }
 }

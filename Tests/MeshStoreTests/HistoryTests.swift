@@ -1,7 +1,7 @@
 import Foundation
 import MeshStore
 import MeshTestSupport
-import MeshWire
+import MeshCore
 import Testing
 
 @Suite("MessageStore history")

@@ -1,7 +1,7 @@
 import Foundation
 import MeshStore
 import MeshTestSupport
-import MeshWire
+import MeshCore
 import Testing
 
 /// Pins and settings in the store (schema v2): durable, deduplicated, withdrawn only by their

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 @testable import MeshStore
 import MeshTestSupport
-import MeshWire
+import MeshCore
 import Testing
 
 /// Rooms in the store (PROTOCOL.md §15.1): the public and the password room of one name are two

@@ -1,7 +1,7 @@
 import Foundation
 import MeshStore
 import MeshTestSupport
-import MeshWire
+import MeshCore
 
 /// Node ids, times and helpers shared by the store tests.
 enum Fixture {

@@ -135,8 +135,7 @@ public final class MeshChannel: Sendable {
     }
 
     /// Hands an arriving message to the consumer if the channel's limits admit it.
-    func deliver(_ message: ChannelMessage, now: RouterInstant) async {
-        let skew = Duration.milliseconds(abs(Int64(message.sentAt.timeIntervalSince1970 * 1000) - MeshNode.nowMilliseconds))
+    func deliver(_ message: ChannelMessage, skew: Duration, now: RouterInstant) async {
         if let refusal = admission.withLockedValue({
             $0.admit(size: message.payload.count, delivery: message.delivery, sender: message.sender.id, skew: skew, now: now)
         }) {

@@ -42,7 +42,7 @@ extension Session {
                 ])
                 continue
             }
-            await channel.deliver(delivery.message, now: now)
+            await channel.deliver(delivery.message, skew: delivery.skew, now: now)
         }
     }
 }

@@ -1,7 +1,7 @@
 /// A node's stable wire identity: 16 bytes derived from its identity key (PROTOCOL.md §2.2).
 ///
 /// Written as 32 lowercase hex digits. Ordered bytewise, which the duplicate-link tie-break
-/// uses (§4.7).
+/// uses (§4.7). Equal when the bytes are equal. This type is thread-safe.
 public struct NodeID: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The number of bytes in a node id.
     public static let byteCount = 16
@@ -11,8 +11,8 @@ public struct NodeID: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     /// Creates a node id from its bytes.
     /// - Parameter bytes: exactly 16 bytes.
-    /// - Throws: ``WireError`` `malformedNodeID` for any other length.
-    public init(bytes: some Collection<UInt8>) throws(WireError) {
+    /// - Throws: ``CoreError`` `malformedNodeID` for any other length.
+    public init(bytes: some Collection<UInt8>) throws(CoreError) {
         guard bytes.count == Self.byteCount else {
             throw .malformedNodeID("node id of \(bytes.count) bytes; expected \(Self.byteCount)")
         }
@@ -21,8 +21,8 @@ public struct NodeID: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     /// Parses 32 hex digits (either case).
     /// - Parameter hex: the text form.
-    /// - Throws: ``WireError`` `malformedNodeID` naming what was wrong.
-    public init(hex: String) throws(WireError) {
+    /// - Throws: ``CoreError`` `malformedNodeID` naming what was wrong.
+    public init(hex: String) throws(CoreError) {
         let utf8 = Array(hex.utf8)
         guard utf8.count == 2 * Self.byteCount else {
             throw .malformedNodeID("node id \"\(hex.prefix(40))\" has \(utf8.count) characters; expected 32 hex digits")
