@@ -36,22 +36,10 @@ struct ResourceHostileSenderTests {
     /// The next message on mallory's channel 17 about `id` that `match` accepts.
     static func reply<T: Sendable>(_ channel: MeshChannel, _ id: Data, timeout: Duration = .seconds(10),
                                    _ match: @escaping @Sendable (ResourceMessagePayload.OneOf_Body) -> T?) async throws -> T {
-        try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask {
-                for await message in channel.messages {
-                    guard let decoded = try? ResourceMessagePayload(decoding: message.payload, what: "reply"), decoded.transferID == id,
-                          let body = decoded.body, let value = match(body) else { continue }
-                    return value
-                }
-                return nil
-            }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let value = try await group.next() ?? nil else { throw TimeoutError(description: "no reply for \(id.hexString) within \(timeout)") }
-            return value
+        try await nextMatch(channel.messages, timeout: timeout) { message -> T? in
+            guard let decoded = try? ResourceMessagePayload(decoding: message.payload, what: "reply"), decoded.transferID == id,
+                  let body = decoded.body else { return nil }
+            return match(body)
         }
     }
 
@@ -74,7 +62,6 @@ struct ResourceHostileSenderTests {
         try await ResourceTests.waitUntil("mallory's shell registered channel 17") { await mallory.session.resourceShell.channel != nil }
         await mallory.session.resourceShell.channel?.close()
         let channel = try mallory.session.register(channel: .resources)
-        let events = bob.session.resourceEvents
         func send(_ id: Data, _ body: ResourceMessagePayload.OneOf_Body) async throws {
             try await channel.send(Self.message(id, body), to: bobPeer)
         }
@@ -130,7 +117,6 @@ struct ResourceHostileSenderTests {
             return nil
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == content)
-        _ = events
 
         // 6. At most 4 at once from one peer: the fifth offer is refused as busy.
         for index in 0..<4 {

@@ -96,8 +96,13 @@ final class UpdateLog: Sendable {
 /// The next resource event that `match` maps to a value; fails at the deadline.
 func nextResourceEvent<T: Sendable>(_ node: ResourceNode, timeout: Duration = .seconds(30),
                                     _ match: @escaping @Sendable (ResourceEvent) -> T?) async throws -> T {
+    try await nextMatch(node.session.resourceEvents, timeout: timeout, match)
+}
+
+/// The next element of a queue that `match` maps to a value, skipping others; fails at the deadline.
+func nextMatch<Element: Sendable, T: Sendable>(_ queue: EventQueue<Element>, timeout: Duration = .seconds(30),
+                                               _ match: @escaping @Sendable (Element) -> T?) async throws -> T {
     try await withThrowingTaskGroup(of: T?.self) { group in
-        let queue = node.session.resourceEvents
         group.addTask {
             for await event in queue { if let value = match(event) { return value } }
             return nil
@@ -107,7 +112,7 @@ func nextResourceEvent<T: Sendable>(_ node: ResourceNode, timeout: Duration = .s
             return nil
         }
         defer { group.cancelAll() }
-        guard let value = try await group.next() ?? nil else { throw TimeoutError(description: "no matching resource event within \(timeout)") }
+        guard let value = try await group.next() ?? nil else { throw TimeoutError(description: "no match within \(timeout)") }
         return value
     }
 }
@@ -145,6 +150,33 @@ struct ResourceTests {
         }
     }
 
+    /// A 24 MiB resource from `a` to `b` under way: the file, both sides' transfers and their logs.
+    func startTransfer(from a: ResourceNode, to b: ResourceNode) async throws
+        -> (source: (path: String, sha256: Data), sending: ResourceProgress, sent: UpdateLog, incoming: ResourceProgress, received: UpdateLog) {
+        let bob = try await Self.link(a, to: b)
+        let source = try file("big.bin", bytes: 24 * 1024 * 1024)
+        let sending = try await a.session.sendResource(at: source.path, withName: "big.bin", to: bob)
+        let sent = UpdateLog(sending)
+        let incoming = try await Self.started(b)
+        return (source, sending, sent, incoming, UpdateLog(incoming))
+    }
+
+    /// The next transfer `node` starts receiving.
+    static func started(_ node: ResourceNode) async throws -> ResourceProgress {
+        try await nextResourceEvent(node) { event -> ResourceProgress? in
+            if case .startedReceiving(let progress) = event { return progress }
+            return nil
+        }
+    }
+
+    /// The next transfer `node` restores from its directory.
+    static func restored(_ node: ResourceNode) async throws -> ResourceProgress {
+        try await nextResourceEvent(node) { event -> ResourceProgress? in
+            if case .restored(let progress) = event { return progress }
+            return nil
+        }
+    }
+
     @Test("a 3 MB resource goes from A to C across relay B with its SHA-256; C sees it start and finish; B stores nothing; the journals are empty after")
     func acrossRelay() async throws {
         defer { try? FileManager.default.removeItem(atPath: root) }
@@ -160,10 +192,7 @@ struct ResourceTests {
         let sending = try await a.session.sendResource(at: source.path, withName: "photo.jpg", to: carol)
         #expect(sending.direction == .outgoing && sending.size == 3 * 1024 * 1024 + 17 && sending.sha256 == source.sha256)
         let sent = UpdateLog(sending)
-        let incoming = try await nextResourceEvent(c) { event -> ResourceProgress? in
-            if case .startedReceiving(let progress) = event { return progress }
-            return nil
-        }
+        let incoming = try await Self.started(c)
         #expect(incoming.name == "photo.jpg" && incoming.peer.id == a.id.id && incoming.size == sending.size && incoming.id == sending.id)
         let received = UpdateLog(incoming)
         let path = try #require(try await received.completed())
@@ -212,24 +241,13 @@ struct ResourceTests {
         let a = try await ResourceNode("alice", directory: root + "/a")
         var b = try await ResourceNode("bob", directory: root + "/b")
         defer { Task { [a, b] in for node in [a, b] { await node.stop() } } }
-        let bob = try await Self.link(a, to: b)
-        let source = try file("big.bin", bytes: 24 * 1024 * 1024)
-        let sending = try await a.session.sendResource(at: source.path, withName: "big.bin", to: bob)
-        let sent = UpdateLog(sending)
-        let incoming = try await nextResourceEvent(b) { event -> ResourceProgress? in
-            if case .startedReceiving(let progress) = event { return progress }
-            return nil
-        }
-        let first = UpdateLog(incoming)
+        let (source, sending, sent, _, first) = try await startTransfer(from: a, to: b)
         _ = try await first.firstProgress()
         b = try await b.restarted()
         let stem = root + "/b/incoming/" + a.id.id.hex + "-" + sending.id.hex
         #expect(FileManager.default.fileExists(atPath: stem + ".part") && FileManager.default.fileExists(atPath: stem + ".json"))
         try await sent.paused()
-        let restored = try await nextResourceEvent(b) { event -> ResourceProgress? in
-            if case .restored(let progress) = event { return progress }
-            return nil
-        }
+        let restored = try await Self.restored(b)
         #expect(restored.id == sending.id && restored.direction == .incoming && restored.snapshot.bytes > 0)
         let again = UpdateLog(restored)
         _ = try await Self.link(a, to: b)
@@ -246,25 +264,14 @@ struct ResourceTests {
         var a = try await ResourceNode("alice", directory: root + "/a")
         let b = try await ResourceNode("bob", directory: root + "/b")
         defer { Task { [a, b] in for node in [a, b] { await node.stop() } } }
-        let bob = try await Self.link(a, to: b)
-        let source = try file("big.bin", bytes: 24 * 1024 * 1024)
-        let sending = try await a.session.sendResource(at: source.path, withName: "big.bin", to: bob)
-        let sent = UpdateLog(sending)
-        let incoming = try await nextResourceEvent(b) { event -> ResourceProgress? in
-            if case .startedReceiving(let progress) = event { return progress }
-            return nil
-        }
-        let received = UpdateLog(incoming)
+        let (source, sending, sent, incoming, received) = try await startTransfer(from: a, to: b)
         _ = try await sent.firstProgress()
         let sentBefore = await a.chunkBytesSent
         a = try await a.restarted()
         #expect(FileManager.default.fileExists(atPath: root + "/a/outgoing/" + sending.id.hex + ".json"))
         try await received.paused()
         let held = incoming.snapshot.bytes
-        let restored = try await nextResourceEvent(a) { event -> ResourceProgress? in
-            if case .restored(let progress) = event { return progress }
-            return nil
-        }
+        let restored = try await Self.restored(a)
         #expect(restored.id == sending.id && restored.direction == .outgoing && restored.peer.id == b.id.id)
         let resumed = UpdateLog(restored)
         _ = try await Self.link(a, to: b)
@@ -274,7 +281,6 @@ struct ResourceTests {
         let afterRestart = await a.chunkBytesSent
         #expect(sentBefore + afterRestart <= UInt64(Double(sending.size) * 1.1),
                 "sent \(sentBefore) + \(afterRestart) bytes for \(sending.size); the receiver held \(held)")
-        _ = sent
     }
 
     @Test("offers are refused by policy and limits (refuse, size, ask answered no), with the sender told why; bad sends throw; a file that changed while its transfer waited fails at restart")
@@ -324,10 +330,7 @@ struct ResourceTests {
         try Data(count: 5_001).write(to: URL(fileURLWithPath: changing.path))
         sender = try await sender.restarted()
         defer { Task { [sender] in await sender.stop() } }
-        let restored = try await nextResourceEvent(sender) { event -> ResourceProgress? in
-            if case .restored(let progress) = event { return progress }
-            return nil
-        }
+        let restored = try await Self.restored(sender)
         guard case .failed(let changed)? = restored.outcome else { Issue.record("expected a failure, got \(String(describing: restored.outcome))"); return }
         #expect(changed.code == .sourceFailed)
         #expect(!FileManager.default.fileExists(atPath: root + "/sid/outgoing/" + waiting.id.hex + ".json"))
