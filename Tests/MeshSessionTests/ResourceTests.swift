@@ -335,4 +335,38 @@ struct ResourceTests {
         #expect(changed.code == .sourceFailed)
         #expect(!FileManager.default.fileExists(atPath: root + "/sid/outgoing/" + waiting.id.hex + ".json"))
     }
+
+    @Test("records in the resource directory are untrusted: a chunk size out of range, a size over the limit, a bad id, garbage and an orphan .part are removed at start, nothing traps, and a valid record beside them is restored")
+    func hostileRecords() async throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let sender = try LocalIdentity.generate().nodeID.hex
+        let incoming = root + "/n/incoming", outgoing = root + "/n/outgoing"
+        for directory in [incoming, outgoing] { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+        func record(_ id: String, chunkSize: Int = 1_024, size: UInt64 = 10_000) -> String {
+            #"{"id":"\#(id)","sender":"\#(sender)","senderName":"eve","name":"x","size":\#(size),"sha256":"\#(String(repeating: "ab", count: 32))","chunkSize":\#(chunkSize),"next":3,"stored":[-5,4,99999999999]}"#
+        }
+        let ids = (0..<4).map { _ in ResourceID.random().hex }
+        let files: [(String, String)] = [
+            ("\(sender)-\(ids[0]).json", record(ids[0], chunkSize: 1 << 40)),
+            ("\(sender)-\(ids[1]).json", record(ids[1], size: UInt64.max)),
+            ("\(sender)-zz.json", record("zz")),
+            ("\(sender)-\(ids[2]).json", "{ not json"),
+            ("\(sender)-\(ids[3]).json", record(ids[3])),
+        ]
+        for (name, text) in files { try Data(text.utf8).write(to: URL(fileURLWithPath: incoming + "/" + name)) }
+        for id in ids { try Data(count: 3_072).write(to: URL(fileURLWithPath: incoming + "/\(sender)-\(id).part")) }
+        try Data(count: 10).write(to: URL(fileURLWithPath: incoming + "/orphan.part"))
+        try Data(#"{"id":"\#(ids[0])","peer":"\#(sender)","peerName":"eve","path":"/nonexistent","name":"x","size":18446744073709551615,"modified":0,"sha256":"00","chunkSize":-1}"#.utf8)
+            .write(to: URL(fileURLWithPath: outgoing + "/\(ids[0]).json"))
+
+        let node = try await ResourceNode("nina", directory: root + "/n")
+        defer { Task { await node.stop() } }
+        let restored = try await Self.restored(node)
+        #expect(restored.id.hex == ids[3] && restored.direction == .incoming && restored.snapshot.bytes == 4 * 1_024)
+        try await Self.waitUntil("the bad records are gone") {
+            let left = Set((try? FileManager.default.contentsOfDirectory(atPath: incoming)) ?? [])
+            return left == ["\(sender)-\(ids[3]).json", "\(sender)-\(ids[3]).part"]
+                && ((try? FileManager.default.contentsOfDirectory(atPath: outgoing)) ?? ["?"]).isEmpty
+        }
+    }
 }

@@ -24,11 +24,13 @@ extension ResourceTransfers {
     private func restore(_ record: ResourceJournal.Outgoing, journal: ResourceJournal) async {
         guard let id = ResourceID(hex: record.id), let node = try? NodeID(hex: record.peer),
               let hash = Data(hexDigits: record.sha256), hash.count == 32,
-              let peer = try? PeerID(id: node, displayName: record.peerName),
+              let peer = try? PeerID(id: node, displayName: record.peerName), record.size <= ResourceLimits.maxSize,
+              (1...ResourceLimits.maxOfferedNameBytes).contains(record.name.utf8.count),
               (ResourceLimits.minChunkSize...ResourceLimits.maxChunkSize).contains(record.chunkSize) else {
             ResourceStorage.remove(journal.outgoingDirectory + "/" + record.id + ".json")
             return
         }
+        guard outgoing[id] == nil else { return }  // sent in this run before the journal was loaded
         let offer = ResourceOffer(name: record.name, size: record.size, sha256: hash, chunkSize: record.chunkSize)
         let progress = makeProgress(id, .outgoing, peer, offer, bytes: 0)
         let metadata: Logger.Metadata = ["mesh.peer": "\(node.shortHex)", "resource.id": "\(id.shortHex)"]
@@ -51,15 +53,18 @@ extension ResourceTransfers {
     }
 
     private func restore(_ record: ResourceJournal.Incoming, journal: ResourceJournal) async {
+        // A record is untrusted input: every number is checked before it is converted.
         guard let id = ResourceID(hex: record.id), let node = try? NodeID(hex: record.sender),
               let hash = Data(hexDigits: record.sha256), hash.count == 32,
               let peer = try? PeerID(id: node, displayName: record.senderName),
+              (ResourceLimits.minChunkSize...ResourceLimits.maxChunkSize).contains(record.chunkSize),
               let offer = try? ResourceOffer(validating: ResourceOffer(name: record.name, size: record.size, sha256: hash,
                                                                        chunkSize: record.chunkSize).payload) else {
             remove(record, journal: journal)
             return
         }
         let key = Key(peer: node, id: id)
+        guard incoming[key] == nil else { return }
         let stem = journal.incomingStem(node, id)
         guard let handle = try? ResourceStorage.openExisting(stem + ".part") else {
             remove(record, journal: journal)
