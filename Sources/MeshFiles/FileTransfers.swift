@@ -100,8 +100,7 @@ public actor FileTransfers {
         let info = FileTransferInfo(progress)
         transfers[Key(peer: peer.id, id: progress.id)] = progress
         await events.push(.offered(info))
-        if progress.isPaused { await events.push(.paused(info)) }
-        watch.yield(progress)
+        watch.yield(progress)  // its updates (a pause first, when the peer is out of reach) follow
         return info
     }
 
@@ -167,7 +166,6 @@ public actor FileTransfers {
     /// Reports one transfer's updates until it ends.
     private func follow(_ progress: ResourceProgress) async {
         let info = FileTransferInfo(progress)
-        if progress.isPaused, progress.direction == .incoming { await events.push(.paused(info)) }
         for await update in progress {
             await report(update, info)
         }

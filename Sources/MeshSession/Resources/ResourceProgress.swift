@@ -151,6 +151,8 @@ public final class ResourceProgress: AsyncSequence, Sendable, CustomStringConver
         let now = ContinuousClock.now
         state.withLockedValue { state in
             state.bytes = bytes
+            // At most ten samples a second over five seconds: the rate costs the same at any speed.
+            if let last = state.samples.last, now - last.at < .milliseconds(100) { return }
             state.samples.append((now, bytes))
             state.samples.removeAll { now - $0.at > .seconds(5) }
         }
