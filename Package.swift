@@ -29,6 +29,7 @@ let package = Package(
         .library(name: "MeshStore", targets: ["MeshStore"]),
         .library(name: "Places", targets: ["Places"]),
         .library(name: "MeshPlaces", targets: ["MeshPlaces"]),
+        .library(name: "MeshRooms", targets: ["MeshRooms"]),
         .executable(name: "meshchat", targets: ["meshchat"]),
         .executable(name: "meshbench", targets: ["meshbench"]),
         .executable(name: "meshboard", targets: ["meshboard"]),
@@ -67,7 +68,6 @@ let package = Package(
             dependencies: [
                 "MeshWire", "MeshNoise",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
@@ -120,8 +120,19 @@ let package = Package(
         .target(
             name: "MeshMessaging",
             dependencies: [
-                "MeshSession", "MeshStore", "MeshTransport", "MeshWire", "MeshLink",
+                "MeshSession", "MeshStore", "MeshTransport", "MeshWire", "MeshLink", "MeshRooms",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Rooms over the mesh (PROTOCOL.md §15): room keys, and lines sealed to a room on channel 2.
+        .target(
+            name: "MeshRooms",
+            dependencies: [
+                "MeshSession",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -133,7 +144,8 @@ let package = Package(
         .target(
             name: "MeshPlaces",
             dependencies: [
-                "Places", "MeshSession", "MeshStore", "MeshTransport", "MeshWire",
+                "Places", "MeshSession", "MeshStore",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -141,7 +153,7 @@ let package = Package(
         .target(
             name: "MeshChatKit",
             dependencies: [
-                "MeshSession", "MeshDiscovery", "MeshMessaging", "MeshFiles", "MeshStore", "MeshPlaces", "Places", "MeshLink", "MeshTransport",
+                "MeshSession", "MeshDiscovery", "MeshMessaging", "MeshFiles", "MeshStore", "MeshPlaces", "MeshRooms", "Places", "MeshLink", "MeshTransport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]
@@ -192,7 +204,10 @@ let package = Package(
         .testTarget(name: "MeshWireTests", dependencies: ["MeshWire", "MeshTestSupport"]),
         .testTarget(name: "MeshRoutingTests", dependencies: ["MeshRouting", "MeshWire", "MeshTestSupport"]),
         .testTarget(name: "MeshNoiseTests", dependencies: ["MeshNoise", "MeshTestSupport"], exclude: ["Fixtures"]),
-        .testTarget(name: "MeshLinkTests", dependencies: ["MeshLink", "MeshTestSupport"]),
+        .testTarget(
+            name: "MeshLinkTests",
+            dependencies: ["MeshLink", "MeshTestSupport", "MeshRooms", "MeshPlaces", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
+        ),
         .testTarget(
             name: "MeshTransportTests",
             dependencies: [
@@ -220,7 +235,7 @@ let package = Package(
             name: "MeshStoreTests",
             dependencies: ["MeshStore", "MeshCore", "MeshTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        .testTarget(name: "MeshChatKitTests", dependencies: ["MeshChatKit", "MeshFiles", "MeshTestSupport"]),
+        .testTarget(name: "MeshChatKitTests", dependencies: ["MeshChatKit", "MeshFiles", "MeshSession", "MeshTestSupport"]),
         .testTarget(
             name: "MeshMessagingTests",
             dependencies: [
@@ -231,7 +246,13 @@ let package = Package(
         ),
         .testTarget(
             name: "MeshPlacesTests",
-            dependencies: ["MeshPlaces", "Places", "MeshSession", "MeshStore", "MeshWire", "MeshLink", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["MeshPlaces", "Places", "MeshSession", "MeshStore", "MeshWire", "MeshLink", "MeshTestSupport",
+                           .product(name: "Logging", package: "swift-log"), .product(name: "SwiftProtobuf", package: "swift-protobuf")]
+        ),
+        .testTarget(
+            name: "MeshRoomsTests",
+            dependencies: ["MeshRooms", "MeshSession", "MeshTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "Logging", package: "swift-log"), .product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
         // Optimised even in debug builds: the brute-force oracle scans ~300k real places per query.
         .testTarget(name: "PlacesTests", dependencies: ["Places"], swiftSettings: [.unsafeFlags(["-O"])]),
@@ -242,7 +263,7 @@ let package = Package(
             name: "MeshFuzz",
             dependencies: [
                 "MeshWire", "MeshLink", "MeshRouting", "MeshDiscovery", "MeshSession", "MeshMessaging", "MeshFiles",
-                "MeshPlaces", "Places", "MeshChatKit",
+                "MeshPlaces", "MeshRooms", "Places", "MeshChatKit",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -252,8 +273,9 @@ let package = Package(
         .testTarget(
             name: "MeshFuzzTests",
             dependencies: [
-                "MeshFuzz", "MeshTestSupport", "MeshSession", "MeshPlaces", "MeshWire", "MeshLink", "Places",
+                "MeshFuzz", "MeshTestSupport", "MeshSession", "MeshPlaces", "MeshRooms", "MeshWire", "MeshLink", "Places",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
         ),
     ]

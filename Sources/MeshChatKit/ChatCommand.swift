@@ -1,3 +1,4 @@
+import MeshSession
 import MeshPlaces
 import Places
 
@@ -49,6 +50,10 @@ public enum ChatCommand: Sendable, Hashable {
     case help(String?)
     /// Open a link to an address and keep it (redialled whenever it is down).
     case connect(host: String, port: Int)
+    /// `/connect CODE`: open a link to the node a connection code names, and keep it.
+    case connectCode(NearbyConnectionData)
+    /// `/code`: show this node's connection code (PROTOCOL.md §4.10).
+    case code
     /// `/disconnect HOST:PORT`: stop keeping the link to an address, and close it.
     case disconnect(host: String, port: Int)
     /// Invite a discovered peer (by name or id prefix).
@@ -128,8 +133,9 @@ public enum ChatCommand: Sendable, Hashable {
         ("pins", "/pins [--geojson FILE]", "list live pins with distance and direction, or write them to a GeoJSON file"),
         ("unpin", "/unpin [N|all]", "withdraw your pin everywhere (N: from the last /pins list)"),
         ("map", "/map [RADIUS]", "a map of places and pins around you (default 2 km)"),
-        ("connect", "/connect HOST:PORT", "open an encrypted link to a peer at an address, and keep it"),
-        ("disconnect", "/disconnect HOST:PORT", "stop keeping the link to an address, and close it"),
+        ("connect", "/connect HOST:PORT | /connect CODE", "open an encrypted link to a peer at an address, or to the node a connection code names, and keep it"),
+        ("disconnect", "/disconnect HOST:PORT | /disconnect CODE", "stop keeping the link to an address (or a code's), and close it"),
+        ("code", "/code", "show your connection code: a peer that cannot discover you connects with /connect CODE"),
         ("invite", "/invite PEER", "invite a discovered peer (name or id prefix) into the chat"),
         ("accept", "/accept [PEER]", "accept an invitation (the only pending one if no peer is named)"),
         ("decline", "/decline [PEER]", "decline an invitation (the only pending one if no peer is named)"),
@@ -167,13 +173,21 @@ public enum ChatCommand: Sendable, Hashable {
             try noArgument(name, argument)
             return .quit
         case "connect", "disconnect":
-            guard !argument.isEmpty else { throw .badArgument(command: name, "an address is required") }
+            guard !argument.isEmpty else { throw .badArgument(command: name, "an address is required (HOST:PORT or a connection code)") }
+            let address: PeerAddress
             do {
-                let (host, port) = try HostPort.parse(argument)
-                return name == "connect" ? .connect(host: host, port: port) : .disconnect(host: host, port: port)
+                address = try PeerAddress.parse(argument)
             } catch {
                 throw .badArgument(command: name, error.message)
             }
+            switch (name, address) {
+            case ("connect", .hostPort(let host, let port)): return .connect(host: host, port: port)
+            case ("connect", .code(let data)): return .connectCode(data)
+            default: return .disconnect(host: address.kept.host, port: address.kept.port)
+            }
+        case "code":
+            try noArgument(name, argument)
+            return .code
         case "msg":
             let pieces = argument.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
             guard let target = pieces.first.map({ String($0).trimmingPrefix("@") }), !target.isEmpty else {

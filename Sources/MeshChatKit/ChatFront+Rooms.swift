@@ -1,6 +1,6 @@
 import Foundation
-import MeshLink
 import MeshMessaging
+import MeshRooms
 import MeshStore
 import MeshTransport
 
@@ -97,7 +97,7 @@ extension ChatFront {
             default:
                 break
             }
-        } catch let error as EndToEndError {
+        } catch let error as RoomError {
             emit(.error("\(Self.commandName(command)): \(error.message)"))
         } catch {
             emit(.error("\(Self.commandName(command)): \(error)"))

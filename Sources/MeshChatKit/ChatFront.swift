@@ -120,6 +120,10 @@ public struct ChatFront: Sendable {
                 await self.showEvents()
                 return .other
             }
+            group.addTask {
+                await self.places.run { await self.show($0) }
+                return .other
+            }
             if let finder {
                 group.addTask {
                     await finder.run()
@@ -327,6 +331,16 @@ public struct ChatFront: Sendable {
         case .connect(let host, let port):
             session.connect(host: host, port: port, redial: true)
             emit(.notice("connecting to \(Session.format(host: host, port: port)) (kept: dialled again whenever the link is down)"))
+        case .connectCode(let data):
+            let address = PeerAddress.code(data)
+            address.keep(in: session)
+            emit(.notice("connecting to \(address) (kept: dialled again whenever the link is down)"))
+        case .code:
+            do {
+                emit(.code(try session.nearbyConnectionData().text))
+            } catch {
+                emit(.error("/code: \(error)"))
+            }
         case .disconnect(let host, let port):
             let address = Session.format(host: host, port: port)
             if session.stopRedialing(host: host, port: port) {
@@ -454,7 +468,7 @@ public struct ChatFront: Sendable {
             book.note(peer)
             if memory.lastPrivateSender?.id == peer.id { memory.lastPrivateSender = peer }
             emit(.nick(peer, previous: previous, isMe: false))
-        case .receipt, .places, .room:
+        case .receipt:
             break
         }
     }

@@ -32,6 +32,8 @@ public enum ChatOutput: Sendable {
     case peers([PeerRow])
     /// The answer to `/help`.
     case help(String)
+    /// The answer to `/code`: this node's connection code (PROTOCOL.md §4.10).
+    case code(String)
     /// An outgoing connection failed.
     case connectFailed(address: String, reason: String)
     /// A peer was discovered (`isNew`), or its advertisement or addresses changed (text mode

@@ -25,7 +25,7 @@ public struct ChatSettings: Sendable, Hashable {
     public var hopLimit: Int?
     /// The stderr log level.
     public var logLevel: Logger.Level?
-    /// Peers to connect to at start, as `HOST:PORT`.
+    /// Peers to connect to at start, as `HOST:PORT` or connection codes (`meshchat:…`).
     public var connect: [String]?
     /// Whether to announce and browse through avahi-daemon.
     public var discovery: Bool?

@@ -13,7 +13,7 @@ import TOMLKit
 /// places = ["~/maps/london.geojson.gz", "cities.csv"]   # or one string
 /// location = "51.5074,-0.1278"
 /// hop_limit = 7
-/// connect = "192.0.2.7:7000"                           # or a list
+/// connect = "192.0.2.7:7000"                           # or a list; or a connection code "meshchat:…"
 /// discovery = true
 /// [info]
 /// room = "blue"
@@ -41,7 +41,7 @@ public enum ConfigFile {
     public static let keys: [Key] = [
         Key(name: "name", expects: "a string of 1 to 63 bytes (your display name)"),
         Key(name: "port", expects: "an integer from 0 to 65535 (0 picks a free port)"),
-        Key(name: "connect", expects: "a string \"HOST:PORT\" or a list of them"),
+        Key(name: "connect", expects: "a string \"HOST:PORT\" or a connection code \"meshchat:…\", or a list of them"),
         Key(name: "data_dir", expects: "a string: a directory"),
         Key(name: "hop_limit", expects: "an integer from 1 to 32"),
         Key(name: "service", expects: "a string of 1 to 15 lowercase letters, digits and hyphens"),
@@ -179,7 +179,7 @@ extension ConfigFile {
                 let addresses = try strings(key, value)
                 for address in addresses {
                     do {
-                        _ = try HostPort.parse(address)
+                        _ = try PeerAddress.parse(address)
                     } catch let problem {
                         throw error(.invalidValue, key, problem.message)
                     }

@@ -84,6 +84,8 @@ public struct JSONRenderer: Sendable {
             }))])
         case .help(let text):
             return .object([("event", "help"), ("text", .string(text))])
+        case .code(let code):
+            return .object([("event", "code"), ("code", .string(code))])
         case .connectFailed(let address, let reason):
             return .object([("event", "connectFailed"), ("address", .string(address)), ("reason", .string(reason))])
         case .found(let peer, let addresses, let info, _):

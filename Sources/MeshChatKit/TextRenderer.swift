@@ -110,6 +110,8 @@ public struct TextRenderer: Sendable {
                 .joined(separator: "\n")
         case .help(let text):
             return text
+        case .code(let code):
+            return "* your connection code (a peer connects with /connect CODE): \(code)"
         case .connectFailed(let address, let reason):
             return "! could not connect to \(address): \(reason)"
         case .found(let peer, let addresses, _, let isNew):

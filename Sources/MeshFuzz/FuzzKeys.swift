@@ -33,7 +33,7 @@ enum FuzzKeys {
 
     /// A fresh node for ``me`` with ``neighbour`` linked (its static key known from the handshake).
     static func node() -> MeshNode {
-        let node = MeshNode(peer: me, configuration: RoutingConfiguration(), placeSets: [], logger: logger)
+        let node = MeshNode(peer: me, configuration: RoutingConfiguration(), logger: logger)
         _ = node.neighborUp(neighbour.peerID, staticKey: neighbour.identity.staticKey.publicKey.rawRepresentation, latency: nil)
         return node
     }

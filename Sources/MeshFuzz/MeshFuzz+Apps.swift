@@ -3,14 +3,23 @@ import struct Foundation.Date
 import MeshLink
 import MeshMessaging
 import MeshPlaces
+import MeshRooms
 import MeshSession
 import MeshWire
 import Places
 
 extension MeshFuzz {
     /// A places message (§14) as the places service validates it. A valid lookup is answered from a
-    /// small data set, and that answer validates; every validated value survives a round trip.
+    /// small data set, and that answer validates; every validated value survives a round trip. The
+    /// same bytes as a channel 3 attachment (§14.1): at most 8 sets are read, and re-advertising
+    /// them gives them back within the attachment limit.
     @Sendable static func fuzzPlaces(_ bytes: [UInt8]) {
+        let sets = PlaceSetInfo.sets(fromAttachment: Data(bytes))
+        precondition(sets.count <= PlacesLimits.maxPlaceSets, "more place sets than the limit")
+        if let again = PlaceSetInfo.attachment(sets, logger: FuzzKeys.logger) {
+            precondition(again.count <= Session.maxChannelAttachment, "an attachment over the limit")
+            precondition(PlaceSetInfo.sets(fromAttachment: again) == sets, "place sets do not survive re-advertising")
+        }
         guard let message = try? PlacesPayload(decoding: Data(bytes), what: "places") else { return }
         switch message.body {
         case .query(let query):
@@ -94,10 +103,16 @@ extension MeshFuzz {
         _ = restored.timerFired(now: now + .seconds(3600))
     }
 
-    /// Room lines (§15): hostile ciphertext is refused; a room text for this room sealed and opened is itself;
-    /// a room name is normalised or refused.
+    /// Room lines (§15): a channel 2 message is a line or dropped; hostile ciphertext is refused; a
+    /// room text for this room sealed and opened is itself; a room name is normalised or refused.
     @Sendable static func fuzzRooms(_ bytes: [UInt8]) {
         let origin = FuzzKeys.neighbour.identity.nodeID
+        for delivery in [ChannelMessage.Delivery.broadcast, .sealed] {
+            let message = ChannelMessage(sender: FuzzKeys.neighbour.peerID, payload: Data(bytes), delivery: delivery, hops: 1,
+                                         sentAt: Date(timeIntervalSince1970: 1_800_000_000))
+            let line = RoomChannel.line(message, logger: FuzzKeys.logger)
+            precondition(delivery == .broadcast || line == nil, "a sealed room message was taken as a line")
+        }
         if let chat = try? RoomChatPayload(decoding: Data(bytes), what: "room chat") {
             _ = try? roomKey.open(chat, origin: origin)
         }

@@ -16,6 +16,7 @@ extension MeshFuzz {
             let text = String(line)
             _ = try? ChatCommand.parse(text)
             _ = try? HostPort.parse(text)
+            _ = try? PeerAddress.parse(text)
             _ = try? BoundingBox(parsing: text)
             let coordinate = try? Coordinate(parsing: text)
             if let distance = try? Distance(parsing: text) {

@@ -16,11 +16,14 @@ extension MeshFuzz {
     }
 
     /// A link-state advert (§13.2) with hostile contents but a valid signature, from the neighbour
-    /// and relayed by it from a node behind; its data sets are validated as the places app does.
+    /// and relayed by it from a node behind; its channel 3 attachment's data sets are validated
+    /// as the places app does (§14.1).
     @Sendable static func fuzzAdvert(_ bytes: [UInt8]) {
         guard let advert = try? LinkStatePayload(decoding: Data(bytes), what: "link state") else { return }
-        for set in advert.placeSets {
-            if let info = try? PlaceSetInfo(validating: set) {
+        for attachment in advert.attachments where attachment.channel == ChannelID.places.rawValue {
+            let sets = PlaceSetInfo.sets(fromAttachment: attachment.data)
+            precondition(sets.count <= PlacesLimits.maxPlaceSets, "more place sets than the limit")
+            for info in sets {
                 precondition((try? PlaceSetInfo(validating: info.payload)) == info, "a place set does not survive a round trip")
             }
         }

@@ -32,6 +32,7 @@ public enum MeshFuzz {
         Target(name: "files", summary: "resource messages against both state machines, fresh and restored (§16)", run: fuzzFiles),
         Target(name: "rooms", summary: "room lines and room names (§15)", run: fuzzRooms),
         Target(name: "txt", summary: "DNS-SD TXT records (§12), round-tripped", run: fuzzTXT),
+        Target(name: "nearby", summary: "nearby connection data (§4.10), binary and text, round-tripped", run: fuzzNearby),
         Target(name: "config", summary: "the TOML configuration file", run: fuzzConfig),
         Target(name: "command", summary: "typed lines: commands, host:port, distances, coordinates, boxes", run: fuzzCommand),
         Target(name: "keys", summary: "terminal key bytes", run: fuzzKeys),

@@ -16,8 +16,6 @@ public struct EndToEndError: Error, Sendable, Hashable, CustomStringConvertible 
         case cannotOpen
         /// The payload is larger than one sealed packet can carry.
         case tooLarge
-        /// A room name, password or room line is invalid, or the line is not for this room (§15).
-        case invalidRoom
     }
 
     /// The kind of failure.
@@ -29,9 +27,6 @@ public struct EndToEndError: Error, Sendable, Hashable, CustomStringConvertible 
         self.code = code
         self.message = message
     }
-
-    /// A room error (§15).
-    static func invalidRoom(_ message: String) -> EndToEndError { EndToEndError(.invalidRoom, message) }
 
     /// "code: message".
     public var description: String { "\(code.rawValue): \(message)" }

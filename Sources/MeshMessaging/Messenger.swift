@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MeshLink
+import MeshRooms
 import MeshSession
 import MeshStore
 import MeshTransport
@@ -57,6 +58,8 @@ public actor Messenger {
     private let logger: Logger
     private var me: PeerID { session.peer.peerID }
     private var lastPrune: Date?
+    /// Room lines in and out (channel 2, PROTOCOL.md §15); `nil` when the channel was taken.
+    private nonisolated let roomChannel: RoomChannel?
     /// The joined rooms' keys, loaded from the store on first use.
     private var roomKeys: [RoomRef: RoomKey]?
     /// Lines being accepted by ``send(text:to:announce:)``: their acceptance is not reported yet,
@@ -84,6 +87,12 @@ public actor Messenger {
         self.configuration = configuration
         self.logger = logger
         self.events = EventQueue(capacity: session.configuration.eventCapacity)
+        do {
+            self.roomChannel = try RoomChannel(session: session, logger: logger)
+        } catch {
+            logger.error("rooms are unavailable: channel 2 is taken", metadata: ["error": "\(error)"])
+            self.roomChannel = nil
+        }
     }
 
     /// Consumes the session's events until they end, and works the outbox meanwhile.
@@ -95,10 +104,16 @@ public actor Messenger {
                     await self.maintain()
                 }
             }
+            if let lines = roomChannel?.lines {
+                group.addTask { [self] in
+                    for await line in lines { await receivedRoom(line.chat, from: line.sender, hops: line.hops) }
+                }
+            }
             for await event in session.events {
                 await handle(event)
             }
             group.cancelAll()
+            roomChannel?.channel.close()
         }
         events.finish()
     }
@@ -182,8 +197,8 @@ public actor Messenger {
     public func send(text: String, room: RoomRef,
                      announce: @Sendable (StoredMessage) async -> Void = { _ in }) async throws -> StoredMessage {
         guard try await keys()[room] != nil else { throw MessengerError("you are not in \(room): /join \(room.name) first") }
-        guard text.utf8.count <= WireLimits.maxBroadcastPayload else {
-            throw MessengerError("a line of \(text.utf8.count) bytes is over the limit of \(WireLimits.maxBroadcastPayload)")
+        guard text.utf8.count <= RoomLimits.maxTextBytes else {
+            throw MessengerError("a line of \(text.utf8.count) bytes is over the room limit of \(RoomLimits.maxTextBytes)")
         }
         return try await accept(text: text, to: nil, room: room, announce: announce) { id in
             await self.flushBroadcasts(quietID: id)
@@ -191,7 +206,7 @@ public actor Messenger {
     }
 
     /// Joins a room: its key is stored, and its lines are read from now on.
-    /// - Parameter key: the room's key (``MeshLink/RoomKey``).
+    /// - Parameter key: the room's key (``MeshRooms/RoomKey``).
     /// - Throws: ``MeshStore/StoreError``.
     public func join(_ key: RoomKey) async throws {
         let room = JoinedRoom(name: key.name, key: key.key, hasPassword: key.hasPassword, joinedAt: Date())
@@ -330,7 +345,8 @@ public actor Messenger {
                     text.messageID = Data(try NodeID(hex: entry.message.id).bytes)
                     text.text = entry.message.text
                     text.sentAtMs = Int64((entry.message.sentAt.timeIntervalSince1970 * 1000).rounded())
-                    sentToNobody = try await session.broadcastRoom(key.seal(text, origin: me.id))
+                    guard let roomChannel else { continue }
+                    sentToNobody = try await roomChannel.send(text, key: key)
                 } else {
                     sentToNobody = try await session.broadcast(text: entry.message.text, id: entry.message.id, sentAt: entry.message.sentAt).sentToNobody
                 }
@@ -410,7 +426,7 @@ public actor Messenger {
         do {
             guard let key = try await keys().values.first(where: { $0.id == chat.roomID }) else { return }
             let text = try key.open(chat, origin: sender.id)
-            guard let id = try? NodeID(bytes: text.messageID), text.text.utf8.count <= WireLimits.maxBroadcastPayload else {
+            guard let id = try? NodeID(bytes: text.messageID), text.text.utf8.count <= RoomLimits.maxTextBytes else {
                 logger.notice("dropped a room line: bad id or text over the limit", metadata: ["mesh.origin": "\(sender)"])
                 return
             }
@@ -420,7 +436,7 @@ public actor Messenger {
                                                                  now: Date()) }) {
                 await events.push(.message(stored))
             }
-        } catch let error as EndToEndError {
+        } catch let error as RoomError {
             logger.notice("dropped a room line", metadata: ["mesh.origin": "\(sender)", "error": "\(error)"])
         } catch {
             report(error)
@@ -457,8 +473,6 @@ public actor Messenger {
             } catch {
                 report(error)
             }
-        case .room(let chat, let sender, let hops):
-            await receivedRoom(chat, from: sender, hops: hops)
         case .reachabilityChanged(let peer, let route):
             await events.push(.session(event))
             if route != nil {

@@ -1,6 +1,5 @@
 import Foundation
 import MeshSession
-import MeshWire
 import Places
 
 /// Pins as an RFC 7946 GeoJSON FeatureCollection of Points, for any map tool.

@@ -1,5 +1,5 @@
 import Foundation
-import MeshWire
+import MeshSession
 import Places
 
 /// A lookup: the places within a radius of a point whose names contain a text (PROTOCOL.md §14.2).

@@ -2,9 +2,8 @@ import Foundation
 import Logging
 import MeshSession
 import MeshStore
-import MeshTransport
-import MeshWire
 import Places
+import SwiftProtobuf
 
 /// Something the places layer reports to the application.
 public enum PlacesEvent: Sendable, Hashable {
@@ -14,13 +13,17 @@ public enum PlacesEvent: Sendable, Hashable {
     case pinWithdrawn(SharedPin)
 }
 
-/// The places application over a session (PROTOCOL.md §14): answers other nodes' lookups from
-/// this node's data, looks places up here or across the mesh, remembers this node's location,
-/// and shares, stores and withdraws pins.
+/// The places application over a session (PROTOCOL.md §14), on ``MeshSession/ChannelID/places``
+/// (channel 3, §13.12): answers other nodes' lookups from this node's data, looks places up here
+/// or across the mesh, remembers this node's location, and shares, stores and withdraws pins.
 ///
-/// The application hands it every session event (``handle(_:)``): places messages and
-/// reachability changes; it returns what to show. Pins and the location are kept in the
-/// ``MessageStore`` and written before a call returns. Store calls run on NIO's blocking pool.
+/// It registers channel 3 when created. ``run(_:)`` advertises this node's data sets as the
+/// channel's attachment and handles the channel's messages; the application hands it the
+/// session's reachability changes (``handle(_:)``), on which it sends pin catch-ups. Pins and the
+/// location are kept in the ``MessageStore`` and written before a call returns. Store calls run
+/// on the session's blocking pool (``MeshSession/Session/runBlocking(_:)``).
+///
+/// This type is thread-safe (an actor).
 public actor PlaceService {
     /// The setting key under which ``here`` is remembered.
     static let hereKey = "places.here"
@@ -28,6 +31,7 @@ public actor PlaceService {
     /// This node's data.
     public nonisolated let local: LocalPlaces
     private let session: Session
+    private nonisolated let channel: MeshChannel
     private let store: MessageStore
     private let logger: Logger
     private let answerTimeout: Duration
@@ -36,6 +40,7 @@ public actor PlaceService {
     private var pending: [NodeID: Pending] = [:]
     private var reachable: Set<NodeID> = []
     private var blocked: Set<NodeID> = []
+    private var advertised = false
     /// Answers to nodes with no route yet (a lookup can arrive before the asker's advert), sent
     /// when the route appears, given up after the answer timeout.
     private var unsent: [NodeID: [(message: PlacesPayload, until: ContinuousClock.Instant)]] = [:]
@@ -48,15 +53,17 @@ public actor PlaceService {
 
     /// Creates the service.
     /// - Parameters:
-    ///   - session: the session (its ``Session/Configuration/placeSets`` should advertise `local`).
+    ///   - session: the session; channel 3 is registered on it.
     ///   - store: where pins and the location are kept.
     ///   - local: this node's data sets (none for a node without data).
     ///   - answerTimeout: how long a lookup waits for peers' answers.
     ///   - defaultHere: the location ``here()`` gives while none was set with ``setHere(_:)``
     ///     (the chat's configuration file sets it).
     ///   - logger: for dropped input.
+    /// - Throws: ``MeshSession/SessionError`` `channelInUse` when channel 3 is registered already.
     public init(session: Session, store: MessageStore, local: LocalPlaces, answerTimeout: Duration = PlacesLimits.answerTimeout,
-                defaultHere: Coordinate? = nil, logger: Logger) {
+                defaultHere: Coordinate? = nil, logger: Logger) throws(SessionError) {
+        self.channel = try session.register(channel: .places, limits: PlacesLimits.channel)
         self.session = session
         self.store = store
         self.local = local
@@ -90,7 +97,7 @@ public actor PlaceService {
     /// - Returns: the peers with hops.
     public nonisolated func coveringPeers(_ point: Coordinate) -> [(peer: PeerID, hops: Int)] {
         session.reachablePeers.compactMap { route in
-            let sets = session.placeSets(of: route.peer).compactMap { try? PlaceSetInfo(validating: $0) }
+            let sets = placeSets(of: route.peer)
             return sets.contains { $0.covers(point) } ? (route.peer, route.hops) : nil
         }
     }
@@ -98,9 +105,16 @@ public actor PlaceService {
     /// The reachable peers that advertise any place data, with their data sets.
     public nonisolated var peersWithData: [(peer: PeerID, sets: [PlaceSetInfo])] {
         session.reachablePeers.compactMap { route in
-            let sets = session.placeSets(of: route.peer).compactMap { try? PlaceSetInfo(validating: $0) }
+            let sets = placeSets(of: route.peer)
             return sets.isEmpty ? nil : (route.peer, sets)
         }
+    }
+
+    /// The data sets a node advertises in its channel 3 attachment (§14.1), those that validate.
+    /// - Parameter peer: the node.
+    /// - Returns: at most ``PlacesLimits/maxPlaceSets`` sets; none when it advertises none.
+    public nonisolated func placeSets(of peer: PeerID) -> [PlaceSetInfo] {
+        PlaceSetInfo.sets(fromAttachment: channel.attachment(of: peer))
     }
 
     /// Looks places up: from this node's data when it covers the point, otherwise from the
@@ -125,7 +139,7 @@ public actor PlaceService {
         pending[lookup.id] = Pending(asked: Dictionary(candidates.map { ($0.peer.id, $0) }, uniquingKeysWith: { first, _ in first }))
         for (peer, hops) in candidates {
             do {
-                try await session.sendPlaces(message, to: peer)
+                try await send(message, to: peer)
             } catch {
                 pending[lookup.id]?.asked[peer.id] = nil
                 unreachable.append(.init(peer: peer, hops: hops, outcome: .unreachable("\(error)")))
@@ -215,7 +229,7 @@ public actor PlaceService {
         try await db { try $0.savePin(stored, now: Date()) }
         var message = PlacesPayload()
         message.pin = pin.payload
-        let nobody = try await session.broadcastPlaces(message)
+        let nobody = try await channel.broadcast(try! message.serializedData())
         return (pin, nobody)
     }
 
@@ -232,7 +246,7 @@ public actor PlaceService {
             var withdrawal = PinWithdrawalPayload()
             withdrawal.pinID = Data((try? NodeID(hex: pin.id))?.bytes ?? [])
             message.unpin = withdrawal
-            try await session.broadcastPlaces(message)
+            try await channel.broadcast(try! message.serializedData())
             withdrawn.append(SharedPin(pin))
         }
         return withdrawn
@@ -255,17 +269,52 @@ public actor PlaceService {
 
     // MARK: Input
 
-    /// Handles a session event: places messages (lookups are answered, answers matched with
-    /// their lookups, pins stored) and reachability (a node that becomes reachable is sent this
-    /// node's live pins, so it catches up with pins and withdrawals it missed). Other events are
-    /// ignored. Malformed input is logged and dropped.
-    /// - Parameter event: the event.
+    /// Sets this node's channel 3 attachment to its data sets (§14.1), once: call it before the
+    /// session starts so that the first advert carries them (``run(_:)`` calls it otherwise).
+    public func advertise() async {
+        guard !advertised else { return }
+        advertised = true
+        do {
+            try await channel.setAttachment(PlaceSetInfo.attachment(local.sets.map(\.info), logger: logger))
+        } catch {
+            logger.error("could not advertise this node's place data", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Advertises this node's data sets (``advertise()``), then handles the channel's messages
+    /// (``handle(_:)``) until the channel closes (the session disconnected).
+    /// - Parameter show: shows what a message changed (pins added or withdrawn).
+    public func run(_ show: @escaping @Sendable (PlacesEvent) async -> Void) async {
+        await advertise()
+        for await message in channel.messages {
+            for change in await handle(message) { await show(change) }
+        }
+    }
+
+    /// Handles one message of channel 3: lookups are answered, answers matched with their
+    /// lookups, pins stored. Malformed input, a message from a blocked node, and a message that
+    /// came the wrong way (a pin sealed, a lookup broadcast) are logged and dropped.
+    /// - Parameter message: the message.
     /// - Returns: what to show.
+    public func handle(_ message: ChannelMessage) async -> [PlacesEvent] {
+        if blocked.contains(message.sender.id) { return [] }
+        let payload: PlacesPayload
+        do {
+            payload = try PlacesPayload(serializedBytes: message.payload)
+        } catch {
+            logger.notice("dropped a malformed places message", metadata: ["mesh.origin": "\(message.sender)", "error": "\(error)"])
+            return []
+        }
+        return await handle(payload, from: message.sender, isPrivate: message.delivery == .sealed)
+    }
+
+    /// Handles a session event: a node that becomes reachable is sent this node's live pins, so
+    /// it catches up with pins and withdrawals it missed, and the answers that waited for its
+    /// route. Other events are ignored.
+    /// - Parameter event: the event.
+    /// - Returns: what to show (nothing today).
     public func handle(_ event: SessionEvent) async -> [PlacesEvent] {
         switch event {
-        case .places(let message, let sender, _, let isPrivate):
-            if blocked.contains(sender.id) { return [] }
-            return await handle(message, from: sender, isPrivate: isPrivate)
         case .reachabilityChanged(let peer, let route):
             if route == nil {
                 reachable.remove(peer.id)
@@ -274,7 +323,7 @@ public actor PlaceService {
             }
             if route != nil, let waiting = unsent.removeValue(forKey: peer.id) {
                 for (message, until) in waiting where until > .now {
-                    try? await session.sendPlaces(message, to: peer)
+                    try? await send(message, to: peer)
                 }
             }
             return []
@@ -362,7 +411,7 @@ public actor PlaceService {
         var message = PlacesPayload()
         message.answer = reply.payload
         do {
-            try await session.sendPlaces(message, to: sender)
+            try await send(message, to: sender)
         } catch where error.code == .notReachable {
             // The lookup outran the asker's advert: answer when its route appears.
             let now = ContinuousClock.now
@@ -382,15 +431,21 @@ public actor PlaceService {
             set.pins = mine.suffix(PlacesLimits.maxPinsPerSet).map { SharedPin($0).payload }
             var message = PlacesPayload()
             message.pins = set
-            try await session.sendPlaces(message, to: peer)
+            try await send(message, to: peer)
         } catch {
             logger.info("could not send pins to a newly reachable node", metadata: ["mesh.peer": "\(peer)", "error": "\(error)"])
         }
     }
 
+    /// Seals a places message to one node on channel 3.
+    private func send(_ message: PlacesPayload, to peer: PeerID) async throws(SessionError) {
+        // Serializing a message built in Swift cannot fail.
+        try await channel.send(try! message.serializedData(), to: peer)
+    }
+
     @discardableResult
     private func db<T: Sendable>(_ body: @escaping @Sendable (MessageStore) throws -> T) async throws -> T {
         let store = self.store
-        return try await EventLoops.runBlocking { try body(store) }
+        return try await Session.runBlocking { try body(store) }
     }
 }

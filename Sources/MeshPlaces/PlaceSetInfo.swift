@@ -1,7 +1,10 @@
-import MeshWire
+import struct Foundation.Data
+import Logging
+import MeshSession
 import Places
+import SwiftProtobuf
 
-/// A place data set a node holds, as its link-state advert describes it (PROTOCOL.md §14.1):
+/// A place data set a node holds, as its channel 3 attachment describes it (PROTOCOL.md §14.1):
 /// a name, how many places, and the bounding box lookups can be answered in.
 public struct PlaceSetInfo: Sendable, Hashable {
     /// The data set's name (e.g. its file name).
@@ -51,4 +54,58 @@ public struct PlaceSetInfo: Sendable, Hashable {
     /// (edges included; antimeridian-aware).
     /// - Parameter point: the point.
     public func covers(_ point: Coordinate) -> Bool { bounds.contains(point) }
+}
+
+extension PlaceSetInfo {
+    // MARK: The channel 3 attachment (PROTOCOL.md §14.1)
+
+    /// Encodes the data sets a node answers lookups from as its channel 3 attachment: a
+    /// `PlaceSets` of at most ``PlacesLimits/maxPlaceSets``, at most
+    /// ``MeshSession/Session/maxChannelAttachment`` bytes.
+    ///
+    /// A set whose name is not 1–64 bytes or whose box is invalid is left out (another node
+    /// would refuse it), and so are the sets past the eighth; each is logged.
+    /// - Parameters:
+    ///   - sets: this node's data sets, in order of preference.
+    ///   - logger: where what was left out is logged.
+    /// - Returns: the attachment, or `nil` when no set is advertised.
+    public static func attachment(_ sets: [PlaceSetInfo], logger: Logger) -> Data? {
+        var valid: [PlaceSetPayload] = []
+        for set in sets {
+            let payload = set.payload
+            do {
+                _ = try PlaceSetInfo(validating: payload)
+            } catch {
+                logger.notice("not advertising a place data set", metadata: ["places.set": "\(set.name.prefix(80))", "error": "\(error)"])
+                continue
+            }
+            guard valid.count < PlacesLimits.maxPlaceSets else {
+                logger.notice("not advertising a place data set: a node advertises at most \(PlacesLimits.maxPlaceSets)",
+                              metadata: ["places.set": "\(set.name.prefix(80))"])
+                continue
+            }
+            valid.append(payload)
+        }
+        var message = PlaceSetsPayload()
+        message.sets = valid
+        // Serializing a message built in Swift cannot fail.
+        var data = try! message.serializedData()
+        while data.count > Session.maxChannelAttachment, let last = message.sets.popLast() {
+            // Unreachable with valid sets (8 take at most 880 bytes); kept so that a change of
+            // the limits cannot make the advert refuse the attachment.
+            logger.notice("not advertising a place data set: the attachment is over \(Session.maxChannelAttachment) bytes",
+                          metadata: ["places.set": "\(last.name.prefix(80))"])
+            data = try! message.serializedData()
+        }
+        return message.sets.isEmpty ? nil : data
+    }
+
+    /// Decodes another node's channel 3 attachment: its first ``PlacesLimits/maxPlaceSets``
+    /// data sets that validate; the rest, and a malformed attachment, are ignored.
+    /// - Parameter attachment: the attachment, or `nil`.
+    /// - Returns: the data sets, possibly none.
+    public static func sets(fromAttachment attachment: Data?) -> [PlaceSetInfo] {
+        guard let attachment, let message = try? PlaceSetsPayload(serializedBytes: attachment) else { return [] }
+        return message.sets.prefix(PlacesLimits.maxPlaceSets).compactMap { try? PlaceSetInfo(validating: $0) }
+    }
 }

@@ -1,3 +1,5 @@
+import MeshSession
+
 /// The limits of the places application (PROTOCOL.md §14.5). Each one is enforced where input
 /// arrives (a command line, a user line, a packet) with an error that names it.
 public enum PlacesLimits {
@@ -39,4 +41,34 @@ public enum PlacesLimits {
     public static let maxPinsPerSet = 64
     /// Bytes of UTF-8 in an advertised data set's name: 1 to 64.
     public static let placeSetNameBytes = 1...64
+    /// Data sets one node advertises (its channel 3 attachment, §14.1): 8; more are left out
+    /// (logged) by the advertiser and ignored by the receiver. Eight sets with names of the
+    /// longest length take 880 bytes, within the 1,024 bytes of an attachment.
+    public static let maxPlaceSets = 8
+
+    /// The limits of channel 3 (§14.5), binding what this node accepts:
+    /// - sealed messages (lookups, answers, pin catch-ups) up to 32,768 bytes: the largest answer
+    ///   (50 hits of 256-byte names) takes about 17,300 bytes and the largest catch-up (64 pins
+    ///   with 64-byte labels and 256-byte notes) about 24,700;
+    /// - broadcasts (pins and withdrawals) up to 1,024 bytes: the largest pin takes 383;
+    /// - 50 messages a second from one node after a burst of 100: above the lookups one node may
+    ///   have answered (``queriesPerNodeBurst``), so that an asker over that rate gets a refusal
+    ///   it can show rather than silence;
+    /// - messages whose sender's clock (when it sealed or signed them) is more than 600 s from
+    ///   ours are dropped, so that a recorded catch-up cannot be replayed later to bring back
+    ///   withdrawn pins;
+    /// - 256 messages held for the consumer, then the links wait;
+    /// - an attachment of up to 1,024 bytes (the data sets).
+    public static var channel: ChannelLimits {
+        var limits = ChannelLimits()
+        limits.maxMessageSize = 32_768
+        limits.maxBroadcastSize = 1_024
+        limits.messagesPerSecond = 50
+        limits.burst = 100
+        limits.replayWindow = .seconds(600)
+        limits.inboundCapacity = 256
+        limits.overflow = .wait
+        limits.maxAttachmentSize = Session.maxChannelAttachment
+        return limits
+    }
 }

@@ -1,4 +1,4 @@
-import MeshWire
+import MeshSession
 
 /// Token buckets that bound the lookups this node answers: per asking node and in total
 /// (``PlacesLimits/queriesPerNodePerSecond`` and friends). Time is injected; a pure value.

@@ -1,7 +1,6 @@
 import Foundation
 import MeshSession
 import MeshStore
-import MeshWire
 import Places
 
 /// A place pin shared with the room (PROTOCOL.md §14.4): a labelled point with an expiry,

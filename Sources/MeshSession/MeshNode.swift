@@ -58,8 +58,6 @@ package final class MeshNode: Sendable {
     private struct State: Sendable {
         var router: Router
         var known: [NodeID: Known] = [:]
-        /// The place data sets each node's latest verified advert lists (§14.1).
-        var placeSets: [NodeID: [PlaceSetPayload]] = [:]
         /// The channel attachments each node's latest verified advert carries (§13.12).
         var attachments: [NodeID: [UInt32: Data]] = [:]
         /// When a packet dropped for want of budget was last logged (at most once a second).
@@ -95,13 +93,12 @@ package final class MeshNode: Sendable {
     private let clockStart = ContinuousClock.now
     private let logger: Logger
 
-    package init(peer: LocalPeer, configuration: RoutingConfiguration, placeSets: [PlaceSetPayload], logger: Logger) {
+    package init(peer: LocalPeer, configuration: RoutingConfiguration, logger: Logger) {
         self.identity = peer.identity
         let current = NIOLockedValueBox(peer.peerID)
         self.current = current
         self.logger = logger
         let identity = peer.identity
-        let advertisedSets = Array(placeSets.prefix(WireLimits.maxPlaceSets))
         let localAttachments = NIOLockedValueBox<[UInt32: Data]>([:])
         self.localAttachments = localAttachments
         // Sequences start at the wall clock so that a restarted node's adverts replace its old ones (§13.2).
@@ -117,7 +114,6 @@ package final class MeshNode: Sendable {
                 neighbor.latencyUs = $0.latencyMicros
                 return neighbor
             }
-            payload.placeSets = advertisedSets
             payload.attachments = localAttachments.withLockedValue { $0 }.sorted { $0.key < $1.key }.map {
                 var attachment = ChannelAttachmentPayload()
                 attachment.channel = $0.key
@@ -147,9 +143,6 @@ package final class MeshNode: Sendable {
 
     /// The peer handle of a node known from its advert.
     func peer(_ node: NodeID) -> PeerID? { state.withLockedValue { $0.known[node]?.peer } }
-
-    /// The place data sets a node advertises (§14.1): empty when it holds none or is unknown.
-    func placeSets(of node: NodeID) -> [PlaceSetPayload] { state.withLockedValue { $0.placeSets[node] ?? [] } }
 
     /// The attachment a node's latest verified advert carries for a channel (this node's own for
     /// this node), §13.12.
@@ -440,19 +433,17 @@ package final class MeshNode: Sendable {
         }
     }
 
-    /// Remembers what a verified advert says about its origin (name, static key, place sets), unless
+    /// Remembers what a verified advert says about its origin (name, static key, attachments), unless
     /// an advert with a newer sequence already did.
     /// - Returns: ``SessionEvent/peerRenamed(_:previousName:)`` when the origin's name changed.
     private func learn(_ advert: LinkStatePayload, origin: NodeID) -> SessionEvent? {
         guard origin != identity.nodeID,
               let staticKey = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: advert.staticKey),
               let peer = try? PeerID(id: origin, displayName: advert.displayName) else { return nil }
-        let sets = Array(advert.placeSets.prefix(WireLimits.maxPlaceSets))
         return state.withLockedValue { state -> SessionEvent? in
             let old = state.known[origin]
             if let seen = old?.sequence, advert.sequence <= seen { return nil }
             state.known[origin] = Known(peer: peer, staticKey: staticKey, sequence: advert.sequence)
-            state.placeSets[origin] = sets
             state.attachments[origin] = Self.attachments(advert.attachments)
             guard let old, old.peer.displayName != peer.displayName else { return nil }
             return .peerRenamed(peer, previousName: old.peer.displayName)
@@ -581,8 +572,6 @@ package final class MeshNode: Sendable {
             return .receipt(from: sender, messageIDs: ids)
         case .data(let data):
             return .received(ReceivedMessage(sender: sender, mode: .reliable, content: .data(data.payload), hops: hops, isPrivate: true))
-        case .places(let places):
-            return .places(places, from: sender, hops: hops, isPrivate: true)
         case .ping, .pong, .channel:
             return nil
         case nil:
@@ -600,10 +589,6 @@ package final class MeshNode: Sendable {
             return .received(ReceivedMessage(sender: sender, mode: .reliable, content: .text(text), hops: hops, isPrivate: false))
         case .data(let data):
             return .received(ReceivedMessage(sender: sender, mode: .reliable, content: .data(data.payload), hops: hops, isPrivate: false))
-        case .places(let places):
-            return .places(places, from: sender, hops: hops, isPrivate: false)
-        case .room(let room):
-            return .room(room, from: sender, hops: hops)
         case .channel, nil:
             return nil
         }

@@ -25,6 +25,8 @@ extension Session {
         case dialed(address: String, quiet: Bool, redial: UInt64?)
         /// Opened to invite a discovered peer (PROTOCOL.md §4.8).
         case invitation(PeerID, deadline: NIODeadline, timeoutMilliseconds: UInt32)
+        /// Opened to one address of nearby connection data (§4.10); a failure goes to the attempt.
+        case nearby(NearbyAttempt)
     }
 
     /// Where a link is in its life, as its serving task sees it.
@@ -93,6 +95,10 @@ extension Session {
                         } else if case .dialed(let address, _, let token?) = purpose,
                                   !keptLinkEstablished(address, token: token, peer: peer) {
                             Self.close(channel, .normal, "this node stopped connecting to \(address)")
+                            phase = .closing
+                        } else if case .nearby(let attempt) = purpose, let kept = attempt.kept,
+                                  !keptLinkEstablished(kept.address, token: kept.token, peer: peer) {
+                            Self.close(channel, .normal, "this node stopped connecting to \(kept.address)")
                             phase = .closing
                         } else {
                             phase = await admit(info, peer: peer, channel: channel, writer: writer)
@@ -313,6 +319,8 @@ extension Session {
             if !quiet, reason.code != .duplicateConnection {
                 await events.push(.connectFailed(address: address, reason: reason.description))
             }
+        case .nearby(let attempt):
+            attempt.failed(reason.description)
         case .accepted:
             logger.debug("incoming link ended before it was established", metadata: ["link.reason": "\(reason)"])
         }

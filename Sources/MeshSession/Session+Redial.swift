@@ -13,6 +13,9 @@ struct RedialTable {
         var peer: PeerID?
         /// Completed to end the current wait early (stop, or the peer's link went down).
         var wake: EventLoopPromise<Void>?
+        /// Kept with nearby connection data: its addresses are dialled and its identity checked
+        /// (PROTOCOL.md §4.10) instead of the address alone.
+        var nearby: NearbyConnectionData?
     }
 
     var entries: [String: Entry] = [:]
@@ -44,11 +47,16 @@ extension Session {
     ///   - redial: whether to keep the link (otherwise this is ``connect(host:port:)``).
     public func connect(host: String, port: Int, redial: Bool) {
         guard redial else { return connect(host: host, port: port) }
+        keep(host: host, port: port, nearby: nil)
+    }
+
+    /// Keeps a link to an address, or to nearby connection data under its first address.
+    func keep(host: String, port: Int, nearby: NearbyConnectionData?) {
         let address = Self.format(host: host, port: port)
         let token = redials.withLockedValue { table -> UInt64? in
             guard table.entries[address] == nil else { return nil }
             table.nextToken += 1
-            table.entries[address] = RedialTable.Entry(token: table.nextToken)
+            table.entries[address] = RedialTable.Entry(token: table.nextToken, nearby: nearby)
             return table.nextToken
         }
         guard let token else {
@@ -103,7 +111,11 @@ extension Session {
                 continue
             }
             let started = ContinuousClock.now
-            let peer = await dial(host: host, port: port, transport: transport, quiet: quiet, redial: token)
+            let peer = if let nearby = entry.nearby {
+                await dial(nearby, transport: transport, quiet: quiet, kept: (address, token))
+            } else {
+                await dial(host: host, port: port, transport: transport, quiet: quiet, redial: token)
+            }
             if peer != nil {
                 backoff.linkEnded(lasted: ContinuousClock.now - started)
                 quiet = false
@@ -142,8 +154,7 @@ extension Session {
             promise.succeed()
             return
         }
-        let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
-        let timer = loop.scheduleTask(in: .nanoseconds(nanoseconds)) { [redials] in
+        let timer = loop.scheduleTask(in: .nanoseconds(Self.nanoseconds(delay))) { [redials] in
             redials.withLockedValue { $0.entries[address]?.token == token ? $0.takeWake(address) : nil }?.succeed()
         }
         try? await promise.futureResult.get()

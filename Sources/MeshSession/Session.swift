@@ -50,14 +50,22 @@ public final class Session: Sendable {
         public var transport = TCPTransport.Settings()
         /// Mesh routing settings: hop limit, advert timers, cache bounds (PROTOCOL.md §13).
         public var routing = RoutingConfiguration()
-        /// The place data sets this node answers lookups from, advertised in its link-state adverts
-        /// (PROTOCOL.md §14.1): at most ``WireLimits/maxPlaceSets``; more are not advertised.
-        public var placeSets: [PlaceSetPayload] = []
         /// Resources (PROTOCOL.md §16): where transfers are kept, and what offers are accepted.
         public var resources = ResourceConfiguration()
         /// The event loops to run the sockets on; `nil` uses the process-wide group
         /// (SwiftNIO's singleton). The session never shuts a group down.
         public var eventLoopGroup: (any EventLoopGroup)?
+        /// The trust hook (Multipeer's `didReceiveCertificate`): asked about every peer that has
+        /// proved its identity, before its link is established, before ``SessionEvent/peerChanged(_:_:)``
+        /// reports it and before the mesh learns of it (PROTOCOL.md §4.9). Return `false` to refuse:
+        /// the link closes on both ends with `notAdmitted` and neither side reports it connected.
+        /// `nil` (the default) admits every peer. Called on no event loop, possibly for several
+        /// links at once; a hook that has not returned within ``admissionTimeout`` refuses the link
+        /// (its task is cancelled).
+        public var admitPeer: (@Sendable (PeerIdentity) async -> Bool)?
+        /// How long ``admitPeer`` may take: default 4 s, clamped to 1 ms…``Session/maxAdmissionTimeout``
+        /// (4.5 s) so that both ends' decisions fit in the handshake deadline (PROTOCOL.md §4.5).
+        public var admissionTimeout: Duration = .seconds(4)
         /// Creates the defaults.
         public init() {}
     }
@@ -106,6 +114,7 @@ public final class Session: Sendable {
         case accepted(LinkChannel)
         case dial(host: String, port: Int)
         case redial(host: String, port: Int, token: UInt64)
+        case nearby(NearbyConnectionData)
         case invite(PeerID, endpoints: [Endpoint], InvitationRequest)
         case meshTimer
         case stop
@@ -134,7 +143,7 @@ public final class Session: Sendable {
         self.logger = logger
         self.group = configuration.eventLoopGroup ?? EventLoops.shared
         self.timerLoop = group.next()
-        self.mesh = MeshNode(peer: peer, configuration: configuration.routing, placeSets: configuration.placeSets, logger: logger)
+        self.mesh = MeshNode(peer: peer, configuration: configuration.routing, logger: logger)
         (self.commands, self.commandSink) = AsyncStream.makeStream(of: Command.self, bufferingPolicy: .bufferingOldest(4096))
         self.resourceShell = ResourceTransfers(directory: configuration.resources.directory ?? peer.dataDirectory.map { $0 + "/resources" },
                                                configuration: configuration.resources, logger: logger)
@@ -146,6 +155,7 @@ public final class Session: Sendable {
     private var transportSettings: TCPTransport.Settings {
         var settings = configuration.transport
         settings.displayName = { [weak self] in self?.peer.peerID.displayName }
+        settings.admission = linkAdmission
         settings.interceptor = { [weak self] envelope, node, channel in
             guard let self else { return false }
             return self.forwardInTransit(envelope, from: node, channel: channel)
@@ -281,6 +291,8 @@ public final class Session: Sendable {
                     group.addTask { await self.dial(host: host, port: port, transport: transport) }
                 case .redial(let host, let port, let token):
                     group.addTask { await self.redial(host: host, port: port, token: token, transport: transport) }
+                case .nearby(let data):
+                    group.addTask { await self.dial(data, transport: transport) }
                 case .invite(let peer, let endpoints, let request):
                     group.addTask { await self.invite(peer, endpoints: endpoints, request: request, transport: transport) }
                 case .meshTimer:

@@ -187,13 +187,6 @@ public enum SessionEvent: Sendable {
     case reachabilityChanged(PeerID, MeshRoute?)
     /// A node acknowledged private lines end to end (PROTOCOL.md §13.8): they are stored on it.
     case receipt(from: PeerID, messageIDs: [String])
-    /// A message of the places application arrived (PROTOCOL.md §14): sealed to this node
-    /// (`isPrivate`: lookups, answers, pin catch-up) or broadcast and signed by its sender (pins,
-    /// withdrawals). Its fields are untrusted: the places layer validates them.
-    case places(PlacesPayload, from: PeerID, hops: Int, isPrivate: Bool)
-    /// A line to a room arrived, still encrypted (PROTOCOL.md §15): signed by `from`; only
-    /// holders of the room's key can read it (``RoomKey/open(_:origin:)``).
-    case room(RoomChatPayload, from: PeerID, hops: Int)
     /// A node changed its display name (IRC's nick change): its newer link-state advert, or a new
     /// link's handshake, names it differently than before (PROTOCOL.md §13.2.3). `peer` carries
     /// the new name.

@@ -31,6 +31,9 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         /// Initiator only: message 3 was sent; the link is established once the responder's
         /// first transport message authenticates (key confirmation, §4.6).
         case confirming(EstablishedLink)
+        /// The peer proved its identity; the handshake waits for the admission decision (§4.9)
+        /// before `send` (initiator: message 3) or the key confirmation (responder) goes out.
+        case admitting(EstablishedLink, send: Frame?)
         case established(EstablishedLink)
         case closed
         /// Held only while an established link is being changed: the link is moved out of the
@@ -96,6 +99,8 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private var state: State
     private let interceptor: Interceptor?
+    private let admission: LinkAdmission?
+    private let expectedPeer: NodeID?
     private var retired = false
     private var liveness: Liveness
     private var budget: HandshakeBudget?
@@ -129,11 +134,18 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
     ///   - budget: the listener's handshake budget (responders), or `nil`.
     ///   - timing: timers; defaults to the protocol's.
     ///   - interceptor: sees application envelopes first (see ``Interceptor``), or `nil`.
+    ///   - admission: decides whether the proved peer is admitted before the link is established
+    ///     (§4.9); `nil` admits every peer.
+    ///   - expectedPeer: initiator only: the node id the responder must prove; another one is
+    ///     refused with `invalidIdentity` before message 3 is sent (§4.10).
     ///   - logger: a logger; the handler adds `link.remote` metadata.
     public init(handshake: HandshakeStateMachine, budget: HandshakeBudget?, timing: Timing = Timing(),
-                interceptor: Interceptor? = nil, logger: Logger) {
+                interceptor: Interceptor? = nil, admission: LinkAdmission? = nil, expectedPeer: NodeID? = nil,
+                logger: Logger) {
         self.state = .handshaking(handshake)
         self.interceptor = interceptor
+        self.admission = admission
+        self.expectedPeer = expectedPeer
         self.budget = budget
         self.timing = timing
         self.logger = logger
@@ -186,7 +198,7 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Reports ``LinkEvent/closed(_:)`` when the connection ended without a reason of its own.
     public func channelInactive(context: ChannelHandlerContext) {
         switch state {
-        case .handshaking, .confirming:
+        case .handshaking, .confirming, .admitting:
             let reason = LinkCloseReason(.handshakeFailed, "the connection closed during the handshake", isRemote: true)
             logger.debug("link closed", metadata: ["link.reason": "\(reason)"])
             context.fireChannelRead(wrapInboundOut(.closed(reason)))
@@ -249,6 +261,14 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 if let message { received(message, context: context) }
             } catch {
                 close(context: context, reason: error, tellPeer: true)
+            }
+        case .admitting:
+            // The peer waits for this side's next message: only an ABORT may come meanwhile.
+            if frame.type == .abort {
+                let (code, text) = (try? frame.abortContents()) ?? (.protocolViolation, "")
+                close(context: context, reason: LinkCloseReason(code, text.isEmpty ? "peer aborted the handshake" : text, isRemote: true), tellPeer: false)
+            } else {
+                close(context: context, reason: LinkCloseReason(.protocolViolation, "a frame arrived while this node decided whether to admit the peer"), tellPeer: true)
             }
         case .established(var link):
             state = .modifying
@@ -409,27 +429,66 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
             writeFrame(frame, context: context)
             handshakeWrittenAt = now()
         case .established(let link, let frame):
-            if let frame {
-                writeFrame(frame, context: context)
-                handshakeWrittenAt = now()
-            }
-            releaseBudget()
-            switch link.role {
-            case .initiator:
-                // The deadline keeps running until the key confirmation arrives (§4.5, §4.6).
-                state = .confirming(link)
-                context.fireChannelRead(wrapInboundOut(.connecting(link.peer)))
-                context.fireChannelReadComplete()
-            case .responder:
-                handshakeFinished()
-                state = .established(link)
-                // Key confirmation for the initiator (§4.6): our first transport message.
-                writeControl(.ping(nonce: 0), context: context, flush: true)
-                becameEstablished(link, context: context)
-            }
+            admit(link, send: frame, context: context)
         case .abort(let reason, let frame):
             if let frame { writeFrame(frame, context: context) }
             close(context: context, reason: reason, tellPeer: false)
+        }
+    }
+
+    // MARK: Admission (§4.9, §4.10)
+
+    /// The peer proved its identity: check the expected one, then ask the admission decider.
+    private func admit(_ link: EstablishedLink, send frame: Frame?, context: ChannelHandlerContext) {
+        if let expected = expectedPeer, link.peer.nodeID != expected {
+            refuse(LinkCloseReason(.invalidIdentity, "identity differs: expected node \(expected.shortHex), this is node \(link.peer.nodeID.shortHex)"),
+                   tellPeer: "this is not the node the initiator expected", context: context)
+            return
+        }
+        guard let admission else { return proceed(link, send: frame, context: context) }
+        state = .admitting(link, send: frame)
+        let request = AdmissionRequest(peer: link.peer, role: link.role, remoteAddress: context.channel.remoteAddress)
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        admission(request, context.eventLoop).hop(to: context.eventLoop).whenComplete { result in
+            bound.value.decided((try? result.get()) ?? .refuse(.normal, reason: "the admission decision failed"))
+        }
+    }
+
+    private func decided(_ decision: AdmissionDecision) {
+        guard let context, case .admitting(let link, let frame) = state else { return }
+        switch decision {
+        case .admit:
+            proceed(link, send: frame, context: context)
+        case .refuse(let code, let reason):
+            refuse(LinkCloseReason(code, reason), tellPeer: reason, context: context)
+        }
+    }
+
+    /// Refuses a peer before the link is established: ABORT (with `message` for the peer), close.
+    private func refuse(_ reason: LinkCloseReason, tellPeer message: String, context: ChannelHandlerContext) {
+        writeFrame(.abort(reason.code, reason: message), context: context)
+        close(context: context, reason: reason, tellPeer: false)
+    }
+
+    /// Completes an admitted handshake: message 3 or the key confirmation.
+    private func proceed(_ link: EstablishedLink, send frame: Frame?, context: ChannelHandlerContext) {
+        if let frame {
+            writeFrame(frame, context: context)
+            handshakeWrittenAt = now()
+        }
+        releaseBudget()
+        switch link.role {
+        case .initiator:
+            // The deadline keeps running until the key confirmation arrives (§4.5, §4.6).
+            state = .confirming(link)
+            context.fireChannelRead(wrapInboundOut(.connecting(link.peer)))
+            context.fireChannelReadComplete()
+        case .responder:
+            handshakeFinished()
+            state = .established(link)
+            // Key confirmation for the initiator (§4.6): our first transport message.
+            writeControl(.ping(nonce: 0), context: context, flush: true)
+            becameEstablished(link, context: context)
         }
     }
 
@@ -468,6 +527,11 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func handshakeTimedOut() {
         guard let context else { return }
+        if case .admitting = state {
+            close(context: context, reason: LinkCloseReason(.handshakeTimeout,
+                "no admission decision within the handshake's \(Int(HandshakeStateMachine.timeoutSeconds)) s"), tellPeer: true)
+            return
+        }
         if case .confirming = state {
             close(context: context, reason: LinkCloseReason(.handshakeTimeout,
                 "the peer did not confirm the keys within \(Int(HandshakeStateMachine.timeoutSeconds)) s"), tellPeer: false)
@@ -508,7 +572,7 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if case .closed = state { return }
         if tellPeer {
             switch state {
-            case .handshaking:
+            case .handshaking, .admitting:
                 writeFrame(.abort(reason.code, reason: reason.message), context: context)
             case .established:
                 writeControl(.goodbye(reason.code, reason: reason.message), context: context, flush: true)

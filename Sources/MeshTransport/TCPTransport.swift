@@ -33,6 +33,9 @@ public struct TCPTransport: Sendable {
         public var timing = LinkHandler.Timing()
         /// Sees application envelopes on the event loop first (``LinkHandler/Interceptor``).
         public var interceptor: LinkHandler.Interceptor?
+        /// Decides whether each link's proved peer is admitted before the link is established
+        /// (PROTOCOL.md §4.9); `nil` admits every peer.
+        public var admission: LinkAdmission?
         /// The display name for each new link's handshake, asked when the link starts (a node that
         /// renames itself); `nil`, or a `nil` answer, keeps ``TCPTransport/handshake``'s.
         public var displayName: (@Sendable () -> String?)?
@@ -99,7 +102,8 @@ public struct TCPTransport: Sendable {
                     }
                     let machine = try HandshakeStateMachine(role: .responder, configuration: settings.current(handshake))
                     let handler = LinkHandler(handshake: machine, budget: budget, timing: settings.timing,
-                                              interceptor: settings.interceptor, logger: logger)
+                                              interceptor: settings.interceptor, admission: settings.admission,
+                                              logger: logger)
                     return try Self.wrap(channel, handler: handler, settings: settings)
                 }
             }
@@ -110,9 +114,12 @@ public struct TCPTransport: Sendable {
     ///   - host: the peer's host name or address.
     ///   - port: the peer's TCP port.
     ///   - invitation: makes the link an invitation (PROTOCOL.md §4.8); `nil` for a plain link.
+    ///   - expecting: the node id the peer must prove; a peer with another one is refused with
+    ///     `invalidIdentity` before message 3 (PROTOCOL.md §4.10). `nil` takes any peer.
     /// - Returns: the link; its first event is ``LinkEvent/established(_:)`` or ``LinkEvent/closed(_:)``.
     /// - Throws: when the TCP connection cannot be made.
-    public func connect(host: String, port: Int, invitation: InvitationRequest? = nil) async throws -> LinkChannel {
+    public func connect(host: String, port: Int, invitation: InvitationRequest? = nil,
+                        expecting: NodeID? = nil) async throws -> LinkChannel {
         let settings = self.settings
         let handshake = {
             var configuration = self.handshake
@@ -129,7 +136,8 @@ public struct TCPTransport: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let machine = try HandshakeStateMachine(role: .initiator, configuration: settings.current(handshake))
                     let handler = LinkHandler(handshake: machine, budget: nil, timing: settings.timing,
-                                              interceptor: settings.interceptor, logger: logger)
+                                              interceptor: settings.interceptor, admission: settings.admission,
+                                              expectedPeer: expecting, logger: logger)
                     return try Self.wrap(channel, handler: handler, settings: settings)
                 }
             }

@@ -36,6 +36,8 @@ public enum CloseCode: UInt8, Sendable, Hashable, CaseIterable, CustomStringConv
     /// The connection ended without a goodbye: reset, end of stream or a socket error (local only:
     /// a peer killed or cut off is lost, not "closed normally").
     case connectionLost = 15
+    /// The peer's application did not admit this node, or did not decide in time (§4.9).
+    case notAdmitted = 16
 
     /// Decodes a received code; an unknown code reads as ``protocolViolation`` (§9).
     /// - Parameter wireValue: the byte or `Goodbye.code` value received.
@@ -62,6 +64,7 @@ public enum CloseCode: UInt8, Sendable, Hashable, CaseIterable, CustomStringConv
         case .invitationDeclined: "invitationDeclined"
         case .invitationTimeout: "invitationTimeout"
         case .connectionLost: "connectionLost"
+        case .notAdmitted: "notAdmitted"
         }
     }
 }

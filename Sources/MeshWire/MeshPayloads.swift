@@ -17,26 +17,6 @@ public typealias SealedPayload = Meshchat_V1_Sealed
 public typealias PrivateChatPayload = Meshchat_V1_PrivateChat
 /// An end-to-end delivery receipt (§13.8).
 public typealias ReceiptPayload = Meshchat_V1_Receipt
-/// A message of the places application (§14): a lookup, an answer, a pin, a withdrawal or a pin catch-up.
-public typealias PlacesPayload = Meshchat_V1_Places
-/// A place data set a node advertises (§14.1).
-public typealias PlaceSetPayload = Meshchat_V1_PlaceSet
-/// A lookup of places near a point (§14.2).
-public typealias PlaceQueryPayload = Meshchat_V1_PlaceQuery
-/// The answer to a lookup (§14.3).
-public typealias PlaceAnswerPayload = Meshchat_V1_PlaceAnswer
-/// One place in an answer (§14.3).
-public typealias PlaceHitPayload = Meshchat_V1_PlaceHit
-/// A pin shared with the room (§14.4).
-public typealias PinPayload = Meshchat_V1_Pin
-/// The withdrawal of a pin by its author (§14.4).
-public typealias PinWithdrawalPayload = Meshchat_V1_PinWithdrawal
-/// All of a node's live pins, for a node that just became reachable (§14.4).
-public typealias PinSetPayload = Meshchat_V1_PinSet
-/// A line to a room, encrypted with the room's key (§15).
-public typealias RoomChatPayload = Meshchat_V1_RoomChat
-/// The plaintext of a room line (§15.2).
-public typealias RoomTextPayload = Meshchat_V1_RoomText
 
 /// Serialization helpers shared by the mesh payloads.
 extension SwiftProtobuf.Message {

@@ -37,13 +37,6 @@ public enum WireLimits {
     public static let maxReceiptIDs = 64
     /// The highest hop limit a packet may carry (§13.2.8).
     public static let maxHopLimit = 32
-    /// What a `RoomChat` adds around its line's text (§15.2): the `RoomText` fields, the room id,
-    /// nonce and tag, and their protobuf framing, rounded up. A room line of
-    /// ``maxBroadcastPayload`` bytes of text fits in a `RoomChat` of at most
-    /// ``maxBroadcastPayload`` + this.
-    public static let maxRoomChatOverhead = 128
-    /// Place data sets one link-state advert lists (§14.1); more are ignored.
-    public static let maxPlaceSets = 8
     /// The most channel attachments one advert carries; later ones are ignored (§13.12).
     public static let maxChannelAttachments = 16
     /// The largest channel attachment, in bytes; larger ones are ignored (§13.12).

@@ -47,7 +47,6 @@ struct ChatNode: Sendable {
         let store = try MessageStore(path: directory + "/messages.sqlite")
         let local = try PlacesLoading.load(settings.places, logger: logger)
         var configuration = Session.Configuration()
-        configuration.placeSets = local.sets.map(\.info.payload)
         // `/send` is a resource (PROTOCOL.md §16); the chat answers each offer (FileTransfers).
         configuration.resources.acceptPolicy = FileTransfers.acceptPolicy
         configuration.resources.maxIncomingSize = FileTransferLimits.maxFileSize
@@ -58,7 +57,8 @@ struct ChatNode: Sendable {
         configuration.routing.hopLimit = UInt8(settings.hopLimit)
         let session = Session(peer: me, configuration: configuration, logger: logger)
         let messenger = Messenger(session: session, store: store, logger: logger)
-        let places = PlaceService(session: session, store: store, local: local, defaultHere: settings.location, logger: logger)
+        let places = try PlaceService(session: session, store: store, local: local, defaultHere: settings.location, logger: logger)
+        await places.advertise()
         let port = try await session.start()
         return ChatNode(settings: settings, lock: lock, me: me, store: store, session: session, messenger: messenger,
                         places: places, port: port)
@@ -89,8 +89,8 @@ struct ChatNode: Sendable {
 
     /// Dials every `--connect` address, and keeps the links (redialled whenever they are down).
     func connectToGivenPeers() {
-        for (host, port) in settings.connect {
-            session.connect(host: host, port: port, redial: true)
+        for address in settings.connect {
+            address.keep(in: session)
         }
     }
 }

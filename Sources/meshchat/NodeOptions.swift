@@ -22,7 +22,7 @@ struct NodeOptions: ParsableArguments {
     @Option(name: .long, help: "TCP and UDP port to listen on; 0 (the default) picks a free port, which is printed.")
     var port: Int?
 
-    @Option(name: .long, help: ArgumentHelp("Connect to a peer at HOST:PORT ([IPV6]:PORT) and keep the link: dialled again whenever it is down (/disconnect HOST:PORT stops it); repeatable.", valueName: "HOST:PORT"))
+    @Option(name: .long, help: ArgumentHelp("Connect to a peer at HOST:PORT ([IPV6]:PORT), or to the node a connection code (meshchat:…, from its /code) names, and keep the link: dialled again whenever it is down (/disconnect HOST:PORT stops it); repeatable.", valueName: "HOST:PORT|CODE"))
     var connect: [String] = []
 
     @Option(name: .long, help: ArgumentHelp(
@@ -55,7 +55,7 @@ struct NodeOptions: ParsableArguments {
         }
         for address in connect {
             do {
-                _ = try HostPort.parse(address)
+                _ = try PeerAddress.parse(address)
             } catch {
                 throw ValidationError("--connect \(error.message)")
             }
@@ -102,7 +102,7 @@ struct NodeOptions: ParsableArguments {
 struct NodeSettings: Sendable {
     var name: String
     var port: Int
-    var connect: [(host: String, port: Int)]
+    var connect: [PeerAddress]
     var dataDirectory: String
     var hopLimit: Int
     var service: String
@@ -121,7 +121,7 @@ struct NodeSettings: Sendable {
     init(_ settings: ChatSettings) throws {
         name = settings.name ?? Self.defaultName()
         port = settings.port ?? 0
-        connect = try (settings.connect ?? []).map { try HostPort.parse($0) }
+        connect = try (settings.connect ?? []).map { try PeerAddress.parse($0) }
         dataDirectory = settings.dataDirectory ?? Self.defaultDataDirectory()
         hopLimit = settings.hopLimit ?? 7
         service = settings.service ?? "meshchat"

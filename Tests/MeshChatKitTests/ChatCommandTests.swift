@@ -1,4 +1,5 @@
 @testable import MeshChatKit
+import MeshSession
 import Testing
 
 /// `ChatCommand.parse` and `HostPort.parse`: pure, no I/O.
@@ -147,6 +148,36 @@ struct ChatCommandTests {
     ])
     func connect(line: String, host: String, port: Int) throws {
         #expect(try ChatCommand.parse(line) == .connect(host: host, port: port))
+    }
+
+    /// The text of nearby connection data (PROTOCOL.md §4.10) for node `3fa2…` at 192.168.1.23 and loopback, port 7000.
+    static let code = "meshchat:ae72fqoq4w3eu74itgvlxtg5537rwwacatakqaixar7qaaabdfqdiwi"
+
+    @Test("/connect takes a connection code, in any case and with surrounding spaces; /disconnect CODE means its first address")
+    func connectCode() throws {
+        let data = try NearbyConnectionData(text: Self.code)
+        #expect(data.addresses == ["192.168.1.23", "127.0.0.1"] && data.port == 7000)
+        #expect(try ChatCommand.parse("/connect \(Self.code)") == .connectCode(data))
+        #expect(try ChatCommand.parse("/connect  \(Self.code.uppercased())  ") == .connectCode(data))
+        #expect(try ChatCommand.parse("/disconnect \(Self.code)") == .disconnect(host: "192.168.1.23", port: 7000))
+        #expect(try ChatCommand.parse("/code") == .code)
+        #expect(try PeerAddress.parse(Self.code) == .code(data))
+        #expect(try PeerAddress.parse("[::1]:7000") == .hostPort(host: "::1", port: 7000))
+        #expect(PeerAddress.code(data).kept.host == "192.168.1.23" && PeerAddress.code(data).kept.port == 7000)
+    }
+
+    @Test("a damaged connection code is refused with the reason, never dialled", arguments: [
+        (String(ChatCommandTests.code.dropLast(1)) + "a", "check value does not match"),
+        (ChatCommandTests.code + "1", "not base32"),
+        ("meshchat:", "bytes; nearby connection data is 29–160 bytes"),
+        ("MESHCHAT:aa", "bytes; nearby connection data is 29–160 bytes"),
+        ("meshchat:" + String(repeating: "a", count: 400), "at most 300"),
+    ])
+    func badCode(code: String, problem: String) throws {
+        let error = try #require(Self.parseError("/connect \(code)"), "\(code) parsed")
+        #expect(error.message.contains("not a valid connection code") && error.message.contains(problem), "\(error.message)")
+        #expect(error.message.contains("usage: /connect HOST:PORT | /connect CODE"))
+        #expect(Self.parseError("/code now")?.message.contains("it takes no argument") == true)
     }
 
     @Test("a bad command or argument names the problem and gives the right usage", arguments: [

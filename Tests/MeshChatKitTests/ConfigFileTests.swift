@@ -61,6 +61,8 @@ struct ConfigFileTests {
         let settings = try Self.parse("places = \"/data/a.csv\"\nconnect = \"127.0.0.1:9000\"\n")
         #expect(settings.places == ["/data/a.csv"])
         #expect(settings.connect == ["127.0.0.1:9000"])
+        let code = "meshchat:ae72fqoq4w3eu74itgvlxtg5537rwwacatakqaixar7qaaabdfqdiwi"
+        #expect(try Self.parse("connect = [\"\(code)\", \"[::1]:7001\"]\n").connect == [code, "[::1]:7001"])
         #expect(try Self.parse("") == ChatSettings())
         #expect(try Self.parse("# nothing but a comment\n") == ChatSettings())
     }
@@ -126,6 +128,7 @@ struct ConfigFileTests {
         ("location = \"91,0\"", "location", "LAT,LON"),
         ("location = \"here\"", "location", "LAT,LON"),
         ("connect = \"nohost\"", "connect", "has no port"),
+        ("connect = \"meshchat:ae72fqoq4w3eu74itgvlxtg5537rwwacatakqaixar7qaaabdfqdiwa\"", "connect", "not a valid connection code"),
         ("log_level = \"loud\"", "log_level", "\"loud\" is not a log level"),
         ("data_dir = \"\"", "data_dir", "empty"),
         ("downloads = \"\"", "downloads", "empty"),

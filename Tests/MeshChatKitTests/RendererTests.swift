@@ -36,6 +36,7 @@ struct RendererTests {
         case .sent: "sent"
         case .peers: "peers"
         case .help: "help"
+        case .code: "code"
         case .connectFailed: "connectFailed"
         case .found: "found"
         case .lost: "lost"
@@ -182,6 +183,7 @@ struct RendererTests {
              keys: ["peers"], nested: ["peers": ["id", "name", "state", "hops", "via"]]),
         Case(label: "peers (none)", output: .peers([]), keys: ["peers"]),
         Case(label: "help", output: .help("Type a line…\n  /peers"), keys: ["text"]),
+        Case(label: "code", output: .code("meshchat:ae72fqoq4w3eu74itgvlxtg5537rwwacatakqaixar7qaaabdfqdiwi"), keys: ["code"]),
         Case(label: "connectFailed", output: .connectFailed(address: "127.0.0.1:9", reason: "connection refused"),
              keys: ["address", "reason"]),
         Case(label: "error", output: .error("unknown command /frobnicate; type /help"), keys: ["message"]),

@@ -5,6 +5,7 @@ import MeshSession
 import MeshTestSupport
 import MeshWire
 import Places
+import SwiftProtobuf
 import Testing
 
 /// The remote crash of issue 13: a place lookup with a radius of 1e19 or -1e308, sealed to a node
@@ -60,9 +61,11 @@ struct HostileLookupTests {
         var configuration = Session.Configuration()
         configuration.host = "127.0.0.1"
         let mallory = Session(peer: try LocalPeer(displayName: "mallory", identity: try LocalIdentity.generate()), configuration: configuration)
+        let places = try mallory.register(channel: .places)
         _ = try await mallory.start()
         let runner = Task { try? await mallory.run() }
         var events = Events(iterator: mallory.events.makeAsyncIterator())
+        var answers = Events(iterator: places.messages.makeAsyncIterator())
         mallory.connect(host: "127.0.0.1", port: port)
         do {
             let carolPeer = try await events.next(within: .seconds(20)) { event -> PeerID? in
@@ -71,14 +74,14 @@ struct HostileLookupTests {
             }
             for (name, change, refusal) in Self.hostile {
                 let message = Self.query(change)
-                try await mallory.sendPlaces(message, to: carolPeer)
-                let answer = try await events.answer(to: message.query.queryID, from: carolID)
+                try await places.send(try message.serializedData(), to: carolPeer)
+                let answer = try await answers.answer(to: message.query.queryID, from: carolID)
                 #expect(answer.refused.contains(refusal), "\(name): refused \"\(answer.refused)\"")
                 #expect(answer.hits.isEmpty, "\(name)")
             }
             let valid = Self.query { _ in }
-            try await mallory.sendPlaces(valid, to: carolPeer)
-            let answer = try await events.answer(to: valid.query.queryID, from: carolID)
+            try await places.send(try valid.serializedData(), to: carolPeer)
+            let answer = try await answers.answer(to: valid.query.queryID, from: carolID)
             #expect(answer.refused.isEmpty)
             #expect(answer.hits.map(\.name) == ["Pizza Express"])
             #expect(carol.errors.contains("refused a places lookup"))
@@ -97,18 +100,18 @@ struct HostileLookupTests {
     }
 }
 
-/// A session's events, read with deadlines.
-struct Events {
+/// A session's events or a channel's messages, read with deadlines.
+struct Events<Element: Sendable> {
     struct Timeout: Error, CustomStringConvertible {
         var description: String
     }
 
-    var iterator: EventQueue<SessionEvent>.AsyncIterator
+    var iterator: EventQueue<Element>.AsyncIterator
 
     /// The first event `match` takes, skipping the others; an error at the deadline.
-    mutating func next<T: Sendable>(within timeout: Duration, _ match: @escaping @Sendable (SessionEvent) -> T?) async throws -> T {
+    mutating func next<T: Sendable>(within timeout: Duration, _ match: @escaping @Sendable (Element) -> T?) async throws -> T {
         let start = iterator
-        let found = try await withThrowingTaskGroup(of: (T, EventQueue<SessionEvent>.AsyncIterator)?.self) { group in
+        let found = try await withThrowingTaskGroup(of: (T, EventQueue<Element>.AsyncIterator)?.self) { group in
             group.addTask {
                 var iterator = start
                 while let event = await iterator.next() {
@@ -128,11 +131,15 @@ struct Events {
         return value
     }
 
-    /// The answer to one lookup, sealed from one node.
+}
+
+extension Events where Element == ChannelMessage {
+    /// The answer to one lookup, sealed on channel 3 from one node.
     mutating func answer(to queryID: Data, from node: NodeID) async throws -> PlaceAnswerPayload {
-        try await next(within: .seconds(10)) { event -> PlaceAnswerPayload? in
-            guard case .places(let message, let from, _, true) = event, from.id == node,
-                  case .answer(let answer)? = message.body, answer.queryID == queryID else { return nil }
+        try await next(within: .seconds(10)) { message -> PlaceAnswerPayload? in
+            guard message.delivery == .sealed, message.sender.id == node,
+                  let places = try? PlacesPayload(serializedBytes: message.payload),
+                  case .answer(let answer)? = places.body, answer.queryID == queryID else { return nil }
             return answer
         }
     }

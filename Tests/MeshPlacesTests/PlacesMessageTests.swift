@@ -1,7 +1,8 @@
 import Foundation
 @testable import MeshPlaces
 import MeshSession
-import MeshWire
+import Logging
+import SwiftProtobuf
 import Places
 import Testing
 
@@ -95,6 +96,27 @@ struct PlacesMessageTests {
         var upsideDown = fiji.payload
         upsideDown.south = 10
         #expect(throws: PlacesInputError.self) { try PlaceSetInfo(validating: upsideDown) }
+    }
+
+    @Test("§14.1 attachment: 8 sets of the longest names fit 1,024 bytes; invalid and ninth sets are left out; the receiver takes 8 valid ones")
+    func placeSetsAttachment() throws {
+        let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        let box = BoundingBox(south: -21, west: 176, north: -12, east: -178)
+        let longest = (0..<10).map { PlaceSetInfo(name: String(repeating: "\($0)", count: 64), count: Int(UInt32.max), bounds: box) }
+        let data = try #require(PlaceSetInfo.attachment(longest, logger: logger))
+        #expect(data.count <= Session.maxChannelAttachment)
+        #expect(PlaceSetInfo.sets(fromAttachment: data) == Array(longest.prefix(8)))
+        let invalid = PlaceSetInfo(name: String(repeating: "x", count: 65), count: 1, bounds: box)
+        let kept = try #require(PlaceSetInfo.attachment([invalid, longest[0]], logger: logger))
+        #expect(PlaceSetInfo.sets(fromAttachment: kept) == [longest[0]])
+        #expect(PlaceSetInfo.attachment([invalid], logger: logger) == nil)
+        // A hostile attachment: 9 sets, one invalid, and garbage.
+        var hostile = PlaceSetsPayload()
+        var bad = longest[1].payload
+        bad.north = 95
+        hostile.sets = [bad] + longest.prefix(9).map(\.payload)
+        #expect(PlaceSetInfo.sets(fromAttachment: try hostile.serializedData()) == Array(longest.prefix(7)))
+        #expect(PlaceSetInfo.sets(fromAttachment: Data([0xff, 0x01])).isEmpty && PlaceSetInfo.sets(fromAttachment: nil).isEmpty)
     }
 
     @Test("GeoJSON export: a FeatureCollection of Points in [lon, lat] order with the pin's fields")

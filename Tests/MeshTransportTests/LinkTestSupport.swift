@@ -16,7 +16,8 @@ final class LinkSide {
     var autoRead = true
 
     init(_ role: HandshakeStateMachine.Role, name: String, loop: EmbeddedEventLoop,
-         timing: LinkHandler.Timing = LinkHandler.Timing()) throws {
+         timing: LinkHandler.Timing = LinkHandler.Timing(), admission: LinkAdmission? = nil,
+         expectedPeer: NodeID? = nil) throws {
         let identity = try LocalIdentity.generate()
         self.identity = identity
         let handshake = try HandshakeStateMachine(
@@ -24,7 +25,8 @@ final class LinkSide {
         channel = EmbeddedChannel(loop: loop)
         try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder()))
         try channel.pipeline.syncOperations.addHandler(
-            LinkHandler(handshake: handshake, budget: nil, timing: timing, logger: Logger(label: "test")))
+            LinkHandler(handshake: handshake, budget: nil, timing: timing, admission: admission,
+                        expectedPeer: expectedPeer, logger: Logger(label: "test")))
     }
 
     /// Connects the channel, which starts the handshake.

@@ -369,9 +369,6 @@ public nonisolated struct Meshchat_V1_LinkState: Sendable {
   /// ≤ 256
   public var neighbors: [Meshchat_V1_LinkStateNeighbor] = []
 
-  /// ≤ 8 place data sets this node answers lookups from (§14.1)
-  public var placeSets: [Meshchat_V1_PlaceSet] = []
-
   /// ≤ 16, one per channel, each ≤ 1,024 bytes (§13.12)
   public var attachments: [Meshchat_V1_ChannelAttachment] = []
 
@@ -431,25 +428,7 @@ public nonisolated struct Meshchat_V1_Broadcast: Sendable {
     set {content = .data(newValue)}
   }
 
-  /// §14: pins and withdrawals only
-  public var places: Meshchat_V1_Places {
-    get {
-      if case .places(let v)? = content {return v}
-      return Meshchat_V1_Places()
-    }
-    set {content = .places(newValue)}
-  }
-
-  /// §15: a line to a room, encrypted with the room's key
-  public var room: Meshchat_V1_RoomChat {
-    get {
-      if case .room(let v)? = content {return v}
-      return Meshchat_V1_RoomChat()
-    }
-    set {content = .room(newValue)}
-  }
-
-  /// §13.12: an application channel's message, signed
+  /// 7, 8: were places (§14) and room (§15), channel applications now (channels 3 and 2)
   public var channel: Meshchat_V1_ChannelMessage {
     get {
       if case .channel(let v)? = content {return v}
@@ -463,11 +442,7 @@ public nonisolated struct Meshchat_V1_Broadcast: Sendable {
   public nonisolated enum OneOf_Content: Equatable, Sendable {
     case chat(Meshchat_V1_Chat)
     case data(Meshchat_V1_Data)
-    /// §14: pins and withdrawals only
-    case places(Meshchat_V1_Places)
-    /// §15: a line to a room, encrypted with the room's key
-    case room(Meshchat_V1_RoomChat)
-    /// §13.12: an application channel's message, signed
+    /// 7, 8: were places (§14) and room (§15), channel applications now (channels 3 and 2)
     case channel(Meshchat_V1_ChannelMessage)
 
   }
@@ -518,16 +493,7 @@ public nonisolated struct Meshchat_V1_Sealed: Sendable {
     set {content = .data(newValue)}
   }
 
-  /// §14: lookups, answers and pin catch-up
-  public var places: Meshchat_V1_Places {
-    get {
-      if case .places(let v)? = content {return v}
-      return Meshchat_V1_Places()
-    }
-    set {content = .places(newValue)}
-  }
-
-  /// §13.10: answered with a sealed pong carrying the same nonce
+  /// 8: was places (§14), a channel application now (channel 3)
   public var ping: Meshchat_V1_Ping {
     get {
       if case .ping(let v)? = content {return v}
@@ -560,9 +526,7 @@ public nonisolated struct Meshchat_V1_Sealed: Sendable {
     case chat(Meshchat_V1_PrivateChat)
     case receipt(Meshchat_V1_Receipt)
     case data(Meshchat_V1_Data)
-    /// §14: lookups, answers and pin catch-up
-    case places(Meshchat_V1_Places)
-    /// §13.10: answered with a sealed pong carrying the same nonce
+    /// 8: was places (§14), a channel application now (channel 3)
     case ping(Meshchat_V1_Ping)
     /// §13.10
     case pong(Meshchat_V1_Pong)
@@ -642,275 +606,6 @@ public nonisolated struct Meshchat_V1_Receipt: Sendable {
 
   /// ≤ 64 ids of PrivateChat messages now stored by the destination
   public var messageIds: [Data] = []
-
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
-
-  public init() {}
-}
-
-/// §14.1 a place data set a node holds, advertised in its LinkState.
-public nonisolated struct Meshchat_V1_PlaceSet: Sendable {
-  // SwiftProtobuf.Message conformance is added in an extension below. See the
-  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
-  // methods supported on all messages.
-
-  /// 1–64 bytes of UTF-8, e.g. the file name
-  public var name: String = String()
-
-  /// places in the set
-  public var count: UInt32 = 0
-
-  /// bounding box in degrees; west > east: the box crosses the antimeridian
-  public var south: Double = 0
-
-  public var west: Double = 0
-
-  public var north: Double = 0
-
-  public var east: Double = 0
-
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
-
-  public init() {}
-}
-
-/// §14 the places application: one of these per Broadcast or Sealed.
-public nonisolated struct Meshchat_V1_Places: Sendable {
-  // SwiftProtobuf.Message conformance is added in an extension below. See the
-  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
-  // methods supported on all messages.
-
-  public var body: Meshchat_V1_Places.OneOf_Body? = nil
-
-  /// sealed
-  public var query: Meshchat_V1_PlaceQuery {
-    get {
-      if case .query(let v)? = body {return v}
-      return Meshchat_V1_PlaceQuery()
-    }
-    set {body = .query(newValue)}
-  }
-
-  /// sealed, to the query's origin
-  public var answer: Meshchat_V1_PlaceAnswer {
-    get {
-      if case .answer(let v)? = body {return v}
-      return Meshchat_V1_PlaceAnswer()
-    }
-    set {body = .answer(newValue)}
-  }
-
-  /// broadcast
-  public var pin: Meshchat_V1_Pin {
-    get {
-      if case .pin(let v)? = body {return v}
-      return Meshchat_V1_Pin()
-    }
-    set {body = .pin(newValue)}
-  }
-
-  /// broadcast
-  public var unpin: Meshchat_V1_PinWithdrawal {
-    get {
-      if case .unpin(let v)? = body {return v}
-      return Meshchat_V1_PinWithdrawal()
-    }
-    set {body = .unpin(newValue)}
-  }
-
-  /// sealed: all of the sender's live pins (catch-up, §14.4)
-  public var pins: Meshchat_V1_PinSet {
-    get {
-      if case .pins(let v)? = body {return v}
-      return Meshchat_V1_PinSet()
-    }
-    set {body = .pins(newValue)}
-  }
-
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
-
-  public nonisolated enum OneOf_Body: Equatable, Sendable {
-    /// sealed
-    case query(Meshchat_V1_PlaceQuery)
-    /// sealed, to the query's origin
-    case answer(Meshchat_V1_PlaceAnswer)
-    /// broadcast
-    case pin(Meshchat_V1_Pin)
-    /// broadcast
-    case unpin(Meshchat_V1_PinWithdrawal)
-    /// sealed: all of the sender's live pins (catch-up, §14.4)
-    case pins(Meshchat_V1_PinSet)
-
-  }
-
-  public init() {}
-}
-
-/// §14.2 "which places near here?"
-public nonisolated struct Meshchat_V1_PlaceQuery: Sendable {
-  // SwiftProtobuf.Message conformance is added in an extension below. See the
-  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
-  // methods supported on all messages.
-
-  /// 16 random bytes
-  public var queryID: Data = Data()
-
-  /// the point, degrees
-  public var latitude: Double = 0
-
-  public var longitude: Double = 0
-
-  /// 1 – 100,000 metres
-  public var radiusM: Double = 0
-
-  /// ≤ 128 bytes; matched case- and accent-insensitively in names; empty = any
-  public var text: String = String()
-
-  /// 1 – 50 results
-  public var limit: UInt32 = 0
-
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
-
-  public init() {}
-}
-
-/// §14.3 the answer to one PlaceQuery.
-public nonisolated struct Meshchat_V1_PlaceAnswer: Sendable {
-  // SwiftProtobuf.Message conformance is added in an extension below. See the
-  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
-  // methods supported on all messages.
-
-  /// the query's
-  public var queryID: Data = Data()
-
-  /// ≤ the query's limit, nearest to the query point first
-  public var hits: [Meshchat_V1_PlaceHit] = []
-
-  /// places that matched before the limit was applied
-  public var total: UInt32 = 0
-
-  /// non-empty: the query was not answered, and why
-  public var refused: String = String()
-
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
-
-  public init() {}
-}
-
-public nonisolated struct Meshchat_V1_PlaceHit: Sendable {
-  // SwiftProtobuf.Message conformance is added in an extension below. See the
-  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
-  // methods supported on all messages.
-
-  /// ≤ 256 bytes
-  public var name: String = String()
-
-  public var latitude: Double = 0
-
-  public var longitude: Double = 0
-
-  /// the PlaceSet.name it came from
-  public var placeSet: String = String()
-
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
-
-  public init() {}
-}
-
-/// §14.4 a pin shared with the room; the Broadcast signature makes its author accountable.
-public nonisolated struct Meshchat_V1_Pin: Sendable {
-  // SwiftProtobuf.Message conformance is added in an extension below. See the
-  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
-  // methods supported on all messages.
-
-  /// 16 random bytes
-  public var pinID: Data = Data()
-
-  public var latitude: Double = 0
-
-  public var longitude: Double = 0
-
-  /// 1–64 bytes of UTF-8
-  public var label: String = String()
-
-  /// ≤ 256 bytes
-  public var note: String = String()
-
-  /// Unix ms
-  public var createdAtMs: Int64 = 0
-
-  /// Unix ms; at most 7 days after created_at_ms
-  public var expiresAtMs: Int64 = 0
-
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
-
-  public init() {}
-}
-
-/// §14.4 the author withdraws one of its pins.
-public nonisolated struct Meshchat_V1_PinWithdrawal: Sendable {
-  // SwiftProtobuf.Message conformance is added in an extension below. See the
-  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
-  // methods supported on all messages.
-
-  public var pinID: Data = Data()
-
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
-
-  public init() {}
-}
-
-/// §14.4 every pin of the sender that is live now; the receiver drops the sender's others.
-public nonisolated struct Meshchat_V1_PinSet: Sendable {
-  // SwiftProtobuf.Message conformance is added in an extension below. See the
-  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
-  // methods supported on all messages.
-
-  /// ≤ 64
-  public var pins: [Meshchat_V1_Pin] = []
-
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
-
-  public init() {}
-}
-
-/// §15 a line to a room, readable by those who hold the room's key.
-public nonisolated struct Meshchat_V1_RoomChat: Sendable {
-  // SwiftProtobuf.Message conformance is added in an extension below. See the
-  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
-  // methods supported on all messages.
-
-  /// 16 bytes: the first 16 of SHA-256("meshchat room id v1" || room key)
-  public var roomID: Data = Data()
-
-  /// 12 random bytes
-  public var nonce: Data = Data()
-
-  /// ChaChaPoly of a serialized RoomText, tag appended; AAD §15.2
-  public var ciphertext: Data = Data()
-
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
-
-  public init() {}
-}
-
-/// §15.2 the plaintext of a RoomChat.
-public nonisolated struct Meshchat_V1_RoomText: Sendable {
-  // SwiftProtobuf.Message conformance is added in an extension below. See the
-  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
-  // methods supported on all messages.
-
-  /// the room's name, e.g. "#lunch"
-  public var room: String = String()
-
-  /// 16 random bytes
-  public var messageID: Data = Data()
-
-  /// ≤ 64,000 bytes of UTF-8
-  public var text: String = String()
-
-  /// Unix ms when the author wrote it
-  public var sentAtMs: Int64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1532,7 +1227,7 @@ nonisolated extension Meshchat_V1_Signed: SwiftProtobuf.Message, SwiftProtobuf._
 
 nonisolated extension Meshchat_V1_LinkState: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".LinkState"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}identity_key\0\u{3}static_key\0\u{3}static_signature\0\u{3}display_name\0\u{1}sequence\0\u{1}neighbors\0\u{3}place_sets\0\u{1}attachments\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}identity_key\0\u{3}static_key\0\u{3}static_signature\0\u{3}display_name\0\u{1}sequence\0\u{1}neighbors\0\u{2}\u{2}attachments\0\u{b}place_sets\0\u{c}\u{7}\u{1}")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1546,7 +1241,6 @@ nonisolated extension Meshchat_V1_LinkState: SwiftProtobuf.Message, SwiftProtobu
       case 4: try { try decoder.decodeSingularStringField(value: &self.displayName) }()
       case 5: try { try decoder.decodeSingularUInt64Field(value: &self.sequence) }()
       case 6: try { try decoder.decodeRepeatedMessageField(value: &self.neighbors) }()
-      case 7: try { try decoder.decodeRepeatedMessageField(value: &self.placeSets) }()
       case 8: try { try decoder.decodeRepeatedMessageField(value: &self.attachments) }()
       default: break
       }
@@ -1572,9 +1266,6 @@ nonisolated extension Meshchat_V1_LinkState: SwiftProtobuf.Message, SwiftProtobu
     if !self.neighbors.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.neighbors, fieldNumber: 6)
     }
-    if !self.placeSets.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.placeSets, fieldNumber: 7)
-    }
     if !self.attachments.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.attachments, fieldNumber: 8)
     }
@@ -1588,7 +1279,6 @@ nonisolated extension Meshchat_V1_LinkState: SwiftProtobuf.Message, SwiftProtobu
     if lhs.displayName != rhs.displayName {return false}
     if lhs.sequence != rhs.sequence {return false}
     if lhs.neighbors != rhs.neighbors {return false}
-    if lhs.placeSets != rhs.placeSets {return false}
     if lhs.attachments != rhs.attachments {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -1632,7 +1322,7 @@ nonisolated extension Meshchat_V1_LinkStateNeighbor: SwiftProtobuf.Message, Swif
 
 nonisolated extension Meshchat_V1_Broadcast: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Broadcast"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}identity_key\0\u{3}packet_id\0\u{3}display_name\0\u{3}sent_at_ms\0\u{1}chat\0\u{1}data\0\u{1}places\0\u{1}room\0\u{1}channel\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}identity_key\0\u{3}packet_id\0\u{3}display_name\0\u{3}sent_at_ms\0\u{1}chat\0\u{1}data\0\u{2}\u{3}channel\0\u{b}places\0\u{b}room\0\u{c}\u{7}\u{1}\u{c}\u{8}\u{1}")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1668,32 +1358,6 @@ nonisolated extension Meshchat_V1_Broadcast: SwiftProtobuf.Message, SwiftProtobu
         if let v = v {
           if hadOneofValue {try decoder.handleConflictingOneOf()}
           self.content = .data(v)
-        }
-      }()
-      case 7: try {
-        var v: Meshchat_V1_Places?
-        var hadOneofValue = false
-        if let current = self.content {
-          hadOneofValue = true
-          if case .places(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.content = .places(v)
-        }
-      }()
-      case 8: try {
-        var v: Meshchat_V1_RoomChat?
-        var hadOneofValue = false
-        if let current = self.content {
-          hadOneofValue = true
-          if case .room(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.content = .room(v)
         }
       }()
       case 9: try {
@@ -1740,14 +1404,6 @@ nonisolated extension Meshchat_V1_Broadcast: SwiftProtobuf.Message, SwiftProtobu
       guard case .data(let v)? = self.content else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
     }()
-    case .places?: try {
-      guard case .places(let v)? = self.content else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
-    }()
-    case .room?: try {
-      guard case .room(let v)? = self.content else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
-    }()
     case .channel?: try {
       guard case .channel(let v)? = self.content else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 9)
@@ -1770,7 +1426,7 @@ nonisolated extension Meshchat_V1_Broadcast: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Meshchat_V1_Sealed: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Sealed"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}identity_key\0\u{3}static_signature\0\u{3}display_name\0\u{3}sealed_at_ms\0\u{1}chat\0\u{1}receipt\0\u{1}data\0\u{1}places\0\u{1}ping\0\u{1}pong\0\u{2}\u{2}channel\0\u{b}file\0\u{c}\u{b}\u{1}")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}identity_key\0\u{3}static_signature\0\u{3}display_name\0\u{3}sealed_at_ms\0\u{1}chat\0\u{1}receipt\0\u{1}data\0\u{2}\u{2}ping\0\u{1}pong\0\u{2}\u{2}channel\0\u{b}file\0\u{b}places\0\u{c}\u{b}\u{1}\u{c}\u{8}\u{1}")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1819,19 +1475,6 @@ nonisolated extension Meshchat_V1_Sealed: SwiftProtobuf.Message, SwiftProtobuf._
         if let v = v {
           if hadOneofValue {try decoder.handleConflictingOneOf()}
           self.content = .data(v)
-        }
-      }()
-      case 8: try {
-        var v: Meshchat_V1_Places?
-        var hadOneofValue = false
-        if let current = self.content {
-          hadOneofValue = true
-          if case .places(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.content = .places(v)
         }
       }()
       case 9: try {
@@ -1907,10 +1550,6 @@ nonisolated extension Meshchat_V1_Sealed: SwiftProtobuf.Message, SwiftProtobuf._
     case .data?: try {
       guard case .data(let v)? = self.content else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
-    }()
-    case .places?: try {
-      guard case .places(let v)? = self.content else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
     }()
     case .ping?: try {
       guard case .ping(let v)? = self.content else { preconditionFailure() }
@@ -2085,529 +1724,6 @@ nonisolated extension Meshchat_V1_Receipt: SwiftProtobuf.Message, SwiftProtobuf.
 
   public static func ==(lhs: Meshchat_V1_Receipt, rhs: Meshchat_V1_Receipt) -> Bool {
     if lhs.messageIds != rhs.messageIds {return false}
-    if lhs.unknownFields != rhs.unknownFields {return false}
-    return true
-  }
-}
-
-nonisolated extension Meshchat_V1_PlaceSet: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".PlaceSet"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}count\0\u{1}south\0\u{1}west\0\u{1}north\0\u{1}east\0")
-
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
-      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.count) }()
-      case 3: try { try decoder.decodeSingularDoubleField(value: &self.south) }()
-      case 4: try { try decoder.decodeSingularDoubleField(value: &self.west) }()
-      case 5: try { try decoder.decodeSingularDoubleField(value: &self.north) }()
-      case 6: try { try decoder.decodeSingularDoubleField(value: &self.east) }()
-      default: break
-      }
-    }
-  }
-
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    if !self.name.isEmpty {
-      try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
-    }
-    if self.count != 0 {
-      try visitor.visitSingularUInt32Field(value: self.count, fieldNumber: 2)
-    }
-    if self.south.bitPattern != 0 {
-      try visitor.visitSingularDoubleField(value: self.south, fieldNumber: 3)
-    }
-    if self.west.bitPattern != 0 {
-      try visitor.visitSingularDoubleField(value: self.west, fieldNumber: 4)
-    }
-    if self.north.bitPattern != 0 {
-      try visitor.visitSingularDoubleField(value: self.north, fieldNumber: 5)
-    }
-    if self.east.bitPattern != 0 {
-      try visitor.visitSingularDoubleField(value: self.east, fieldNumber: 6)
-    }
-    try unknownFields.traverse(visitor: &visitor)
-  }
-
-  public static func ==(lhs: Meshchat_V1_PlaceSet, rhs: Meshchat_V1_PlaceSet) -> Bool {
-    if lhs.name != rhs.name {return false}
-    if lhs.count != rhs.count {return false}
-    if lhs.south != rhs.south {return false}
-    if lhs.west != rhs.west {return false}
-    if lhs.north != rhs.north {return false}
-    if lhs.east != rhs.east {return false}
-    if lhs.unknownFields != rhs.unknownFields {return false}
-    return true
-  }
-}
-
-nonisolated extension Meshchat_V1_Places: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".Places"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}query\0\u{1}answer\0\u{1}pin\0\u{1}unpin\0\u{1}pins\0")
-
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try {
-        var v: Meshchat_V1_PlaceQuery?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .query(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .query(v)
-        }
-      }()
-      case 2: try {
-        var v: Meshchat_V1_PlaceAnswer?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .answer(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .answer(v)
-        }
-      }()
-      case 3: try {
-        var v: Meshchat_V1_Pin?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .pin(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .pin(v)
-        }
-      }()
-      case 4: try {
-        var v: Meshchat_V1_PinWithdrawal?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .unpin(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .unpin(v)
-        }
-      }()
-      case 5: try {
-        var v: Meshchat_V1_PinSet?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .pins(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .pins(v)
-        }
-      }()
-      default: break
-      }
-    }
-  }
-
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    switch self.body {
-    case .query?: try {
-      guard case .query(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
-    }()
-    case .answer?: try {
-      guard case .answer(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
-    }()
-    case .pin?: try {
-      guard case .pin(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
-    }()
-    case .unpin?: try {
-      guard case .unpin(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
-    }()
-    case .pins?: try {
-      guard case .pins(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
-    }()
-    case nil: break
-    }
-    try unknownFields.traverse(visitor: &visitor)
-  }
-
-  public static func ==(lhs: Meshchat_V1_Places, rhs: Meshchat_V1_Places) -> Bool {
-    if lhs.body != rhs.body {return false}
-    if lhs.unknownFields != rhs.unknownFields {return false}
-    return true
-  }
-}
-
-nonisolated extension Meshchat_V1_PlaceQuery: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".PlaceQuery"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}query_id\0\u{1}latitude\0\u{1}longitude\0\u{3}radius_m\0\u{1}text\0\u{1}limit\0")
-
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularBytesField(value: &self.queryID) }()
-      case 2: try { try decoder.decodeSingularDoubleField(value: &self.latitude) }()
-      case 3: try { try decoder.decodeSingularDoubleField(value: &self.longitude) }()
-      case 4: try { try decoder.decodeSingularDoubleField(value: &self.radiusM) }()
-      case 5: try { try decoder.decodeSingularStringField(value: &self.text) }()
-      case 6: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
-      default: break
-      }
-    }
-  }
-
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    if !self.queryID.isEmpty {
-      try visitor.visitSingularBytesField(value: self.queryID, fieldNumber: 1)
-    }
-    if self.latitude.bitPattern != 0 {
-      try visitor.visitSingularDoubleField(value: self.latitude, fieldNumber: 2)
-    }
-    if self.longitude.bitPattern != 0 {
-      try visitor.visitSingularDoubleField(value: self.longitude, fieldNumber: 3)
-    }
-    if self.radiusM.bitPattern != 0 {
-      try visitor.visitSingularDoubleField(value: self.radiusM, fieldNumber: 4)
-    }
-    if !self.text.isEmpty {
-      try visitor.visitSingularStringField(value: self.text, fieldNumber: 5)
-    }
-    if self.limit != 0 {
-      try visitor.visitSingularUInt32Field(value: self.limit, fieldNumber: 6)
-    }
-    try unknownFields.traverse(visitor: &visitor)
-  }
-
-  public static func ==(lhs: Meshchat_V1_PlaceQuery, rhs: Meshchat_V1_PlaceQuery) -> Bool {
-    if lhs.queryID != rhs.queryID {return false}
-    if lhs.latitude != rhs.latitude {return false}
-    if lhs.longitude != rhs.longitude {return false}
-    if lhs.radiusM != rhs.radiusM {return false}
-    if lhs.text != rhs.text {return false}
-    if lhs.limit != rhs.limit {return false}
-    if lhs.unknownFields != rhs.unknownFields {return false}
-    return true
-  }
-}
-
-nonisolated extension Meshchat_V1_PlaceAnswer: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".PlaceAnswer"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}query_id\0\u{1}hits\0\u{1}total\0\u{1}refused\0")
-
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularBytesField(value: &self.queryID) }()
-      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.hits) }()
-      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.total) }()
-      case 4: try { try decoder.decodeSingularStringField(value: &self.refused) }()
-      default: break
-      }
-    }
-  }
-
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    if !self.queryID.isEmpty {
-      try visitor.visitSingularBytesField(value: self.queryID, fieldNumber: 1)
-    }
-    if !self.hits.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.hits, fieldNumber: 2)
-    }
-    if self.total != 0 {
-      try visitor.visitSingularUInt32Field(value: self.total, fieldNumber: 3)
-    }
-    if !self.refused.isEmpty {
-      try visitor.visitSingularStringField(value: self.refused, fieldNumber: 4)
-    }
-    try unknownFields.traverse(visitor: &visitor)
-  }
-
-  public static func ==(lhs: Meshchat_V1_PlaceAnswer, rhs: Meshchat_V1_PlaceAnswer) -> Bool {
-    if lhs.queryID != rhs.queryID {return false}
-    if lhs.hits != rhs.hits {return false}
-    if lhs.total != rhs.total {return false}
-    if lhs.refused != rhs.refused {return false}
-    if lhs.unknownFields != rhs.unknownFields {return false}
-    return true
-  }
-}
-
-nonisolated extension Meshchat_V1_PlaceHit: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".PlaceHit"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}latitude\0\u{1}longitude\0\u{3}place_set\0")
-
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
-      case 2: try { try decoder.decodeSingularDoubleField(value: &self.latitude) }()
-      case 3: try { try decoder.decodeSingularDoubleField(value: &self.longitude) }()
-      case 4: try { try decoder.decodeSingularStringField(value: &self.placeSet) }()
-      default: break
-      }
-    }
-  }
-
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    if !self.name.isEmpty {
-      try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
-    }
-    if self.latitude.bitPattern != 0 {
-      try visitor.visitSingularDoubleField(value: self.latitude, fieldNumber: 2)
-    }
-    if self.longitude.bitPattern != 0 {
-      try visitor.visitSingularDoubleField(value: self.longitude, fieldNumber: 3)
-    }
-    if !self.placeSet.isEmpty {
-      try visitor.visitSingularStringField(value: self.placeSet, fieldNumber: 4)
-    }
-    try unknownFields.traverse(visitor: &visitor)
-  }
-
-  public static func ==(lhs: Meshchat_V1_PlaceHit, rhs: Meshchat_V1_PlaceHit) -> Bool {
-    if lhs.name != rhs.name {return false}
-    if lhs.latitude != rhs.latitude {return false}
-    if lhs.longitude != rhs.longitude {return false}
-    if lhs.placeSet != rhs.placeSet {return false}
-    if lhs.unknownFields != rhs.unknownFields {return false}
-    return true
-  }
-}
-
-nonisolated extension Meshchat_V1_Pin: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".Pin"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}pin_id\0\u{1}latitude\0\u{1}longitude\0\u{1}label\0\u{1}note\0\u{3}created_at_ms\0\u{3}expires_at_ms\0")
-
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularBytesField(value: &self.pinID) }()
-      case 2: try { try decoder.decodeSingularDoubleField(value: &self.latitude) }()
-      case 3: try { try decoder.decodeSingularDoubleField(value: &self.longitude) }()
-      case 4: try { try decoder.decodeSingularStringField(value: &self.label) }()
-      case 5: try { try decoder.decodeSingularStringField(value: &self.note) }()
-      case 6: try { try decoder.decodeSingularInt64Field(value: &self.createdAtMs) }()
-      case 7: try { try decoder.decodeSingularInt64Field(value: &self.expiresAtMs) }()
-      default: break
-      }
-    }
-  }
-
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    if !self.pinID.isEmpty {
-      try visitor.visitSingularBytesField(value: self.pinID, fieldNumber: 1)
-    }
-    if self.latitude.bitPattern != 0 {
-      try visitor.visitSingularDoubleField(value: self.latitude, fieldNumber: 2)
-    }
-    if self.longitude.bitPattern != 0 {
-      try visitor.visitSingularDoubleField(value: self.longitude, fieldNumber: 3)
-    }
-    if !self.label.isEmpty {
-      try visitor.visitSingularStringField(value: self.label, fieldNumber: 4)
-    }
-    if !self.note.isEmpty {
-      try visitor.visitSingularStringField(value: self.note, fieldNumber: 5)
-    }
-    if self.createdAtMs != 0 {
-      try visitor.visitSingularInt64Field(value: self.createdAtMs, fieldNumber: 6)
-    }
-    if self.expiresAtMs != 0 {
-      try visitor.visitSingularInt64Field(value: self.expiresAtMs, fieldNumber: 7)
-    }
-    try unknownFields.traverse(visitor: &visitor)
-  }
-
-  public static func ==(lhs: Meshchat_V1_Pin, rhs: Meshchat_V1_Pin) -> Bool {
-    if lhs.pinID != rhs.pinID {return false}
-    if lhs.latitude != rhs.latitude {return false}
-    if lhs.longitude != rhs.longitude {return false}
-    if lhs.label != rhs.label {return false}
-    if lhs.note != rhs.note {return false}
-    if lhs.createdAtMs != rhs.createdAtMs {return false}
-    if lhs.expiresAtMs != rhs.expiresAtMs {return false}
-    if lhs.unknownFields != rhs.unknownFields {return false}
-    return true
-  }
-}
-
-nonisolated extension Meshchat_V1_PinWithdrawal: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".PinWithdrawal"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}pin_id\0")
-
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularBytesField(value: &self.pinID) }()
-      default: break
-      }
-    }
-  }
-
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    if !self.pinID.isEmpty {
-      try visitor.visitSingularBytesField(value: self.pinID, fieldNumber: 1)
-    }
-    try unknownFields.traverse(visitor: &visitor)
-  }
-
-  public static func ==(lhs: Meshchat_V1_PinWithdrawal, rhs: Meshchat_V1_PinWithdrawal) -> Bool {
-    if lhs.pinID != rhs.pinID {return false}
-    if lhs.unknownFields != rhs.unknownFields {return false}
-    return true
-  }
-}
-
-nonisolated extension Meshchat_V1_PinSet: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".PinSet"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}pins\0")
-
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.pins) }()
-      default: break
-      }
-    }
-  }
-
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    if !self.pins.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.pins, fieldNumber: 1)
-    }
-    try unknownFields.traverse(visitor: &visitor)
-  }
-
-  public static func ==(lhs: Meshchat_V1_PinSet, rhs: Meshchat_V1_PinSet) -> Bool {
-    if lhs.pins != rhs.pins {return false}
-    if lhs.unknownFields != rhs.unknownFields {return false}
-    return true
-  }
-}
-
-nonisolated extension Meshchat_V1_RoomChat: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".RoomChat"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}room_id\0\u{1}nonce\0\u{1}ciphertext\0")
-
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularBytesField(value: &self.roomID) }()
-      case 2: try { try decoder.decodeSingularBytesField(value: &self.nonce) }()
-      case 3: try { try decoder.decodeSingularBytesField(value: &self.ciphertext) }()
-      default: break
-      }
-    }
-  }
-
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    if !self.roomID.isEmpty {
-      try visitor.visitSingularBytesField(value: self.roomID, fieldNumber: 1)
-    }
-    if !self.nonce.isEmpty {
-      try visitor.visitSingularBytesField(value: self.nonce, fieldNumber: 2)
-    }
-    if !self.ciphertext.isEmpty {
-      try visitor.visitSingularBytesField(value: self.ciphertext, fieldNumber: 3)
-    }
-    try unknownFields.traverse(visitor: &visitor)
-  }
-
-  public static func ==(lhs: Meshchat_V1_RoomChat, rhs: Meshchat_V1_RoomChat) -> Bool {
-    if lhs.roomID != rhs.roomID {return false}
-    if lhs.nonce != rhs.nonce {return false}
-    if lhs.ciphertext != rhs.ciphertext {return false}
-    if lhs.unknownFields != rhs.unknownFields {return false}
-    return true
-  }
-}
-
-nonisolated extension Meshchat_V1_RoomText: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".RoomText"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}room\0\u{3}message_id\0\u{1}text\0\u{3}sent_at_ms\0")
-
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularStringField(value: &self.room) }()
-      case 2: try { try decoder.decodeSingularBytesField(value: &self.messageID) }()
-      case 3: try { try decoder.decodeSingularStringField(value: &self.text) }()
-      case 4: try { try decoder.decodeSingularInt64Field(value: &self.sentAtMs) }()
-      default: break
-      }
-    }
-  }
-
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    if !self.room.isEmpty {
-      try visitor.visitSingularStringField(value: self.room, fieldNumber: 1)
-    }
-    if !self.messageID.isEmpty {
-      try visitor.visitSingularBytesField(value: self.messageID, fieldNumber: 2)
-    }
-    if !self.text.isEmpty {
-      try visitor.visitSingularStringField(value: self.text, fieldNumber: 3)
-    }
-    if self.sentAtMs != 0 {
-      try visitor.visitSingularInt64Field(value: self.sentAtMs, fieldNumber: 4)
-    }
-    try unknownFields.traverse(visitor: &visitor)
-  }
-
-  public static func ==(lhs: Meshchat_V1_RoomText, rhs: Meshchat_V1_RoomText) -> Bool {
-    if lhs.room != rhs.room {return false}
-    if lhs.messageID != rhs.messageID {return false}
-    if lhs.text != rhs.text {return false}
-    if lhs.sentAtMs != rhs.sentAtMs {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,6 +1,6 @@
 import Foundation
-@testable import MeshLink
-import MeshWire
+@testable import MeshRooms
+import MeshSession
 import Testing
 
 /// Room keys (PROTOCOL.md §15): names normalised, keys derived from the name or a password,
@@ -24,9 +24,9 @@ struct RoomKeyTests {
         #expect(try RoomKey.normalizedName("Lunch") == "#lunch")
         #expect(try RoomKey.normalizedName("#team-a_2") == "#team-a_2")
         for bad in ["#", "", "#" + String(repeating: "a", count: 33), "#café", "#a b", "#a/b"] {
-            #expect(throws: EndToEndError.self, "\(bad)") { try RoomKey.normalizedName(bad) }
+            #expect(throws: RoomError.self, "\(bad)") { try RoomKey.normalizedName(bad) }
         }
-        #expect(throws: EndToEndError.self) { try RoomKey(name: "#x", password: String(repeating: "p", count: 257)) }
+        #expect(throws: RoomError.self) { try RoomKey(name: "#x", password: String(repeating: "p", count: 257)) }
     }
 
     @Test("keys: the same name and password give the same key and id; another password, or none, another")
@@ -50,19 +50,19 @@ struct RoomKeyTests {
         #expect(sealed.roomID == key.id && sealed.nonce.count == 12)
         #expect(try key.open(sealed, origin: Self.alice).text == "hello room")
         #expect(!sealed.ciphertext.contains(Data("hello room".utf8)), "the text is not in clear")
-        #expect(throws: EndToEndError.self) { try key.open(sealed, origin: Self.bob) }
+        #expect(throws: RoomError.self) { try key.open(sealed, origin: Self.bob) }
         let wrong = try RoomKey(name: "#lunch", password: "guess")
-        #expect(throws: EndToEndError.self) { try wrong.open(sealed, origin: Self.alice) }
+        #expect(throws: RoomError.self) { try wrong.open(sealed, origin: Self.alice) }
         var forged = sealed
         forged.roomID = wrong.id
-        #expect(throws: EndToEndError.self) { try wrong.open(forged, origin: Self.alice) }
+        #expect(throws: RoomError.self) { try wrong.open(forged, origin: Self.alice) }
         var flipped = sealed
         flipped.ciphertext[flipped.ciphertext.startIndex] ^= 1
-        #expect(throws: EndToEndError.self) { try key.open(flipped, origin: Self.alice) }
+        #expect(throws: RoomError.self) { try key.open(flipped, origin: Self.alice) }
         let misnamed = key.seal(Self.line("#dinner"), origin: Self.alice)
-        #expect(throws: EndToEndError.self) { try key.open(misnamed, origin: Self.alice) }
+        #expect(throws: RoomError.self) { try key.open(misnamed, origin: Self.alice) }
         var short = sealed
         short.nonce = Data([1])
-        #expect(throws: EndToEndError.self) { try key.open(short, origin: Self.alice) }
+        #expect(throws: RoomError.self) { try key.open(short, origin: Self.alice) }
     }
 }

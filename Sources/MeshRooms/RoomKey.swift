@@ -1,7 +1,8 @@
 import Crypto
 import CryptoExtras
 import struct Foundation.Data
-import MeshWire
+import MeshSession
+import SwiftProtobuf
 
 /// The key of a room (PROTOCOL.md §15): lines to the room are encrypted with it, so only those
 /// who know the room's name, and its password when it has one, can read them.
@@ -34,13 +35,13 @@ public struct RoomKey: Sendable, Hashable {
     /// - Parameters:
     ///   - name: the room's name, with or without `#`, any case (normalised by ``normalizedName(_:)``).
     ///   - password: the password, or `nil` for a room anyone who knows the name may read.
-    /// - Throws: ``EndToEndError`` `invalidRoom` naming what was wrong with the name or password.
-    public init(name: String, password: String? = nil) throws(EndToEndError) {
+    /// - Throws: ``RoomError`` naming what was wrong with the name or password.
+    public init(name: String, password: String? = nil) throws(RoomError) {
         let normalized = try Self.normalizedName(name)
         var material: Data
         if let password {
             guard Self.passwordBytes.contains(password.utf8.count) else {
-                throw .invalidRoom("a room password is 1 to 256 bytes, got \(password.utf8.count)")
+                throw RoomError("a room password is 1 to 256 bytes, got \(password.utf8.count)")
             }
             do {
                 let key = try KDF.Scrypt.deriveKey(from: Array(password.utf8), salt: Array("meshchat room v1\(normalized)".utf8),
@@ -48,7 +49,7 @@ public struct RoomKey: Sendable, Hashable {
                                                    parallelism: 1)
                 material = key.withUnsafeBytes { Data($0) }
             } catch {
-                throw .invalidRoom("deriving the room key failed: \(error)")
+                throw RoomError("deriving the room key failed: \(error)")
             }
         } else {
             material = Data(SHA256.hash(data: Data("meshchat public room v1\(normalized)".utf8)))
@@ -64,9 +65,9 @@ public struct RoomKey: Sendable, Hashable {
     ///   - name: the normalised name.
     ///   - key: the 32-byte key.
     ///   - hasPassword: whether it came from a password.
-    /// - Throws: ``EndToEndError`` `invalidRoom` when the name or key size is wrong.
-    public init(name: String, key: Data, hasPassword: Bool) throws(EndToEndError) {
-        guard key.count == 32 else { throw .invalidRoom("a room key has 32 bytes, got \(key.count)") }
+    /// - Throws: ``RoomError`` when the name or key size is wrong.
+    public init(name: String, key: Data, hasPassword: Bool) throws(RoomError) {
+        guard key.count == 32 else { throw RoomError("a room key has 32 bytes, got \(key.count)") }
         self.name = try Self.normalizedName(name)
         self.key = key
         self.hasPassword = hasPassword
@@ -80,12 +81,12 @@ public struct RoomKey: Sendable, Hashable {
     /// A room name as §15.1 has it: lower case, with a leading `#`, 1–32 characters of `a-z 0-9 - _` after it.
     /// - Parameter name: what the user typed (`#Lunch`, `lunch`).
     /// - Returns: the normalised name (`#lunch`).
-    /// - Throws: ``EndToEndError`` `invalidRoom` naming the rule broken.
-    public static func normalizedName(_ name: String) throws(EndToEndError) -> String {
+    /// - Throws: ``RoomError`` naming the rule broken.
+    public static func normalizedName(_ name: String) throws(RoomError) -> String {
         let bare = (name.hasPrefix("#") ? String(name.dropFirst()) : name).lowercased()
-        guard (1...32).contains(bare.count) else { throw .invalidRoom("a room name has 1 to 32 characters after #, \"\(name.prefix(40))\" has \(bare.count)") }
+        guard (1...32).contains(bare.count) else { throw RoomError("a room name has 1 to 32 characters after #, \"\(name.prefix(40))\" has \(bare.count)") }
         guard bare.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "_" }) else {
-            throw .invalidRoom("room name \"\(name.prefix(40))\" may hold only a-z, 0-9, - and _")
+            throw RoomError("room name \"\(name.prefix(40))\" may hold only a-z, 0-9, - and _")
         }
         return "#" + bare
     }
@@ -104,7 +105,8 @@ public struct RoomKey: Sendable, Hashable {
         var chat = RoomChatPayload()
         chat.roomID = id
         // Sealing with a valid key and nonce cannot fail.
-        let box = try! ChaChaPoly.seal(text.serialized, using: SymmetricKey(data: key), nonce: nonce,
+        // Serializing a message built in Swift cannot fail either.
+        let box = try! ChaChaPoly.seal(try! text.serializedData(), using: SymmetricKey(data: key), nonce: nonce,
                                        authenticating: Self.aad(origin))
         chat.nonce = Data(nonce)
         chat.ciphertext = Data(box.ciphertext) + Data(box.tag)
@@ -116,11 +118,11 @@ public struct RoomKey: Sendable, Hashable {
     ///   - chat: the `RoomChat` (its `room_id` must be this room's).
     ///   - origin: the node that signed the broadcast.
     /// - Returns: the plaintext.
-    /// - Throws: ``EndToEndError`` `invalidRoom` when it is not this room's, is malformed, or does not open.
-    public func open(_ chat: RoomChatPayload, origin: NodeID) throws(EndToEndError) -> RoomTextPayload {
-        guard chat.roomID == id else { throw .invalidRoom("the line is for another room") }
+    /// - Throws: ``RoomError`` when it is not this room's, is malformed, or does not open.
+    public func open(_ chat: RoomChatPayload, origin: NodeID) throws(RoomError) -> RoomTextPayload {
+        guard chat.roomID == id else { throw RoomError("the line is for another room") }
         guard chat.nonce.count == 12, chat.ciphertext.count >= 16 else {
-            throw .invalidRoom("a room line has a \(chat.nonce.count)-byte nonce and \(chat.ciphertext.count) bytes of ciphertext")
+            throw RoomError("a room line has a \(chat.nonce.count)-byte nonce and \(chat.ciphertext.count) bytes of ciphertext")
         }
         let plaintext: Data
         do {
@@ -128,15 +130,15 @@ public struct RoomKey: Sendable, Hashable {
                                                tag: chat.ciphertext.suffix(16))
             plaintext = try ChaChaPoly.open(box, using: SymmetricKey(data: key), authenticating: Self.aad(origin))
         } catch {
-            throw .invalidRoom("a line for \(name) does not decrypt (altered, or re-sent by another node)")
+            throw RoomError("a line for \(name) does not decrypt (altered, or re-sent by another node)")
         }
         let text: RoomTextPayload
         do {
-            text = try RoomTextPayload(decoding: plaintext, what: "room text")
+            text = try RoomTextPayload(serializedBytes: plaintext)
         } catch {
-            throw .invalidRoom("a line for \(name) decrypts to a malformed message: \(error)")
+            throw RoomError("a line for \(name) decrypts to a malformed message: \(error)")
         }
-        guard text.room == name else { throw .invalidRoom("a line with this room's key names another room (\(text.room.prefix(40)))") }
+        guard text.room == name else { throw RoomError("a line with this room's key names another room (\(text.room.prefix(40)))") }
         return text
     }
 
