@@ -24,8 +24,8 @@ let package = Package(
         .library(name: "MeshNoise", targets: ["MeshNoise"]),
         .library(name: "MeshWire", targets: ["MeshWire"]),
         .library(name: "MeshDiscovery", targets: ["MeshDiscovery"]),
-        .library(name: "MeshMessaging", targets: ["MeshMessaging"]),
         .library(name: "MeshChat", targets: ["MeshChat"]),
+        .library(name: "MeshFiles", targets: ["MeshFiles"]),
         .library(name: "MeshStore", targets: ["MeshStore"]),
         .library(name: "Places", targets: ["Places"]),
         .library(name: "MeshPlaces", targets: ["MeshPlaces"]),
@@ -106,21 +106,14 @@ let package = Package(
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
         ),
+        // Files for the chat (`/send`, PROTOCOL.md §16.6): session resources, stored under safe names.
+        .target(name: "MeshFiles", dependencies: ["MeshSession", .product(name: "Logging", package: "swift-log")]),
         // Persistent outbox, inbound ordering and chat history in SQLite (GRDB); no networking.
         .target(
             name: "MeshStore",
             dependencies: [
                 "MeshCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
-            ]
-        ),
-        // Chat over a session with an outbox, receipts and history on disk (PROTOCOL.md §13.7–§13.9).
-        .target(
-            name: "MeshMessaging",
-            dependencies: [
-                "MeshSession", "MeshStore", "MeshTransport", "MeshWire", "MeshLink", "MeshRooms",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // The chat application on channel 1 (PROTOCOL.md §17): lines, private lines, receipts, outbox,
@@ -161,7 +154,7 @@ let package = Package(
         .target(
             name: "MeshChatKit",
             dependencies: [
-                "MeshSession", "MeshDiscovery", "MeshMessaging", "MeshChat", "MeshStore", "MeshPlaces", "MeshRooms", "Places", "MeshLink", "MeshTransport",
+                "MeshSession", "MeshDiscovery", "MeshChat", "MeshFiles", "MeshStore", "MeshPlaces", "MeshRooms", "Places", "MeshLink", "MeshTransport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]
@@ -169,7 +162,7 @@ let package = Package(
         .executableTarget(
             name: "meshchat",
             dependencies: [
-                "MeshChatKit", "MeshSession", "MeshTransport", "MeshDiscovery", "MeshMessaging", "MeshChat", "MeshStore", "MeshPlaces", "Places",
+                "MeshChatKit", "MeshSession", "MeshTransport", "MeshDiscovery", "MeshChat", "MeshFiles", "MeshStore", "MeshPlaces", "Places",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -180,7 +173,7 @@ let package = Package(
             name: "meshbench",
             dependencies: [
                 "MeshSession", "MeshTransport", "MeshLink", "MeshNoise", "MeshWire",
-                "MeshRouting", "MeshTestSupport", "MeshMessaging", "MeshChat", "MeshStore", "Places",
+                "MeshRouting", "MeshTestSupport", "MeshChat", "MeshStore", "Places",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -235,9 +228,11 @@ let package = Package(
         .testTarget(
             name: "MeshSessionTests",
             dependencies: [
-                "MeshSession", "MeshTransport", "MeshLink", "MeshWire", "MeshTestSupport",
+                "MeshSession", "MeshTransport", "MeshLink", "MeshWire", "MeshTestSupport", "MeshFiles",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
         ),
         .testTarget(
@@ -248,15 +243,7 @@ let package = Package(
             name: "MeshStoreTests",
             dependencies: ["MeshStore", "MeshCore", "MeshTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        .testTarget(name: "MeshChatKitTests", dependencies: ["MeshChatKit", "MeshSession", "MeshTestSupport"]),
-        .testTarget(
-            name: "MeshMessagingTests",
-            dependencies: [
-                "MeshMessaging", "MeshSession", "MeshLink", "MeshWire", "MeshStore",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
+        .testTarget(name: "MeshChatKitTests", dependencies: ["MeshChatKit", "MeshChat", "MeshFiles", "MeshSession", "MeshTestSupport"]),
         .testTarget(
             name: "MeshChatTests",
             dependencies: [
@@ -281,7 +268,7 @@ let package = Package(
         .target(
             name: "MeshFuzz",
             dependencies: [
-                "MeshWire", "MeshLink", "MeshRouting", "MeshDiscovery", "MeshSession", "MeshMessaging", "MeshChat",
+                "MeshWire", "MeshLink", "MeshRouting", "MeshDiscovery", "MeshSession", "MeshChat", "MeshFiles",
                 "MeshPlaces", "MeshRooms", "Places", "MeshChatKit",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),

@@ -1,5 +1,5 @@
 import Foundation
-import MeshMessaging
+import MeshFiles
 import MeshSession
 
 extension ChatFront {

@@ -1,10 +1,10 @@
 import Foundation
 import Logging
 import MeshChat
-import MeshMessaging
 import MeshPlaces
 import MeshSession
 import MeshStore
+import MeshFiles
 
 /// The line-mode chat loop: reads user lines, runs commands, and shows session events.
 ///
@@ -145,7 +145,7 @@ public struct ChatFront: Sendable {
                     if await self.handle(line) == .quit { break }
                 }
                 if !self.options.keepRunningAfterInput {
-                    await self.files?.cancelAll()
+                    // Files still on their way stay with the session, on disk: they resume at the next start.
                     await session.disconnect()
                 }
                 return .other
@@ -411,7 +411,6 @@ public struct ChatFront: Sendable {
             case .session(let event):
                 show(event)
                 for change in await places.handle(event) { await show(change) }
-                await files?.handle(event)
             case .message(let message):
                 var isPrivate = false
                 var room: RoomRef?
@@ -469,8 +468,6 @@ public struct ChatFront: Sendable {
             book.note(peer)
             if memory.lastPrivateSender?.id == peer.id { memory.lastPrivateSender = peer }
             emit(.nick(peer, previous: previous, isMe: false))
-        case .file:
-            break
         }
     }
 

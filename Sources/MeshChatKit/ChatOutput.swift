@@ -1,9 +1,10 @@
 import Foundation
-import MeshMessaging
+import MeshChat
 import MeshPlaces
 import MeshSession
 import MeshStore
 import Places
+import MeshFiles
 
 /// What the chat front shows, as values: the renderers turn each into a JSON line or text.
 public enum ChatOutput: Sendable {

@@ -1,4 +1,4 @@
-import MeshMessaging
+import MeshFiles
 import MeshSession
 
 /// How file transfer events (PROTOCOL.md §16) look: JSON events `fileOffered`, `fileProgress`,

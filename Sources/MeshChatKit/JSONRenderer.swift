@@ -1,9 +1,10 @@
 import Foundation
-import MeshMessaging
+import MeshChat
 import MeshPlaces
 import MeshSession
 import MeshStore
 import Places
+import MeshFiles
 
 /// Renders ``ChatOutput`` as one JSON object per line (`--json`); the README documents each event.
 /// Every object starts with its `"event"` key.

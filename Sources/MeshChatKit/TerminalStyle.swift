@@ -2,6 +2,7 @@ import Foundation
 import MeshPlaces
 import MeshSession
 import MeshStore
+import MeshFiles
 
 /// How ``ChatOutput`` looks in an interactive terminal: time stamps, peers in their colours,
 /// private lines, notices and errors set apart, and my own lines with delivery marks (pure;

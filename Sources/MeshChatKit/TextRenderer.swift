@@ -1,9 +1,10 @@
 import Foundation
-import MeshMessaging
+import MeshChat
 import MeshPlaces
 import MeshSession
 import MeshStore
 import Places
+import MeshFiles
 
 /// Renders ``ChatOutput`` as plain lines for people.
 public struct TextRenderer: Sendable {

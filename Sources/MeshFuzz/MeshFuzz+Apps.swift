@@ -1,7 +1,8 @@
 import struct Foundation.Data
 import struct Foundation.Date
 import MeshLink
-import MeshMessaging
+import MeshChat
+import MeshFiles
 import MeshPlaces
 import MeshRooms
 import MeshSession
@@ -56,21 +57,28 @@ extension MeshFuzz {
                      "a pin does not survive a round trip")
     }
 
-    /// A file transfer message (§16) against a receiver of a valid offer and a sender of one; a
-    /// hostile offer is validated and, when valid, accepted.
+    /// A resource message (§16, channel 17; the file corpus: same field numbers) against a receiver
+    /// of a valid offer, a receiver restored from a partial state, and a sender of one (whose
+    /// receiver restarted once); a hostile offer is validated and, when valid, accepted.
     @Sendable static func fuzzFiles(_ bytes: [UInt8]) {
-        guard let message = try? FileTransferPayload(decoding: Data(bytes), what: "file transfer") else { return }
-        let id = FileTransferID(bytes: message.transferID) ?? FileTransferID.random()
-        let offer = FileOffer(name: "a.bin", size: 100_000, sha256: Data(repeating: 1, count: 32), chunkSize: 1_024)
+        guard let message = try? ResourceMessagePayload(decoding: Data(bytes), what: "resource message") else { return }
+        let id = ResourceID(bytes: message.transferID) ?? ResourceID.random()
+        let offer = ResourceOffer(name: "a.bin", size: 100_000, sha256: Data(repeating: 1, count: 32), chunkSize: 1_024)
         let now = ContinuousClock.now
-        var receiver = FileReceiveStateMachine(id: id, offer: offer, now: now)
+        var receiver = ResourceReceiveStateMachine(id: id, offer: offer, incarnation: 7, now: now)
         _ = receiver.accept()
-        var sender = FileSendStateMachine(id: id, offer: offer)
+        var restored = ResourceReceiveStateMachine(restoring: id, offer: offer, next: 40, stored: [41, 45, 200], incarnation: 9, now: now)
+        _ = restored.resume()
+        var sender = ResourceSendStateMachine(id: id, offer: offer)
         _ = sender.start(now: now)
+        var first = ResourceAckPayload()
+        first.next = 50
+        first.incarnation = 1
+        _ = sender.receivedAck(first, now: now)
         switch message.body {
         case .offer(let payload):
-            guard let hostile = try? FileOffer(validating: payload) else { return }
-            var machine = FileReceiveStateMachine(id: id, offer: hostile, now: now)
+            guard let hostile = try? ResourceOffer(validating: payload) else { return }
+            var machine = ResourceReceiveStateMachine(id: id, offer: hostile, incarnation: 3, now: now)
             _ = machine.accept()
             for index in [0, hostile.chunkCount - 1, hostile.chunkCount] {
                 _ = machine.receivedChunk(index: index, length: index < hostile.chunkCount ? hostile.length(ofChunk: max(0, index)) : 0, now: now)
@@ -78,6 +86,7 @@ extension MeshFuzz {
         case .chunk(let chunk):
             _ = receiver.receivedChunk(index: Int(chunk.index), length: chunk.data.count, now: now)
             _ = receiver.receivedChunk(index: Int(chunk.index), length: chunk.data.count, now: now)
+            _ = restored.receivedChunk(index: Int(chunk.index), length: chunk.data.count, now: now)
         case .ack(let ack):
             _ = sender.receivedAck(ack, now: now)
             _ = sender.receivedAck(ack, now: now)
@@ -86,11 +95,13 @@ extension MeshFuzz {
         case .cancel(let cancel):
             _ = sender.receivedCancel(cancel)
             _ = receiver.receivedCancel(cancel)
+            _ = restored.receivedCancel(cancel)
         case nil:
             return
         }
         _ = sender.timerFired(now: now + .seconds(3600))
         _ = receiver.timerFired(now: now + .seconds(3600))
+        _ = restored.timerFired(now: now + .seconds(3600))
     }
 
     /// Room lines (§15): a channel 2 message is a line or dropped; hostile ciphertext is refused; a

@@ -29,7 +29,7 @@ public enum MeshFuzz {
         Target(name: "sealed", summary: "sealed contents to this node, validly sealed (§13.6), and raw sealed bytes", run: fuzzSealed),
         Target(name: "places", summary: "places messages: lookups, answers, pins, catch-ups (§14)", run: fuzzPlaces),
         Target(name: "pins", summary: "one pin (§14.4), round-tripped", run: fuzzPins),
-        Target(name: "files", summary: "file transfer messages against both state machines (§16)", run: fuzzFiles),
+        Target(name: "files", summary: "resource messages against both state machines, fresh and restored (§16)", run: fuzzFiles),
         Target(name: "chat", summary: "chat channel payloads: lines, private lines, receipts (§17), round-tripped", run: fuzzChat),
         Target(name: "streams", summary: "stream packets against an opener and a reader (§18), round-tripped", run: fuzzStreams),
         Target(name: "rooms", summary: "room lines and room names (§15)", run: fuzzRooms),

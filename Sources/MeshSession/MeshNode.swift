@@ -537,17 +537,17 @@ package final class MeshNode: Sendable {
             logger.notice("dropped a sealed packet", metadata: ["mesh.origin": "\(header.origin.shortHex)", "error": "\(error)"])
             return nil
         }
-        // Data and file messages (§16) have nothing else to recognise a replay by once the duplicate
-        // cache forgot its packet id; places have their own ids, and a channel applies its own replay window (§13.12:
-        // the chat's lines are deduplicated by message id on disk, so a laptop whose clock is far off still chats).
+        // Data messages have nothing else to recognise a replay by once the duplicate cache forgot
+        // its packet id; a channel applies its own replay window (§13.12: the chat's lines are
+        // deduplicated by message id on disk, so a laptop whose clock is far off still chats).
         let skew = Self.skew(plaintext.sealedAtMs)
         var heldToClock = false
         switch plaintext.content {
-        case .data?, .file?: heldToClock = true
+        case .data?: heldToClock = true
         default: break
         }
         if heldToClock, skew > Self.freshness {
-            logger.notice("dropped sealed data or a file message: its clock differs from ours by more than \(Self.freshness) (a replay, or a clock far off)",
+            logger.notice("dropped sealed data: its clock differs from ours by more than \(Self.freshness) (a replay, or a clock far off)",
                           metadata: ["mesh.origin": "\(header.origin.shortHex)"])
             return nil
         }
@@ -561,8 +561,6 @@ package final class MeshNode: Sendable {
         switch plaintext.content {
         case .data(let data):
             return .received(ReceivedMessage(sender: sender, mode: .reliable, content: .data(data.payload), hops: hops, isPrivate: true))
-        case .file(let file):
-            return .file(file, from: sender, hops: hops)
         case .ping, .pong, .channel:
             return nil
         case nil:

@@ -29,6 +29,9 @@ public struct LocalPeer: Sendable, CustomStringConvertible {
     public let peerID: PeerID
     /// The long-term keys.
     public let identity: LocalIdentity
+    /// The data directory the keys were loaded from, when they were (the default home of the
+    /// session's resource directory, ``ResourceConfiguration/directory``).
+    public let dataDirectory: String?
 
     /// Loads (or creates, the first time) the keys in `dataDirectory` and names this node.
     /// - Parameters:
@@ -37,17 +40,19 @@ public struct LocalPeer: Sendable, CustomStringConvertible {
     /// - Throws: ``SessionError`` for an invalid name or a key file that cannot be read or written.
     public init(displayName: String, dataDirectory: String) throws(SessionError) {
         let identity = try IdentityStore(directory: dataDirectory).loadOrCreate()
-        try self.init(displayName: displayName, identity: identity)
+        try self.init(displayName: displayName, identity: identity, dataDirectory: dataDirectory)
     }
 
     /// Names a node with keys held in memory (tests, embedding apps with their own storage).
     /// - Parameters:
     ///   - displayName: 1–63 bytes of UTF-8.
     ///   - identity: the keys.
+    ///   - dataDirectory: the node's data directory, if it has one (resources are kept under it).
     /// - Throws: ``SessionError`` `invalidDisplayName`.
-    public init(displayName: String, identity: LocalIdentity) throws(SessionError) {
+    public init(displayName: String, identity: LocalIdentity, dataDirectory: String? = nil) throws(SessionError) {
         self.peerID = try PeerID(checking: displayName, for: identity.nodeID)
         self.identity = identity
+        self.dataDirectory = dataDirectory
     }
 
     /// The same node under another display name (the keys, and so the id, stay).
@@ -55,7 +60,7 @@ public struct LocalPeer: Sendable, CustomStringConvertible {
     /// - Returns: the renamed node.
     /// - Throws: ``SessionError`` `invalidDisplayName`.
     public func renamed(to displayName: String) throws(SessionError) -> LocalPeer {
-        try LocalPeer(displayName: displayName, identity: identity)
+        try LocalPeer(displayName: displayName, identity: identity, dataDirectory: dataDirectory)
     }
 
     /// The peer id; keys are never printed.

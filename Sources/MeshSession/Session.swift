@@ -50,6 +50,8 @@ public final class Session: Sendable {
         public var transport = TCPTransport.Settings()
         /// Mesh routing settings: hop limit, advert timers, cache bounds (PROTOCOL.md §13).
         public var routing = RoutingConfiguration()
+        /// Resources (PROTOCOL.md §16): where transfers are kept, and what offers are accepted.
+        public var resources = ResourceConfiguration()
         /// The event loops to run the sockets on; `nil` uses the process-wide group
         /// (SwiftNIO's singleton). The session never shuts a group down.
         public var eventLoopGroup: (any EventLoopGroup)?
@@ -107,6 +109,8 @@ public final class Session: Sendable {
     let meshTimer = NIOLockedValueBox<(due: Duration, task: Scheduled<Void>)?>(nil)
     /// The event loop that runs the router's timer.
     let timerLoop: any EventLoop
+    /// The resource shell (PROTOCOL.md §16), run by ``run()``.
+    let resourceShell: ResourceTransfers
 
     enum Command: Sendable {
         case accepted(LinkChannel)
@@ -143,6 +147,8 @@ public final class Session: Sendable {
         self.timerLoop = group.next()
         self.mesh = MeshNode(peer: peer, configuration: configuration.routing, logger: logger)
         (self.commands, self.commandSink) = AsyncStream.makeStream(of: Command.self, bufferingPolicy: .bufferingOldest(4096))
+        self.resourceShell = ResourceTransfers(directory: configuration.resources.directory ?? peer.dataDirectory.map { $0 + "/resources" },
+                                               configuration: configuration.resources, logger: logger)
         installStreams()
     }
 
@@ -265,6 +271,7 @@ public final class Session: Sendable {
         let transport = makeTransport()
         await withDiscardingTaskGroup { group in
             let sink = commandSink
+            group.addTask { await self.resourceShell.run(session: self) }
             group.addTask {
                 do {
                     try await sockets.server.executeThenClose { inbound in

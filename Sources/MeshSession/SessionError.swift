@@ -33,6 +33,10 @@ public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
         case streamRefused
         /// A stream name over 255 bytes, or stream limits out of range (PROTOCOL.md §18.7).
         case invalidStream
+        /// Resources are off: no resource directory (``ResourceConfiguration/directory``).
+        case resourcesUnavailable
+        /// A resource cannot be sent: the file, its name, or a limit (PROTOCOL.md §16).
+        case invalidResource
     }
 
     /// What kind of error this is.
@@ -84,6 +88,10 @@ public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
         .init(.streamRefused, "\(peer) did not accept the stream: \(error.code): \(error.reason)")
     }
     @inline(never) static func invalidStream(_ why: String) -> SessionError { .init(.invalidStream, why) }
+    @inline(never) static func resourcesUnavailable() -> SessionError {
+        .init(.resourcesUnavailable, "resources are off: set Session.Configuration.resources.directory, or give the LocalPeer a data directory")
+    }
+    @inline(never) static func invalidResource(_ why: String) -> SessionError { .init(.invalidResource, why) }
     @inline(never) static func invalidAddress(_ text: String, _ why: String) -> SessionError {
         .init(.invalidAddress, "invalid address \"\(text)\": \(why)")
     }

@@ -169,9 +169,6 @@ public enum SessionEvent: Sendable {
     /// link's handshake, names it differently than before (PROTOCOL.md §13.2.3). `peer` carries
     /// the new name.
     case peerRenamed(PeerID, previousName: String)
-    /// A message of a file transfer arrived, sealed to this node (PROTOCOL.md §16). Its fields
-    /// are untrusted: the file transfer layer validates them.
-    case file(FileTransferPayload, from: PeerID, hops: Int)
 }
 
 /// Why an invitation this node made did not connect.

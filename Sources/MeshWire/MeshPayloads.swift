@@ -44,18 +44,6 @@ extension Meshchat_V1_Envelope {
     }
 }
 
-/// §16 one message of a file transfer, sealed end to end.
-public typealias FileTransferPayload = Meshchat_V1_FileTransfer
-/// §16.2 a file offer.
-public typealias FileOfferPayload = Meshchat_V1_FileOffer
-/// §16.3 one chunk of a file.
-public typealias FileChunkPayload = Meshchat_V1_FileChunk
-/// §16.4 a file transfer acknowledgement.
-public typealias FileAckPayload = Meshchat_V1_FileAck
-/// §16.5 a verified, stored file.
-public typealias FileDonePayload = Meshchat_V1_FileDone
-/// §16.5 a refused or abandoned file transfer.
-public typealias FileCancelPayload = Meshchat_V1_FileCancel
 /// One message of an application channel, inside a broadcast or a sealed packet (§13.12).
 public typealias ChannelMessagePayload = Meshchat_V1_ChannelMessage
 /// A node's attachment for one application channel, carried in its signed advert (§13.12).

@@ -6,6 +6,7 @@ import MeshChat
 import MeshPlaces
 import MeshSession
 import MeshStore
+import MeshFiles
 
 /// A node started from the settings, the same way for the chat and for `meshchat send`: the
 /// data directory's lock first, then the identity, the message store, the place data, the
@@ -46,6 +47,11 @@ struct ChatNode: Sendable {
         let store = try MessageStore(path: directory + "/messages.sqlite")
         let local = try PlacesLoading.load(settings.places, logger: logger)
         var configuration = Session.Configuration()
+        // `/send` is a resource (PROTOCOL.md §16); the chat answers each offer (FileTransfers).
+        configuration.resources.acceptPolicy = FileTransfers.acceptPolicy
+        configuration.resources.maxIncomingSize = FileTransferLimits.maxFileSize
+        configuration.resources.maxIncomingPerPeer = FileTransferLimits.maxTransfersPerPeer
+        configuration.resources.maxIncoming = FileTransferLimits.maxIncomingTransfers
         configuration.port = settings.port
         configuration.serviceType = settings.service
         configuration.routing.hopLimit = UInt8(settings.hopLimit)

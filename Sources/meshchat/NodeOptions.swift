@@ -3,8 +3,9 @@ import Foundation
 import Logging
 import MeshChatKit
 import MeshDiscovery
-import MeshMessaging
+import MeshChat
 import Places
+import MeshFiles
 
 /// The options that start a node, shared by the chat and `meshchat send`: each is optional so
 /// that a setting left out on the command line comes from the configuration file, and one left

@@ -3,7 +3,7 @@ import Foundation
 import Logging
 import MeshChatKit
 import MeshChat
-import MeshMessaging
+import MeshFiles
 import MeshSession
 import MeshStore
 import MeshTransport

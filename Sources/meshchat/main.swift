@@ -3,12 +3,13 @@ import Foundation
 import Logging
 import MeshChatKit
 import MeshDiscovery
-import MeshMessaging
+import MeshChat
 import MeshPlaces
 import MeshSession
 import MeshStore
 import MeshTransport
 import NIOPosix
+import MeshFiles
 
 /// `meshchat`: peer-to-peer encrypted chat for the terminal and for scripts.
 struct MeshChat: AsyncParsableCommand {

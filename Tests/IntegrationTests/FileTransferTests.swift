@@ -88,7 +88,9 @@ struct FileTransferTests {
         let content = try Self.randomFile(source, bytes: 32 * 1024 * 1024)
         alice.send("/send @carol \(source)")
         let id = try #require(JSONLine(try await alice.waitForEvent("\"event\":\"fileOffered\""))?.string("id"))
-        try await Self.waitForPartialFile(in: downloads)
+        // Partial files live in the session's resource directory (PROTOCOL.md §16.4.2), not in downloads.
+        try await Self.waitForPartialFile(in: directory.appending("carol") + "/resources/incoming")
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: downloads)) ?? []).isEmpty, "no partial file in downloads")
         bob.kill9()
         _ = try await bob.waitForExit()
         try await alice.waitForEvent("\"event\":\"unreachable\"", "\"name\":\"carol\"")
@@ -107,6 +109,63 @@ struct FileTransferTests {
         // ... and that it went on.
         #expect(alice.output.contains { $0.contains("\"event\":\"fileResumed\"") && $0.contains(id) })
         #expect(carol.output.contains { $0.contains("\"event\":\"fileResumed\"") && $0.contains(id) })
+        try await PlacesMeshTests.stop(alice, bob, carol)
+    }
+
+    @Test("a transfer survives its receiver killed with SIGKILL and started again on the same data directory: both say paused, carol reports the transfer again, and it resumes and arrives whole under the same id")
+    func survivesReceiverRestart() async throws {
+        let directory = TemporaryDirectory()
+        let (line, downloads) = try await Self.line(directory)
+        var carol = line.carol
+        let (alice, bob) = (line.alice, line.bob)
+        let source = directory.appending("big.bin")
+        let content = try Self.randomFile(source, bytes: 32 * 1024 * 1024)
+        alice.send("/send @carol \(source)")
+        let id = try #require(JSONLine(try await alice.waitForEvent("\"event\":\"fileOffered\""))?.string("id"))
+        try await Self.waitForPartialFile(in: directory.appending("carol") + "/resources/incoming")
+        carol.kill9()
+        _ = try await carol.waitForExit()
+        #expect(!carol.output.contains { $0.contains("\"event\":\"fileReceived\"") }, "the transfer ended before carol died")
+        try await alice.waitForEvent("\"event\":\"filePaused\"", id)
+
+        carol = try ChatProcess.local("carol", directory, ["--connect", "127.0.0.1:\(line.bobPort)", "--downloads", downloads])
+        try await carol.waitForEvent("\"event\":\"fileOffered\"", id, "\"direction\":\"incoming\"")
+        try await carol.waitForEvent("\"event\":\"filePaused\"", id)
+        let received = try #require(JSONLine(try await carol.waitForEvent("\"event\":\"fileReceived\"", id, timeout: .seconds(120))))
+        try await alice.waitForEvent("\"event\":\"fileSent\"", id, timeout: .seconds(30))
+        #expect(received.string("sha256") == Self.hex(content))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: try #require(received.string("path")))) == content)
+        #expect(carol.output.contains { $0.contains("\"event\":\"fileResumed\"") && $0.contains(id) })
+        #expect(alice.output.contains { $0.contains("\"event\":\"fileResumed\"") && $0.contains(id) })
+        #expect(!alice.output.contains { $0.contains("\"event\":\"fileFailed\"") })
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.appending("carol") + "/resources/incoming").isEmpty)
+        try await PlacesMeshTests.stop(alice, bob, carol)
+    }
+
+    @Test("a transfer survives its sender killed with SIGKILL and started again on the same data directory: carol says paused and resumed, alice reports the transfer again and finishes it from what carol holds")
+    func survivesSenderRestart() async throws {
+        let directory = TemporaryDirectory()
+        let (line, downloads) = try await Self.line(directory)
+        var alice = line.alice
+        let (bob, carol) = (line.bob, line.carol)
+        let source = directory.appending("big.bin")
+        let content = try Self.randomFile(source, bytes: 32 * 1024 * 1024)
+        alice.send("/send @carol \(source)")
+        let id = try #require(JSONLine(try await alice.waitForEvent("\"event\":\"fileOffered\""))?.string("id"))
+        try await Self.waitForPartialFile(in: directory.appending("carol") + "/resources/incoming")
+        alice.kill9()
+        _ = try await alice.waitForExit()
+        try await carol.waitForEvent("\"event\":\"filePaused\"", id)
+
+        alice = try ChatProcess.local("alice", directory, ["--connect", "127.0.0.1:\(line.bobPort)"])
+        try await alice.waitForEvent("\"event\":\"fileOffered\"", id, "\"direction\":\"outgoing\"")
+        try await alice.waitForEvent("\"event\":\"fileSent\"", id, timeout: .seconds(120))
+        let received = try #require(JSONLine(try await carol.waitForEvent("\"event\":\"fileReceived\"", id, timeout: .seconds(30))))
+        #expect(received.string("path") == downloads + "/big.bin")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: downloads + "/big.bin")) == content)
+        #expect(carol.output.contains { $0.contains("\"event\":\"fileResumed\"") && $0.contains(id) })
+        #expect(!carol.output.contains { $0.contains("\"event\":\"fileFailed\"") })
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.appending("alice") + "/resources/outgoing").isEmpty)
         try await PlacesMeshTests.stop(alice, bob, carol)
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 @testable import MeshChatKit
-import MeshMessaging
+import MeshFiles
+import MeshChat
 import MeshPlaces
 import MeshSession
 import MeshStore

@@ -38,12 +38,6 @@ struct AppVectorTests {
         return plaintext
     }
 
-    func fileMessage(_ name: String) throws -> FileTransferPayload.OneOf_Body? {
-        guard case .file(let file)? = try opened(name).content else { return nil }
-        #expect(file.transferID == AppVector.transferID)
-        return file.body
-    }
-
     @Test("apps.json is what the fixed keys produce, byte for byte")
     func fileMatches() throws {
         #expect(try Self.load() == (try AppVector.compute()))
@@ -73,25 +67,5 @@ struct AppVectorTests {
             return
         }
         #expect(ping.nonce == 0x0102_0304_0506_0708 && pong.nonce == ping.nonce)
-    }
-
-    @Test("§16: every file message opens with its fields; the 0-byte offer has no chunks and the empty content's hash")
-    func fileMessages() throws {
-        guard case .offer(let offer)? = try fileMessage("fileOffer") else { Issue.record("no offer"); return }
-        #expect(offer.name == "notes.txt" && offer.size == 11 && offer.chunkSize == 1_024)
-        #expect(offer.sha256 == Data(SHA256.hash(data: AppVector.fileContent)))
-        guard case .chunk(let chunk)? = try fileMessage("fileChunk") else { Issue.record("no chunk"); return }
-        #expect(chunk.index == 0 && chunk.data == AppVector.fileContent)
-        guard case .ack(let ack)? = try fileMessage("fileAck"), case .ack(let selective)? = try fileMessage("fileAckSelective") else {
-            Issue.record("no acknowledgements")
-            return
-        }
-        #expect(ack.next == 1 && ack.received.isEmpty && selective.next == 2 && selective.received == [4, 5])
-        guard case .done(let done)? = try fileMessage("fileDone") else { Issue.record("no done"); return }
-        #expect(done.sha256 == offer.sha256)
-        guard case .cancel(let cancel)? = try fileMessage("fileCancel") else { Issue.record("no cancel"); return }
-        #expect(cancel.code == 1 && cancel.reason == "cancelled by the user")
-        guard case .offer(let empty)? = try fileMessage("fileOfferEmpty") else { Issue.record("no empty offer"); return }
-        #expect(empty.size == 0 && empty.sha256 == Data(SHA256.hash(data: Data())))
     }
 }

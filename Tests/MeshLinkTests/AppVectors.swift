@@ -4,9 +4,9 @@ import Foundation
 import MeshTestSupport
 import MeshWire
 
-/// `Protocol/vectors/apps.json` (PROTOCOL.md §13.8, §13.10, §13.12, §16): every message of the
+/// `Protocol/vectors/apps.json` (PROTOCOL.md §13.8, §13.10, §13.12): every message of the
 /// applications that ride on the mesh and is not already in `mesh.json` — receipts, mesh ping and
-/// pong, each file-transfer message (including a 0-byte file), channel messages and attachments —
+/// pong, channel messages and attachments (resources: `resources.json`) —
 /// (places and rooms: `places.json`, `rooms.json`) between the fixed parties
 /// alice and bob of `handshake.json`, each as the serialized `Envelope` that carries it.
 ///
@@ -36,8 +36,6 @@ struct AppVector: Codable, Equatable {
     var cases: [Case]
 
     static let sentAt = MeshVector.sentAt
-    static let transferID = Data(pattern(from: 0x70, count: 16))
-    static let fileContent = Data("hello, file".utf8)
 
     /// A sealed case from alice to bob: content sealed under the fixed header and ephemeral key.
     static func sealed(_ name: String, _ section: String, _ description: String,
@@ -99,13 +97,6 @@ struct AppVector: Codable, Equatable {
                attachments: [(3, Data([0x01, 0x02, 0x03])), (0x5EED_0001, Data("v=1".utf8))])
     }
 
-    static func file(_ body: FileTransferPayload.OneOf_Body) -> SealedPayload.OneOf_Content {
-        var file = FileTransferPayload()
-        file.transferID = transferID
-        file.body = body
-        return .file(file)
-    }
-
     static func compute() throws -> AppVector {
         let alice = FixedParty.alice.identity, bob = FixedParty.bob.identity
         var cases: [Case] = []
@@ -117,39 +108,6 @@ struct AppVector: Codable, Equatable {
         pong.nonce = ping.nonce
         cases.append(try sealed("meshPong", "§13.10", "the pong answering it, same nonce", .pong(pong)))
 
-        var offer = FileOfferPayload()
-        offer.name = "notes.txt"
-        offer.size = UInt64(fileContent.count)
-        offer.sha256 = Data(SHA256.hash(data: fileContent))
-        offer.chunkSize = 1_024
-        cases.append(try sealed("fileOffer", "§16.2", "offer of \"notes.txt\", 11 bytes (\"hello, file\"), chunks of 1024, transfer 7071…7f",
-                                file(.offer(offer))))
-        var chunk = FileChunkPayload()
-        chunk.index = 0
-        chunk.data = fileContent
-        cases.append(try sealed("fileChunk", "§16.3", "its only chunk, index 0", file(.chunk(chunk))))
-        var ack = FileAckPayload()
-        ack.next = 1
-        cases.append(try sealed("fileAck", "§16.4", "bob's acknowledgement: every chunk below 1 stored (sealed here alice→bob for the fixed keys)",
-                                file(.ack(ack))))
-        var selective = FileAckPayload()
-        selective.next = 2
-        selective.received = [4, 5]
-        cases.append(try sealed("fileAckSelective", "§16.4", "an acknowledgement of chunks below 2 and of 4 and 5", file(.ack(selective))))
-        var done = FileDonePayload()
-        done.sha256 = offer.sha256
-        cases.append(try sealed("fileDone", "§16.5", "the receiver's confirmation with the hash it computed", file(.done(done))))
-        var cancel = FileCancelPayload()
-        cancel.code = 1
-        cancel.reason = "cancelled by the user"
-        cases.append(try sealed("fileCancel", "§16.5", "a cancel, code 1 (cancelled)", file(.cancel(cancel))))
-        var empty = FileOfferPayload()
-        empty.name = "empty.txt"
-        empty.size = 0
-        empty.sha256 = Data(SHA256.hash(data: Data()))
-        empty.chunkSize = 60_000
-        cases.append(try sealed("fileOfferEmpty", "§16.2", "offer of a 0-byte file: no chunks; accepted with FileAck { next: 0 } "
-                                + "and confirmed with FileDone at once", file(.offer(empty))))
 
         var channelMessage = ChannelMessagePayload()
         channelMessage.channel = 0x5EED_0001

@@ -1,12 +1,11 @@
-/// The limits of file transfer (PROTOCOL.md §16.7), in one place. Each is enforced by the state
-/// machines or ``FileTransfers`` and tested.
-public enum FileTransferLimits {
-    /// The largest file: 64 MiB. Big enough for photos, documents and small archives; small enough
-    /// that a transfer across a few relays ends in minutes and a receiver's disk is not filled by
-    /// one peer (with ``maxIncomingTransfers`` at once: at most 1 GiB of `.part` files).
-    public static let maxFileSize: UInt64 = 64 * 1024 * 1024
-    /// The chunk size this node sends: with the `Sealed` and `FileTransfer` fields around it
-    /// (under 400 bytes) a chunk's sealed plaintext stays within ``MeshWire/WireLimits/maxRelayedPayload``.
+/// The protocol limits of resource transfer (PROTOCOL.md §16.7), in one place. Each is enforced
+/// by the state machines or the ``Session``'s resource shell and tested. A receiver's own, lower
+/// limits (size, count, disk space) are its policy's: ``ResourceConfiguration``.
+public enum ResourceLimits {
+    /// The largest resource the protocol carries: 16 GiB (chunk indexes stay far below 2³²).
+    public static let maxSize: UInt64 = 16 * 1024 * 1024 * 1024
+    /// The chunk size this node sends: with the `ResourceMessage` and channel fields around it
+    /// (under 100 bytes) a chunk stays within ``Session/maxChannelPayload``.
     public static let chunkSize = 60_000
     /// The smallest chunk size a receiver accepts in an offer.
     public static let minChunkSize = 1_024
@@ -16,18 +15,17 @@ public enum FileTransferLimits {
     /// acknowledgement a receiver stores chunks: 16 × 60,000 ≈ 1 MB, which a relay's link queue
     /// holds without dropping, and which fills a 100 ms path at about 10 MB/s.
     public static let window = 16
-    /// The longest file name in an offer, in UTF-8 bytes.
+    /// The longest name in an offer, in UTF-8 bytes.
     public static let maxOfferedNameBytes = 255
-    /// The longest name a received file is stored under, in UTF-8 bytes (extension kept).
-    public static let maxStoredNameBytes = 200
     /// The longest cancel reason, in UTF-8 bytes (longer ones are cut).
     public static let maxReasonBytes = 256
-    /// Transfers at once with one peer, in each direction.
-    public static let maxTransfersPerPeer = 4
-    /// Transfers at once with all peers, in each direction.
-    public static let maxIncomingTransfers = 16
+    /// Outgoing transfers at once with one peer.
+    public static let maxOutgoingPerPeer = 4
     /// Outgoing transfers at once with all peers.
     public static let maxOutgoingTransfers = 16
+    /// Offers waiting for the application's answer (``ResourceAcceptPolicy/ask(timeout:)``) at
+    /// once; more are refused as `busy`.
+    public static let maxPendingOffers = 32
     /// The first retransmission timeout, before a round trip was measured.
     public static let initialRetransmissionTimeout: Duration = .seconds(3)
     /// The shortest retransmission timeout.
@@ -45,6 +43,12 @@ public enum FileTransferLimits {
     public static let finishedMemory: Duration = .seconds(600)
     /// Finished transfers remembered at most (oldest forgotten first).
     public static let maxFinishedRemembered = 256
-    /// The least time between two progress events of one transfer.
+    /// The least time between two progress updates of one transfer.
     public static let progressInterval: Duration = .milliseconds(500)
+    /// The most time between two writes of a receiver's state file while chunks arrive (PROTOCOL.md
+    /// §16.4.2): the `.part` file is synced first, so the state file never claims a chunk that is
+    /// not on disk; a crash loses at most this much work, which the sender sends again.
+    public static let checkpointInterval: Duration = .seconds(1)
+    /// Chunks stored between two writes of a receiver's state file, at most.
+    public static let checkpointChunks = 16
 }

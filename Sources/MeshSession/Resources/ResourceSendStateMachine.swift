@@ -1,29 +1,37 @@
 import struct Foundation.Data
-import MeshWire
 
-/// The sending side of one file transfer (PROTOCOL.md §16), as a value: no I/O, no clock.
+
+/// The sending side of one resource transfer (PROTOCOL.md §16), as a value: no I/O, no clock.
 ///
 /// States: **offered** (the offer is out, retransmitted until the receiver's first
 /// acknowledgement or a cancel), **sending** (chunks in flight, at most
-/// ``FileTransferLimits/window`` past the receiver's cumulative acknowledgement), **confirming**
-/// (every chunk acknowledged; waiting for the receiver's `FileDone`, probing with the last chunk on
+/// ``ResourceLimits/window`` past the receiver's cumulative acknowledgement), **confirming**
+/// (every chunk acknowledged; waiting for the receiver's `ResourceDone`, probing with the last chunk on
 /// timeout) and **finished** (completed, refused, cancelled or timed out; every later input is
 /// ignored).
 ///
 /// Each input returns the actions for the shell, in order: send the offer, send (read and seal) a
 /// chunk, send a cancel, report progress, report the end. A chunk not acknowledged within the
-/// retransmission timeout is sent again; after ``FileTransferLimits/maxTransmissions`` sends of the
+/// retransmission timeout is sent again; after ``ResourceLimits/maxTransmissions`` sends of the
 /// same offer or chunk without an answer the transfer fails with `timedOut`. The timeout adapts to
 /// the measured round trip (Karn: only chunks sent once are measured).
 ///
 /// While the receiver is out of reach (``peerUnreachable(now:)``, or ``start(now:reachable:)`` with
-/// no route: the route may be lost while the file is hashed) the transfer is paused: nothing is
-/// retransmitted and no try is counted, for at most ``FileTransferLimits/unreachableTimeout``
+/// no route: the route may be lost while the resource is hashed) the transfer is paused: nothing is
+/// retransmitted and no try is counted, for at most ``ResourceLimits/unreachableTimeout``
 /// (PROTOCOL.md §16.4.1). When a route reappears (``peerReachable(now:)``) the offer, the
 /// confirmation probe or every chunk in flight is sent again, and the receiver's acknowledgements
 /// resume the transfer from what it stored. Pausing and resuming are reported (``Action/paused``,
 /// ``Action/resumed``) so that people see why nothing moves.
-public struct FileSendStateMachine: Sendable {
+///
+/// Resuming after a restart (PROTOCOL.md §16.4.2): a restarted sender creates the machine again
+/// with the same id and offer, and its offer is answered by the receiver's acknowledgement of what
+/// it holds; the transfer goes on from there. A restarted receiver answers with a new
+/// `incarnation`: its state on disk may hold fewer chunks than it acknowledged before, so the
+/// sender rewinds to that acknowledgement (what was acknowledged and is missing is sent again).
+/// A confirmation with the right hash completes the transfer in any state (the receiver finished
+/// before the sender restarted).
+public struct ResourceSendStateMachine: Sendable {
     /// Where the transfer is.
     public enum State: Sendable, Hashable {
         /// The offer is out.
@@ -39,11 +47,11 @@ public struct FileSendStateMachine: Sendable {
     /// What the shell does after an input.
     public enum Action: Sendable, Hashable {
         /// Send the offer (again).
-        case sendOffer(FileOfferPayload)
-        /// Read chunk `index` of the file and send it.
+        case sendOffer(ResourceOfferPayload)
+        /// Read chunk `index` of the resource and send it.
         case sendChunk(Int)
         /// Tell the receiver the transfer is over.
-        case sendCancel(FileCancelCode, String)
+        case sendCancel(ResourceCancelCode, String)
         /// The receiver accepted the offer.
         case accepted
         /// Bytes acknowledged so far.
@@ -52,18 +60,21 @@ public struct FileSendStateMachine: Sendable {
         case paused
         /// A route to the receiver is back: the transfer goes on (report it).
         case resumed
-        /// The receiver confirmed the file: done.
+        /// The receiver confirmed the resource: done.
         case completed
         /// The transfer failed.
-        case failed(FileTransferFailure)
+        case failed(ResourceFailure)
+        /// The receiver restarted (a new incarnation) and holds fewer chunks than it acknowledged
+        /// before: the transfer goes on from chunk `next` (for the log).
+        case rewound(Int)
         /// An input was dropped (for the log).
         case ignored(String)
     }
 
     /// The transfer id.
-    public let id: FileTransferID
+    public let id: ResourceID
     /// What is offered.
-    public let offer: FileOffer
+    public let offer: ResourceOffer
     /// Where the transfer is.
     public private(set) var state: State = .offered
     /// Every chunk below this is acknowledged.
@@ -77,16 +88,20 @@ public struct FileSendStateMachine: Sendable {
     /// The offer's (or the confirming probe's) last send and count.
     private var probe: (sentAt: ContinuousClock.Instant, transmissions: Int)?
     private var smoothedRoundTrip: Duration?
+    /// The receiver's incarnation in its latest acknowledgement (0: none seen yet).
+    public private(set) var receiverIncarnation: UInt64 = 0
+    /// Chunks sent in all (retransmissions included), for the shell's accounting.
+    public private(set) var chunksSent = 0
     /// Since when the receiver is out of reach (the transfer is paused), if it is.
     public private(set) var pausedSince: ContinuousClock.Instant?
     /// The retransmission timeout now.
-    public private(set) var retransmissionTimeout = FileTransferLimits.initialRetransmissionTimeout
+    public private(set) var retransmissionTimeout = ResourceLimits.initialRetransmissionTimeout
 
     /// Creates the sender of one transfer; ``start(now:)`` sends the offer.
     /// - Parameters:
     ///   - id: a new random id.
-    ///   - offer: the file's name, size, hash and chunk size.
-    public init(id: FileTransferID, offer: FileOffer) {
+    ///   - offer: the resource's name, size, hash and chunk size.
+    public init(id: ResourceID, offer: ResourceOffer) {
         self.id = id
         self.offer = offer
     }
@@ -99,7 +114,7 @@ public struct FileSendStateMachine: Sendable {
 
     /// When ``timerFired(now:)`` is next needed, or `nil`.
     public var nextDeadline: ContinuousClock.Instant? {
-        if state != .finished, let pausedSince { return pausedSince + FileTransferLimits.unreachableTimeout }
+        if state != .finished, let pausedSince { return pausedSince + ResourceLimits.unreachableTimeout }
         switch state {
         case .offered, .confirming: return probe.map { $0.sentAt + retransmissionTimeout }
         case .sending: return inFlight.values.map(\.sentAt).min().map { $0 + retransmissionTimeout }
@@ -128,7 +143,7 @@ public struct FileSendStateMachine: Sendable {
     /// - Parameters:
     ///   - ack: the acknowledgement.
     ///   - now: the time.
-    public mutating func receivedAck(_ ack: FileAckPayload, now: ContinuousClock.Instant) -> [Action] {
+    public mutating func receivedAck(_ ack: ResourceAckPayload, now: ContinuousClock.Instant) -> [Action] {
         var actions: [Action] = []
         switch state {
         case .finished:
@@ -143,6 +158,22 @@ public struct FileSendStateMachine: Sendable {
         let count = offer.chunkCount
         guard Int(ack.next) <= count, ack.received.allSatisfy({ Int($0) < count }) else {
             return actions + fail(.protocolViolation, "acknowledgement past the last chunk (\(ack.next) of \(count))")
+        }
+        if ack.incarnation != 0, ack.incarnation != receiverIncarnation {
+            let rewind = receiverIncarnation != 0
+            receiverIncarnation = ack.incarnation
+            if rewind {
+                // §16.4.2: the receiver restarted and holds exactly what this acknowledgement says.
+                acknowledged = Int(ack.next)
+                selective = Set(ack.received.map(Int.init).filter { $0 >= acknowledged })
+                inFlight = [:]
+                nextUnsent = acknowledged
+                if state == .confirming, acknowledged < count {
+                    state = .sending
+                    probe = nil
+                }
+                actions.append(.rewound(Int(ack.next)))
+            }
         }
         let before = acknowledged
         var sample: Duration?
@@ -173,10 +204,11 @@ public struct FileSendStateMachine: Sendable {
             return actions
         }
         nextUnsent = max(nextUnsent, acknowledged)
-        let end = min(count, acknowledged + FileTransferLimits.window)
+        let end = min(count, acknowledged + ResourceLimits.window)
         while nextUnsent < end {
             if !selective.contains(nextUnsent) {
                 inFlight[nextUnsent] = (now, 1)
+                chunksSent += 1
                 actions.append(.sendChunk(nextUnsent))
             }
             nextUnsent += 1
@@ -184,17 +216,16 @@ public struct FileSendStateMachine: Sendable {
         return actions
     }
 
-    /// The receiver stored the file and sent the hash it computed.
+    /// The receiver stored the resource and sent the hash it computed.
     /// - Parameter done: its confirmation.
-    public mutating func receivedDone(_ done: FileDonePayload) -> [Action] {
+    public mutating func receivedDone(_ done: ResourceDonePayload) -> [Action] {
         switch state {
         case .finished:
             return [.ignored("a confirmation after the end")]
-        case .offered:
-            return fail(.protocolViolation, "a confirmation before the offer was accepted")
-        case .sending, .confirming:
+        case .offered, .sending, .confirming:
+            // In .offered: the receiver finished before this sender restarted (§16.4.2).
             guard done.sha256 == offer.sha256 else {
-                return fail(.hashMismatch, "the receiver's SHA-256 differs from the file's")
+                return fail(.hashMismatch, "the receiver's SHA-256 differs from the resource's")
             }
             if state == .sending, acknowledged != offer.chunkCount {
                 // The last acknowledgements were lost; the confirmation covers every chunk.
@@ -209,18 +240,18 @@ public struct FileSendStateMachine: Sendable {
 
     /// The receiver refused or abandoned the transfer.
     /// - Parameter cancel: its reason.
-    public mutating func receivedCancel(_ cancel: FileCancelPayload) -> [Action] {
+    public mutating func receivedCancel(_ cancel: ResourceCancelPayload) -> [Action] {
         guard state != .finished else { return [.ignored("a cancel after the end")] }
         finish()
-        let reason = cancel.reason.isEmpty ? "\(FileCancelCode(wire: cancel.code))" : cancel.reason
-        return [.failed(FileTransferFailure(FileCancelCode(wire: cancel.code), reason, byPeer: true))]
+        let reason = cancel.reason.isEmpty ? "\(ResourceCancelCode(wire: cancel.code))" : cancel.reason
+        return [.failed(ResourceFailure(ResourceCancelCode(wire: cancel.code), reason, byPeer: true))]
     }
 
-    /// This node gives the transfer up (the user cancelled, or the file cannot be read).
+    /// This node gives the transfer up (the user cancelled, or the resource cannot be read).
     /// - Parameters:
     ///   - code: why.
     ///   - reason: for people.
-    public mutating func cancel(_ code: FileCancelCode, _ reason: String) -> [Action] {
+    public mutating func cancel(_ code: ResourceCancelCode, _ reason: String) -> [Action] {
         guard state != .finished else { return [.ignored("already over")] }
         return fail(code, reason)
     }
@@ -240,18 +271,20 @@ public struct FileSendStateMachine: Sendable {
         guard state != .finished, pausedSince != nil else { return [] }
         pausedSince = nil
         retransmissionTimeout = smoothedRoundTrip.map {
-            min(FileTransferLimits.maxRetransmissionTimeout, max(FileTransferLimits.minRetransmissionTimeout, $0 * 2))
-        } ?? FileTransferLimits.initialRetransmissionTimeout
+            min(ResourceLimits.maxRetransmissionTimeout, max(ResourceLimits.minRetransmissionTimeout, $0 * 2))
+        } ?? ResourceLimits.initialRetransmissionTimeout
         switch state {
         case .offered:
             probe = (now, 1)
             return [.resumed, .sendOffer(offer.payload)]
         case .confirming:
             probe = (now, 1)
+            if offer.chunkCount > 0 { chunksSent += 1 }
             return [.resumed, offer.chunkCount == 0 ? .sendOffer(offer.payload) : .sendChunk(offer.chunkCount - 1)]
         case .sending:
             let waiting = inFlight.keys.sorted()
             for index in waiting { inFlight[index] = (now, 1) }
+            chunksSent += waiting.count
             return [.resumed] + waiting.map { .sendChunk($0) }
         case .finished:
             return []
@@ -262,8 +295,8 @@ public struct FileSendStateMachine: Sendable {
     /// - Parameter now: the time.
     public mutating func timerFired(now: ContinuousClock.Instant) -> [Action] {
         if state != .finished, let pausedSince {
-            guard now >= pausedSince + FileTransferLimits.unreachableTimeout else { return [] }
-            return fail(.timedOut, "the receiver was out of reach for \(FileTransferLimits.unreachableTimeout)")
+            guard now >= pausedSince + ResourceLimits.unreachableTimeout else { return [] }
+            return fail(.timedOut, "the receiver was out of reach for \(ResourceLimits.unreachableTimeout)")
         }
         switch state {
         case .finished:
@@ -271,23 +304,25 @@ public struct FileSendStateMachine: Sendable {
         case .offered, .confirming:
             guard let current = probe, now >= current.sentAt + retransmissionTimeout else { return [] }
             let what = state == .offered ? "the offer" : "the confirmation"
-            guard current.transmissions < FileTransferLimits.maxTransmissions else {
+            guard current.transmissions < ResourceLimits.maxTransmissions else {
                 return fail(.timedOut, "no answer to \(what) after \(current.transmissions) tries")
             }
             probe = (now, current.transmissions + 1)
             backOff()
             if state == .offered { return [.sendOffer(offer.payload)] }
+            if offer.chunkCount > 0 { chunksSent += 1 }
             return offer.chunkCount == 0 ? [.sendOffer(offer.payload)] : [.sendChunk(offer.chunkCount - 1)]
         case .sending:
             var actions: [Action] = []
             let due = inFlight.filter { now >= $0.value.sentAt + retransmissionTimeout }.keys.sorted()
             guard !due.isEmpty else { return [] }
             for index in due {
-                let flight = inFlight[index]!
-                guard flight.transmissions < FileTransferLimits.maxTransmissions else {
+                guard let flight = inFlight[index] else { continue }
+                guard flight.transmissions < ResourceLimits.maxTransmissions else {
                     return fail(.timedOut, "chunk \(index) was not acknowledged after \(flight.transmissions) tries")
                 }
                 inFlight[index] = (now, flight.transmissions + 1)
+                chunksSent += 1
                 actions.append(.sendChunk(index))
             }
             backOff()
@@ -297,9 +332,9 @@ public struct FileSendStateMachine: Sendable {
 
     // MARK: Internals
 
-    private mutating func fail(_ code: FileCancelCode, _ reason: String) -> [Action] {
+    private mutating func fail(_ code: ResourceCancelCode, _ reason: String) -> [Action] {
         finish()
-        return [.sendCancel(code, reason), .failed(FileTransferFailure(code, reason))]
+        return [.sendCancel(code, reason), .failed(ResourceFailure(code, reason))]
     }
 
     private mutating func finish() {
@@ -311,14 +346,14 @@ public struct FileSendStateMachine: Sendable {
 
     /// A loss doubles the timeout (up to its maximum), as TCP does.
     private mutating func backOff() {
-        retransmissionTimeout = min(FileTransferLimits.maxRetransmissionTimeout, retransmissionTimeout * 2)
+        retransmissionTimeout = min(ResourceLimits.maxRetransmissionTimeout, retransmissionTimeout * 2)
     }
 
     /// A round-trip sample sets the timeout to twice the smoothed round trip, within bounds.
     private mutating func measure(_ sample: Duration) {
         let smoothed = smoothedRoundTrip.map { ($0 * 7 + sample) / 8 } ?? sample
         smoothedRoundTrip = smoothed
-        retransmissionTimeout = min(FileTransferLimits.maxRetransmissionTimeout,
-                                    max(FileTransferLimits.minRetransmissionTimeout, smoothed * 2))
+        retransmissionTimeout = min(ResourceLimits.maxRetransmissionTimeout,
+                                    max(ResourceLimits.minRetransmissionTimeout, smoothed * 2))
     }
 }

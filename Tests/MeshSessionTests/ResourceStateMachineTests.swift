@@ -1,17 +1,18 @@
 import Crypto
 import Foundation
-import MeshMessaging
+import MeshFiles
+import MeshSession
 import MeshWire
 import Testing
 
 /// A sender and a receiver state machine pumped against each other in memory, on virtual time.
 private struct Pair {
-    var sender: FileSendStateMachine
-    var receiver: FileReceiveStateMachine?
+    var sender: ResourceSendStateMachine
+    var receiver: ResourceReceiveStateMachine?
     let content: Data
     var stored: [Int: Data] = [:]
-    var senderResults: [FileSendStateMachine.Action] = []
-    var receiverResults: [FileReceiveStateMachine.Action] = []
+    var senderResults: [ResourceSendStateMachine.Action] = []
+    var receiverResults: [ResourceReceiveStateMachine.Action] = []
     var now = ContinuousClock.now
     var maxInFlight = 0
     /// Chunks lost on their next transmission (each once).
@@ -21,9 +22,9 @@ private struct Pair {
 
     init(content: Data, chunkSize: Int = 1_024, hash: Data? = nil) {
         self.content = content
-        let offer = FileOffer(name: "report.pdf", size: UInt64(content.count),
+        let offer = ResourceOffer(name: "report.pdf", size: UInt64(content.count),
                               sha256: hash ?? Data(SHA256.hash(data: content)), chunkSize: chunkSize)
-        sender = FileSendStateMachine(id: .random(), offer: offer)
+        sender = ResourceSendStateMachine(id: .random(), offer: offer)
     }
 
     func chunk(_ index: Int) -> Data {
@@ -33,7 +34,7 @@ private struct Pair {
     }
 
     /// Runs sender actions; chunks in ``loseOnce`` are lost on the way (once).
-    mutating func runSender(_ actions: [FileSendStateMachine.Action]) {
+    mutating func runSender(_ actions: [ResourceSendStateMachine.Action]) {
         maxInFlight = max(maxInFlight, sender.chunksInFlight)
         for action in actions {
             senderResults.append(action)
@@ -48,8 +49,8 @@ private struct Pair {
                     self.receiver = receiver
                     runReceiver(more)
                 } else {
-                    let offer = try! FileOffer(validating: payload)
-                    var receiver = FileReceiveStateMachine(id: sender.id, offer: offer, now: now)
+                    let offer = try! ResourceOffer(validating: payload)
+                    var receiver = ResourceReceiveStateMachine(id: sender.id, offer: offer, incarnation: 1, now: now)
                     let more = receiver.accept()
                     self.receiver = receiver
                     runReceiver(more)
@@ -66,7 +67,7 @@ private struct Pair {
         }
     }
 
-    mutating func runReceiver(_ actions: [FileReceiveStateMachine.Action], chunk: (Int, Data)? = nil) {
+    mutating func runReceiver(_ actions: [ResourceReceiveStateMachine.Action], chunk: (Int, Data)? = nil) {
         for action in actions {
             receiverResults.append(action)
             switch action {
@@ -84,7 +85,7 @@ private struct Pair {
             case .sendDone(let done):
                 runSender(sender.receivedDone(done))
             case .sendCancel(let code, let reason):
-                var cancel = FileCancelPayload()
+                var cancel = ResourceCancelPayload()
                 cancel.code = code.rawValue
                 cancel.reason = reason
                 runSender(sender.receivedCancel(cancel))
@@ -110,8 +111,96 @@ private func content(_ count: Int) -> Data {
     return Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
 }
 
-@Suite("File transfer state machines (PROTOCOL.md §16)")
-struct FileTransferStateMachineTests {
+@Suite("Resource state machines (PROTOCOL.md §16)")
+struct ResourceStateMachineTests {
+    // MARK: Resuming (PROTOCOL.md §16.4.2)
+
+    /// A pair stalled with chunk 20 of 40 lost: the receiver holds 0..<20 and 21..<36.
+    private static func stalledPair() -> Pair {
+        var pair = Pair(content: content(40 * 1_024))
+        pair.loseOnce = [20]
+        pair.start()
+        #expect(!pair.senderCompleted)
+        #expect(pair.receiver?.next == 20)
+        return pair
+    }
+
+    @Test("a receiver restarted from a partial state (fewer chunks than it acknowledged) resumes: the sender rewinds to its new acknowledgement and the transfer completes, sending about the lost part again, not the whole")
+    func receiverRestartResumes() throws {
+        var pair = Self.stalledPair()
+        let sentBefore = pair.sender.chunksSent
+        // The crash lost everything from chunk 10 on (its state file said next = 10, plus 12).
+        pair.stored = pair.stored.filter { $0.key < 10 || $0.key == 12 }
+        var restored = ResourceReceiveStateMachine(restoring: pair.sender.id, offer: pair.sender.offer, next: 10, stored: [12],
+                                                   incarnation: 2, now: pair.now)
+        #expect(restored.resume().isEmpty)
+        #expect(restored.bytesStored == 11 * 1_024)
+        let actions = restored.senderReachable(now: pair.now)
+        pair.receiver = restored
+        guard actions.count == 2, actions.first == .resumed, case .sendAck(let ack) = actions.last else {
+            Issue.record("expected resumed and an acknowledgement, got \(actions)"); return
+        }
+        #expect(ack.next == 10 && ack.received == [12] && ack.incarnation == 2)
+        pair.runReceiver(actions)
+        #expect(pair.senderResults.contains(.rewound(10)))
+        #expect(pair.senderCompleted && pair.receiverCompleted)
+        var whole = Data()
+        for index in 0..<40 { whole += try #require(pair.stored[index]) }
+        #expect(whole == pair.content)
+        // 36 before the restart; afterwards 10..<40 less chunk 12 at most once each.
+        #expect(pair.sender.chunksSent - sentBefore <= 29)
+    }
+
+    @Test("a sender that did not see the receiver restart learns it from the acknowledgement answering a chunk past the window")
+    func pastWindowAnswerRewinds() {
+        var pair = Self.stalledPair()
+        var restored = ResourceReceiveStateMachine(restoring: pair.sender.id, offer: pair.sender.offer, next: 5, stored: [],
+                                                   incarnation: 3, now: pair.now)
+        _ = restored.senderReachable(now: pair.now)
+        pair.stored = pair.stored.filter { $0.key < 5 }
+        pair.receiver = restored
+        // The sender retransmits chunk 20 on its timer; the answer carries the new incarnation.
+        pair.advance(.seconds(4))
+        #expect(pair.senderResults.contains(.rewound(5)))
+        #expect(pair.senderCompleted && pair.receiverCompleted)
+    }
+
+    @Test("a restarted sender offers the same transfer again; the receiver's acknowledgement resumes it from what it holds")
+    func senderRestartResumes() {
+        var pair = Self.stalledPair()
+        pair.sender = ResourceSendStateMachine(id: pair.sender.id, offer: pair.sender.offer)
+        pair.senderResults = []
+        pair.start()
+        #expect(pair.senderResults.contains(.accepted))
+        #expect(pair.senderCompleted && pair.receiverCompleted)
+        // Chunk 20 and 36..<40: the 15 chunks the receiver held past 20 are not sent again.
+        #expect(pair.sender.chunksSent == 5)
+    }
+
+    @Test("a restored receiver holding every chunk verifies at once; a confirmation completes a restarted sender still offering")
+    func restoredCompleteAndLateConfirmation() {
+        let offer = ResourceOffer(name: "a", size: 3 * 1_024, sha256: Data(count: 32), chunkSize: 1_024)
+        var receiver = ResourceReceiveStateMachine(restoring: .random(), offer: offer, next: 3, stored: [], incarnation: 4, now: .now)
+        #expect(receiver.state == .verifying)
+        #expect(receiver.resume() == [.verify])
+        var sender = ResourceSendStateMachine(id: .random(), offer: offer)
+        _ = sender.start(now: .now)
+        var done = ResourceDonePayload()
+        done.sha256 = offer.sha256
+        #expect(sender.receivedDone(done) == [.progress(offer.size), .completed])
+    }
+
+    @Test("a restored state is clamped: next past the end, chunks out of range or outside the window are ignored")
+    func restoredStateClamped() {
+        let offer = ResourceOffer(name: "a", size: 100 * 1_024, sha256: Data(count: 32), chunkSize: 1_024)
+        let receiver = ResourceReceiveStateMachine(restoring: .random(), offer: offer, next: 50, stored: [-1, 49, 51, 80, 1_000],
+                                                   incarnation: 5, now: .now)
+        #expect(receiver.next == 50 && receiver.storedAhead == [51])
+        let beyond = ResourceReceiveStateMachine(restoring: .random(), offer: offer, next: 5_000, stored: [], incarnation: 5, now: .now)
+        #expect(beyond.next == 100 && beyond.state == .verifying)
+    }
+
+
     @Test("a whole transfer, pumped in memory, stores every byte and both sides complete; never more than the window in flight")
     func wholeTransfer() {
         var pair = Pair(content: content(40 * 1_024 - 100))
@@ -123,22 +212,22 @@ struct FileTransferStateMachineTests {
         var whole = Data()
         for index in 0..<40 { whole += pair.stored[index]! }
         #expect(whole == pair.content)
-        #expect(pair.maxInFlight <= FileTransferLimits.window)
+        #expect(pair.maxInFlight <= ResourceLimits.window)
         #expect(pair.maxInFlight > 0)
     }
 
     @Test("the first acknowledgement opens a window of exactly `window` chunks")
     func windowLimitsChunksInFlight() {
-        var sender = FileSendStateMachine(id: .random(), offer: FileOffer(name: "a", size: 100 * 1_024, sha256: Data(count: 32), chunkSize: 1_024))
+        var sender = ResourceSendStateMachine(id: .random(), offer: ResourceOffer(name: "a", size: 100 * 1_024, sha256: Data(count: 32), chunkSize: 1_024))
         let now = ContinuousClock.now
         #expect(sender.start(now: now) == [.sendOffer(sender.offer.payload)])
-        let actions = sender.receivedAck(FileAckPayload(), now: now)
+        let actions = sender.receivedAck(ResourceAckPayload(), now: now)
         #expect(actions.first == .accepted)
-        #expect(actions.filter { if case .sendChunk = $0 { true } else { false } }.count == FileTransferLimits.window)
-        #expect(sender.chunksInFlight == FileTransferLimits.window)
-        var ack = FileAckPayload()
+        #expect(actions.filter { if case .sendChunk = $0 { true } else { false } }.count == ResourceLimits.window)
+        #expect(sender.chunksInFlight == ResourceLimits.window)
+        var ack = ResourceAckPayload()
         ack.next = 1
-        #expect(sender.receivedAck(ack, now: now).contains(.sendChunk(FileTransferLimits.window)))
+        #expect(sender.receivedAck(ack, now: now).contains(.sendChunk(ResourceLimits.window)))
     }
 
     @Test("a lost chunk is sent again after the retransmission timeout, and only that one")
@@ -149,7 +238,7 @@ struct FileTransferStateMachineTests {
         #expect(!pair.receiverCompleted)
         #expect(pair.receiver?.next == 3)
         let before = pair.senderResults.count
-        pair.advance(FileTransferLimits.initialRetransmissionTimeout)
+        pair.advance(ResourceLimits.initialRetransmissionTimeout)
         let resent = pair.senderResults[before...].filter { if case .sendChunk = $0 { true } else { false } }
         #expect(resent == [.sendChunk(3)])
         #expect(pair.senderCompleted)
@@ -172,7 +261,7 @@ struct FileTransferStateMachineTests {
         #expect(pair.receiver?.timerFired(now: pair.now).isEmpty == true)
         #expect(pair.sender.state == .sending)
         // Back: what was in flight goes again, and the transfer completes.
-        #expect(pair.receiver?.senderReachable(now: pair.now) == [.resumed])
+        #expect(pair.receiver?.senderReachable(now: pair.now).first == .resumed, "resumed, with an acknowledgement of what is stored")
         pair.runSender(pair.sender.peerReachable(now: pair.now))
         #expect(pair.senderResults[before] == .resumed)
         #expect(pair.senderResults[before...].contains(.sendChunk(3)))
@@ -183,7 +272,7 @@ struct FileTransferStateMachineTests {
 
     @Test("a paused offer is sent again when the receiver is back; a transfer out of reach for the limit fails with timedOut")
     func pausedOfferAndLimit() {
-        var sender = FileSendStateMachine(id: .random(), offer: FileOffer(name: "a", size: 10, sha256: Data(count: 32)))
+        var sender = ResourceSendStateMachine(id: .random(), offer: ResourceOffer(name: "a", size: 10, sha256: Data(count: 32)))
         let start = ContinuousClock.now
         _ = sender.start(now: start)
         _ = sender.peerUnreachable(now: start)
@@ -191,11 +280,11 @@ struct FileTransferStateMachineTests {
         #expect(sender.peerReachable(now: start + .seconds(599)) == [.resumed, .sendOffer(sender.offer.payload)])
         #expect(sender.peerReachable(now: start + .seconds(600)).isEmpty)   // not paused: a route change only
         _ = sender.peerUnreachable(now: start + .seconds(600))
-        let actions = sender.timerFired(now: start + .seconds(600) + FileTransferLimits.unreachableTimeout)
+        let actions = sender.timerFired(now: start + .seconds(600) + ResourceLimits.unreachableTimeout)
         guard case .failed(let failure) = actions.last else { Issue.record("\(actions)"); return }
         #expect(failure.code == .timedOut)
 
-        var receiver = FileReceiveStateMachine(id: .random(), offer: FileOffer(name: "a", size: 5_000, sha256: Data(count: 32), chunkSize: 1_024), now: start)
+        var receiver = ResourceReceiveStateMachine(id: .random(), offer: ResourceOffer(name: "a", size: 5_000, sha256: Data(count: 32), chunkSize: 1_024), incarnation: 1, now: start)
         _ = receiver.accept()
         _ = receiver.senderUnreachable(now: start)
         #expect(receiver.timerFired(now: start + .seconds(300)).isEmpty)
@@ -234,11 +323,11 @@ struct FileTransferStateMachineTests {
         pair.runSender(pair.sender.peerReachable(now: pair.now))
         #expect(pair.senderCompleted)
 
-        var lost = FileSendStateMachine(id: .random(), offer: FileOffer(name: "a", size: 10, sha256: Data(count: 32)))
+        var lost = ResourceSendStateMachine(id: .random(), offer: ResourceOffer(name: "a", size: 10, sha256: Data(count: 32)))
         let start = ContinuousClock.now
         #expect(lost.start(now: start, reachable: false) == [.paused])
-        #expect(lost.timerFired(now: start + FileTransferLimits.unreachableTimeout - .seconds(1)).isEmpty)
-        guard case .failed(let failure)? = lost.timerFired(now: start + FileTransferLimits.unreachableTimeout).last else {
+        #expect(lost.timerFired(now: start + ResourceLimits.unreachableTimeout - .seconds(1)).isEmpty)
+        guard case .failed(let failure)? = lost.timerFired(now: start + ResourceLimits.unreachableTimeout).last else {
             Issue.record("no failure after the limit"); return
         }
         #expect(failure.code == .timedOut)
@@ -246,8 +335,8 @@ struct FileTransferStateMachineTests {
 
     @Test("a receiver paused by a lost route resumes when a chunk arrives even before the route is reported back")
     func receiverResumesOnChunk() {
-        let offer = FileOffer(name: "a", size: 4 * 1_024, sha256: Data(count: 32), chunkSize: 1_024)
-        var receiver = FileReceiveStateMachine(id: .random(), offer: offer, now: .now)
+        let offer = ResourceOffer(name: "a", size: 4 * 1_024, sha256: Data(count: 32), chunkSize: 1_024)
+        var receiver = ResourceReceiveStateMachine(id: .random(), offer: offer, incarnation: 1, now: .now)
         _ = receiver.accept()
         #expect(receiver.senderUnreachable(now: .now) == [.paused])
         #expect(receiver.receivedChunk(index: 0, length: 1_024, now: .now).first == .resumed)
@@ -256,14 +345,15 @@ struct FileTransferStateMachineTests {
 
     @Test("chunks out of order are stored and acknowledged selectively; a duplicate is acknowledged again, not written again")
     func outOfOrderAndDuplicates() {
-        let offer = FileOffer(name: "a", size: 4 * 1_024, sha256: Data(count: 32), chunkSize: 1_024)
-        var receiver = FileReceiveStateMachine(id: .random(), offer: offer, now: .now)
+        let offer = ResourceOffer(name: "a", size: 4 * 1_024, sha256: Data(count: 32), chunkSize: 1_024)
+        var receiver = ResourceReceiveStateMachine(id: .random(), offer: offer, incarnation: 1, now: .now)
         _ = receiver.accept()
         let two = receiver.receivedChunk(index: 2, length: 1_024, now: .now)
         #expect(two.contains(.write(index: 2)))
-        var expected = FileAckPayload()
+        var expected = ResourceAckPayload()
         expected.next = 0
         expected.received = [2]
+        expected.incarnation = 1
         #expect(two.contains(.sendAck(expected)))
         let again = receiver.receivedChunk(index: 2, length: 1_024, now: .now)
         #expect(again == [.sendAck(expected)])
@@ -276,21 +366,22 @@ struct FileTransferStateMachineTests {
         #expect(receiver.bytesStored == 3 * 1_024)
     }
 
-    @Test("a chunk past the window is dropped (the sender will send it again)")
+    @Test("a chunk past the window is not stored but answered with an acknowledgement of what is (§16.4.2: a sender that missed a restart learns it)")
     func chunkPastWindow() {
-        let offer = FileOffer(name: "a", size: 100 * 1_024, sha256: Data(count: 32), chunkSize: 1_024)
-        var receiver = FileReceiveStateMachine(id: .random(), offer: offer, now: .now)
+        let offer = ResourceOffer(name: "a", size: 100 * 1_024, sha256: Data(count: 32), chunkSize: 1_024)
+        var receiver = ResourceReceiveStateMachine(id: .random(), offer: offer, incarnation: 1, now: .now)
         _ = receiver.accept()
-        let actions = receiver.receivedChunk(index: FileTransferLimits.window, length: 1_024, now: .now)
-        #expect(actions.count == 1)
-        guard case .ignored = actions.first else { Issue.record("expected ignored, got \(actions)"); return }
-        #expect(receiver.state == .receiving)
+        let actions = receiver.receivedChunk(index: ResourceLimits.window, length: 1_024, now: .now)
+        var expected = ResourceAckPayload()
+        expected.incarnation = 1
+        #expect(actions == [.sendAck(expected)])
+        #expect(receiver.state == .receiving && receiver.bytesStored == 0)
     }
 
     @Test("a chunk out of range or of the wrong length cancels the transfer with protocolViolation")
     func chunkOutOfRange() {
-        let offer = FileOffer(name: "a", size: 2_500, sha256: Data(count: 32), chunkSize: 1_024)
-        var receiver = FileReceiveStateMachine(id: .random(), offer: offer, now: .now)
+        let offer = ResourceOffer(name: "a", size: 2_500, sha256: Data(count: 32), chunkSize: 1_024)
+        var receiver = ResourceReceiveStateMachine(id: .random(), offer: offer, incarnation: 1, now: .now)
         _ = receiver.accept()
         let actions = receiver.receivedChunk(index: 3, length: 1_024, now: .now)
         #expect(actions.count == 2)
@@ -299,7 +390,7 @@ struct FileTransferStateMachineTests {
         #expect(receiver.state == .finished)
         #expect(receiver.receivedChunk(index: 0, length: 1_024, now: .now).count == 1)
 
-        var second = FileReceiveStateMachine(id: .random(), offer: offer, now: .now)
+        var second = ResourceReceiveStateMachine(id: .random(), offer: offer, incarnation: 1, now: .now)
         _ = second.accept()
         let short = second.receivedChunk(index: 2, length: 1_024, now: .now)   // the last chunk has 452 bytes
         guard case .sendCancel(.protocolViolation, let why) = short.first else { Issue.record("\(short)"); return }
@@ -318,21 +409,21 @@ struct FileTransferStateMachineTests {
 
     @Test("offers breaking a limit are refused with the right code and a reason naming the limit")
     func offerLimits() {
-        func refusal(_ change: (inout FileOfferPayload) -> Void) -> FileTransferFailure? {
-            var payload = FileOffer(name: "ok.txt", size: 10, sha256: Data(count: 32)).payload
+        func refusal(_ change: (inout ResourceOfferPayload) -> Void) -> ResourceFailure? {
+            var payload = ResourceOffer(name: "ok.txt", size: 10, sha256: Data(count: 32)).payload
             change(&payload)
             do {
-                _ = try FileOffer(validating: payload)
+                _ = try ResourceOffer(validating: payload)
                 return nil
             } catch {
                 return error
             }
         }
         #expect(refusal { _ in } == nil)
-        let big = refusal { $0.size = FileTransferLimits.maxFileSize + 1 }
+        let big = refusal { $0.size = ResourceLimits.maxSize + 1 }
         #expect(big?.code == .tooLarge)
-        #expect(big?.reason.contains("67108864") == true)
-        #expect(refusal { $0.size = FileTransferLimits.maxFileSize } == nil)
+        #expect(big?.reason.contains("17179869184") == true)
+        #expect(refusal { $0.size = ResourceLimits.maxSize } == nil)
         #expect(refusal { $0.name = "" }?.code == .invalidOffer)
         #expect(refusal { $0.name = String(repeating: "a", count: 256) }?.code == .invalidOffer)
         #expect(refusal { $0.sha256 = Data(count: 31) }?.code == .invalidOffer)
@@ -340,38 +431,41 @@ struct FileTransferStateMachineTests {
         #expect(refusal { $0.chunkSize = 60_001 }?.code == .invalidOffer)
     }
 
-    @Test("a chunk of the sender's size, sealed with its framing, fits the relayed payload limit")
+    @Test("a chunk of the sender's size fits a channel message, and sealed with its framing, the sealed plaintext limit")
     func chunkFitsSealedLimit() {
-        var message = FileTransferPayload()
+        var message = ResourceMessagePayload()
         message.transferID = Data(count: 16)
-        var chunk = FileChunkPayload()
+        var chunk = ResourceChunkPayload()
         chunk.index = UInt32.max
-        chunk.data = Data(count: FileTransferLimits.chunkSize)
+        chunk.data = Data(count: ResourceLimits.chunkSize)
         message.chunk = chunk
+        var channel = ChannelMessagePayload()
+        channel.channel = ChannelID.resources.rawValue
+        channel.payload = message.serialized
         var sealed = SealedPayload()
         sealed.identityKey = Data(count: 32)
         sealed.staticSignature = Data(count: 64)
         sealed.displayName = String(repeating: "n", count: 63)
         sealed.sealedAtMs = Int64.max
-        sealed.file = message
-        #expect(message.serialized.count <= WireLimits.maxRelayedPayload)
+        sealed.channel = channel
+        #expect(message.serialized.count <= Session.maxChannelPayload)
         #expect(sealed.serialized.count <= WireLimits.maxSealedPlaintext)
     }
 
     @Test("an unanswered offer is sent maxTransmissions times, then the transfer fails with timedOut")
     func offerTimesOut() {
-        var sender = FileSendStateMachine(id: .random(), offer: FileOffer(name: "a", size: 10, sha256: Data(count: 32)))
+        var sender = ResourceSendStateMachine(id: .random(), offer: ResourceOffer(name: "a", size: 10, sha256: Data(count: 32)))
         var now = ContinuousClock.now
         var offers = sender.start(now: now).count
-        var failure: FileTransferFailure?
+        var failure: ResourceFailure?
         for _ in 0..<100 where failure == nil {
-            now += FileTransferLimits.maxRetransmissionTimeout
+            now += ResourceLimits.maxRetransmissionTimeout
             for action in sender.timerFired(now: now) {
                 if case .sendOffer = action { offers += 1 }
                 if case .failed(let why) = action { failure = why }
             }
         }
-        #expect(offers == FileTransferLimits.maxTransmissions)
+        #expect(offers == ResourceLimits.maxTransmissions)
         #expect(failure?.code == .timedOut)
         #expect(sender.state == .finished)
         #expect(sender.nextDeadline == nil)
@@ -380,18 +474,18 @@ struct FileTransferStateMachineTests {
     @Test("a lost confirmation: the sender probes with the last chunk and the receiver's answer completes it")
     func lostConfirmationIsProbed() {
         let data = content(3_000)
-        let offer = FileOffer(name: "a", size: 3_000, sha256: Data(SHA256.hash(data: data)), chunkSize: 1_024)
-        var sender = FileSendStateMachine(id: .random(), offer: offer)
+        let offer = ResourceOffer(name: "a", size: 3_000, sha256: Data(SHA256.hash(data: data)), chunkSize: 1_024)
+        var sender = ResourceSendStateMachine(id: .random(), offer: offer)
         var now = ContinuousClock.now
         _ = sender.start(now: now)
-        _ = sender.receivedAck(FileAckPayload(), now: now)
-        var ack = FileAckPayload()
+        _ = sender.receivedAck(ResourceAckPayload(), now: now)
+        var ack = ResourceAckPayload()
         ack.next = 3
         _ = sender.receivedAck(ack, now: now)
         #expect(sender.state == .confirming)
-        now += FileTransferLimits.maxRetransmissionTimeout
+        now += ResourceLimits.maxRetransmissionTimeout
         #expect(sender.timerFired(now: now) == [.sendChunk(2)])
-        var done = FileDonePayload()
+        var done = ResourceDonePayload()
         done.sha256 = offer.sha256
         #expect(sender.receivedDone(done) == [.progress(3_000), .completed])
     }
@@ -399,10 +493,10 @@ struct FileTransferStateMachineTests {
     @Test("a receiver that hears nothing for the idle timeout gives up with timedOut")
     func receiverIdleTimeout() {
         let start = ContinuousClock.now
-        var receiver = FileReceiveStateMachine(id: .random(), offer: FileOffer(name: "a", size: 5_000, sha256: Data(count: 32), chunkSize: 1_024), now: start)
+        var receiver = ResourceReceiveStateMachine(id: .random(), offer: ResourceOffer(name: "a", size: 5_000, sha256: Data(count: 32), chunkSize: 1_024), incarnation: 1, now: start)
         _ = receiver.accept()
         #expect(receiver.timerFired(now: start + .seconds(59)).isEmpty)
-        let actions = receiver.timerFired(now: start + FileTransferLimits.receiveIdleTimeout)
+        let actions = receiver.timerFired(now: start + ResourceLimits.receiveIdleTimeout)
         guard case .sendCancel(.timedOut, _) = actions.first, case .failed(let failure) = actions.last else { Issue.record("\(actions)"); return }
         #expect(failure.code == .timedOut)
     }
@@ -418,21 +512,21 @@ struct FileTransferStateMachineTests {
 
     @Test("a cancel from the receiver ends the sender with the receiver's reason")
     func refusedOffer() {
-        var sender = FileSendStateMachine(id: .random(), offer: FileOffer(name: "a", size: 10, sha256: Data(count: 32)))
+        var sender = ResourceSendStateMachine(id: .random(), offer: ResourceOffer(name: "a", size: 10, sha256: Data(count: 32)))
         _ = sender.start(now: .now)
-        var cancel = FileCancelPayload()
-        cancel.code = FileCancelCode.refused.rawValue
+        var cancel = ResourceCancelPayload()
+        cancel.code = ResourceCancelCode.refused.rawValue
         cancel.reason = "the receiver does not take files from you"
         let actions = sender.receivedCancel(cancel)
-        #expect(actions == [.failed(FileTransferFailure(.refused, "the receiver does not take files from you", byPeer: true))])
-        #expect(sender.receivedAck(FileAckPayload(), now: .now).count == 1)
+        #expect(actions == [.failed(ResourceFailure(.refused, "the receiver does not take files from you", byPeer: true))])
+        #expect(sender.receivedAck(ResourceAckPayload(), now: .now).count == 1)
     }
 
     @Test("an acknowledgement past the last chunk is a protocol violation")
     func ackPastEnd() {
-        var sender = FileSendStateMachine(id: .random(), offer: FileOffer(name: "a", size: 2_048, sha256: Data(count: 32), chunkSize: 1_024))
+        var sender = ResourceSendStateMachine(id: .random(), offer: ResourceOffer(name: "a", size: 2_048, sha256: Data(count: 32), chunkSize: 1_024))
         _ = sender.start(now: .now)
-        var ack = FileAckPayload()
+        var ack = ResourceAckPayload()
         ack.next = 5
         let actions = sender.receivedAck(ack, now: .now)
         #expect(actions.contains { if case .sendCancel(.protocolViolation, _) = $0 { true } else { false } })

@@ -1,20 +1,26 @@
 import struct Foundation.Data
-import MeshWire
 
-/// The receiving side of one file transfer (PROTOCOL.md §16), as a value: no I/O, no clock.
+
+/// The receiving side of one resource transfer (PROTOCOL.md §16), as a value: no I/O, no clock.
 ///
-/// Created from a validated offer (``FileOffer/init(validating:)``) that the shell decided to
+/// Created from a validated offer (``ResourceOffer/init(validating:)``) that the shell decided to
 /// accept. States: **receiving** (chunks are stored in any order within
-/// ``FileTransferLimits/window`` of the cumulative acknowledgement; each stored or duplicate chunk
+/// ``ResourceLimits/window`` of the cumulative acknowledgement; each stored or duplicate chunk
 /// is acknowledged), **verifying** (every chunk is stored; the shell hashes the `.part` file and
 /// calls ``verified(sha256:)``), and **finished** (confirmed or failed).
 ///
 /// A chunk out of range or of the wrong length cancels the transfer with `protocolViolation`; a
 /// chunk past the window is dropped (the sender retransmits it); a duplicate is acknowledged again.
-/// With no chunk for ``FileTransferLimits/receiveIdleTimeout`` the transfer fails with `timedOut`;
+/// With no chunk for ``ResourceLimits/receiveIdleTimeout`` the transfer fails with `timedOut`;
 /// while the sender is out of reach (``senderUnreachable(now:)``) that timeout is paused, for at most
-/// ``FileTransferLimits/unreachableTimeout``.
-public struct FileReceiveStateMachine: Sendable {
+/// ``ResourceLimits/unreachableTimeout``.
+///
+/// Resuming (PROTOCOL.md §16.4.2): ``init(restoring:offer:next:stored:incarnation:now:)`` rebuilds
+/// the machine from the shell's state file after a restart, paused until the sender is reachable;
+/// every acknowledgement carries the machine's `incarnation` (new at each load), which tells the
+/// sender to go on from what this acknowledgement says is stored. A chunk past the window is
+/// answered with an acknowledgement, so that a sender that did not see the restart learns it.
+public struct ResourceReceiveStateMachine: Sendable {
     /// Where the transfer is.
     public enum State: Sendable, Hashable {
         /// Chunks are arriving.
@@ -30,32 +36,32 @@ public struct FileReceiveStateMachine: Sendable {
         /// Write chunk `index` at its offset in the `.part` file (before the acknowledgement that follows).
         case write(index: Int)
         /// Send an acknowledgement.
-        case sendAck(FileAckPayload)
+        case sendAck(ResourceAckPayload)
         /// Hash the `.part` file and call ``verified(sha256:)``.
         case verify
-        /// Tell the sender the file is stored and its hash matches.
-        case sendDone(FileDonePayload)
+        /// Tell the sender the resource is stored and its hash matches.
+        case sendDone(ResourceDonePayload)
         /// Tell the sender the transfer is over.
-        case sendCancel(FileCancelCode, String)
+        case sendCancel(ResourceCancelCode, String)
         /// Bytes stored so far.
         case progress(UInt64)
         /// The sender went out of reach: the transfer waits (report it).
         case paused
         /// A route to the sender is back, or a chunk came: the transfer goes on (report it).
         case resumed
-        /// The file is complete and verified: move it into place. Comes before ``sendDone(_:)``; when
+        /// The resource is complete and verified: move it into place. Comes before ``sendDone(_:)``; when
         /// placing fails, the shell sends `storageFailed` instead of the confirmation.
         case completed
         /// The transfer failed: remove the `.part` file.
-        case failed(FileTransferFailure)
+        case failed(ResourceFailure)
         /// An input was dropped (for the log).
         case ignored(String)
     }
 
     /// The transfer id.
-    public let id: FileTransferID
+    public let id: ResourceID
     /// What was offered.
-    public let offer: FileOffer
+    public let offer: ResourceOffer
     /// Where the transfer is.
     public private(set) var state: State = .receiving
     /// Every chunk below this is stored.
@@ -65,22 +71,54 @@ public struct FileReceiveStateMachine: Sendable {
     private var lastHeard: ContinuousClock.Instant
     /// Since when the sender is out of reach, if it is.
     public private(set) var pausedSince: ContinuousClock.Instant?
+    /// This load of the transfer, carried in every acknowledgement (never 0).
+    public let incarnation: UInt64
 
     /// Creates the receiver of an accepted offer; ``accept()`` answers the sender.
     /// - Parameters:
     ///   - id: the sender's transfer id.
     ///   - offer: the validated offer.
+    ///   - incarnation: a random number other than 0, new for each load of a transfer.
     ///   - now: the time.
-    public init(id: FileTransferID, offer: FileOffer, now: ContinuousClock.Instant) {
+    public init(id: ResourceID, offer: ResourceOffer, incarnation: UInt64, now: ContinuousClock.Instant) {
         self.id = id
         self.offer = offer
+        self.incarnation = max(1, incarnation)
         self.lastHeard = now
+    }
+
+    /// Rebuilds the receiver of a transfer from its state file (PROTOCOL.md §16.4.2): paused until
+    /// ``senderReachable(now:)``; when every chunk is stored, ``resume()`` asks for verification.
+    /// - Parameters:
+    ///   - id: the transfer id.
+    ///   - offer: the offer as accepted.
+    ///   - next: every chunk below this is stored (clamped to the chunk count).
+    ///   - stored: chunks at or above `next` stored too (others are ignored).
+    ///   - incarnation: a new random number other than 0.
+    ///   - now: the time.
+    public init(restoring id: ResourceID, offer: ResourceOffer, next: Int, stored: Set<Int>, incarnation: UInt64, now: ContinuousClock.Instant) {
+        self.init(id: id, offer: offer, incarnation: incarnation, now: now)
+        let count = offer.chunkCount
+        self.next = min(max(0, next), count)
+        self.stored = stored.filter { $0 >= self.next && $0 < min(count, self.next + ResourceLimits.window) }
+        while self.stored.remove(self.next) != nil { self.next += 1 }
+        self.pausedSince = now
+        if self.next == count { state = .verifying }
+    }
+
+    /// Chunks stored at or above ``next``, in order (for the shell's state file).
+    public var storedAhead: [Int] { stored.sorted() }
+
+    /// After ``init(restoring:offer:next:stored:incarnation:now:)``: verification when every
+    /// chunk is stored already, else nothing (the transfer waits for the sender).
+    public mutating func resume() -> [Action] {
+        state == .verifying ? [.verify] : []
     }
 
     /// When ``timerFired(now:)`` is next needed, or `nil`.
     public var nextDeadline: ContinuousClock.Instant? {
         guard state == .receiving else { return nil }
-        return pausedSince.map { $0 + FileTransferLimits.unreachableTimeout } ?? lastHeard + FileTransferLimits.receiveIdleTimeout
+        return pausedSince.map { $0 + ResourceLimits.unreachableTimeout } ?? lastHeard + ResourceLimits.receiveIdleTimeout
     }
 
     /// Bytes stored so far.
@@ -91,7 +129,7 @@ public struct FileReceiveStateMachine: Sendable {
 
     // MARK: Inputs
 
-    /// Accepts the offer: the first acknowledgement (and, for an empty file, verification at once).
+    /// Accepts the offer: the first acknowledgement (and, for an empty resource, verification at once).
     public mutating func accept() -> [Action] {
         guard state == .receiving, next == 0, stored.isEmpty else { return [.ignored("already accepted")] }
         if offer.chunkCount == 0 {
@@ -122,7 +160,7 @@ public struct FileReceiveStateMachine: Sendable {
         }
         let count = offer.chunkCount
         guard index >= 0, index < count else {
-            return fail(.protocolViolation, "chunk \(index) is out of range (the file has \(count) chunks)")
+            return fail(.protocolViolation, "chunk \(index) is out of range (the resource has \(count) chunks)")
         }
         guard length == offer.length(ofChunk: index) else {
             return fail(.protocolViolation, "chunk \(index) has \(length) bytes (\(offer.length(ofChunk: index)) expected)")
@@ -131,8 +169,9 @@ public struct FileReceiveStateMachine: Sendable {
         let resumed: [Action] = pausedSince == nil ? [] : [.resumed]
         pausedSince = nil
         if index < next || stored.contains(index) { return resumed + [.sendAck(ack)] }
-        guard index < next + FileTransferLimits.window else {
-            return [.ignored("chunk \(index) is past the window (\(next)..<\(next + FileTransferLimits.window))")]
+        guard index < next + ResourceLimits.window else {
+            // A sender that did not see this receiver restart: tell it where to go on (§16.4.2).
+            return resumed + [.sendAck(ack)]
         }
         stored.insert(index)
         while stored.remove(next) != nil { next += 1 }
@@ -152,26 +191,26 @@ public struct FileReceiveStateMachine: Sendable {
             return fail(.hashMismatch, "the received content's SHA-256 differs from the offer's")
         }
         state = .finished
-        var done = FileDonePayload()
+        var done = ResourceDonePayload()
         done.sha256 = offer.sha256
-        // Placed on disk first (§16.5): the FileDone promises the file is stored under its name.
+        // Placed on disk first (§16.5): the FileDone promises the resource is stored under its name.
         return [.completed, .sendDone(done)]
     }
 
     /// The sender abandoned the transfer.
     /// - Parameter cancel: its reason.
-    public mutating func receivedCancel(_ cancel: FileCancelPayload) -> [Action] {
+    public mutating func receivedCancel(_ cancel: ResourceCancelPayload) -> [Action] {
         guard state != .finished else { return [.ignored("a cancel after the end")] }
         state = .finished
-        let reason = cancel.reason.isEmpty ? "\(FileCancelCode(wire: cancel.code))" : cancel.reason
-        return [.failed(FileTransferFailure(FileCancelCode(wire: cancel.code), reason, byPeer: true))]
+        let reason = cancel.reason.isEmpty ? "\(ResourceCancelCode(wire: cancel.code))" : cancel.reason
+        return [.failed(ResourceFailure(ResourceCancelCode(wire: cancel.code), reason, byPeer: true))]
     }
 
     /// This node gives the transfer up (writing failed, or the user cancelled).
     /// - Parameters:
     ///   - code: why.
     ///   - reason: for people.
-    public mutating func cancel(_ code: FileCancelCode, _ reason: String) -> [Action] {
+    public mutating func cancel(_ code: ResourceCancelCode, _ reason: String) -> [Action] {
         guard state != .finished else { return [.ignored("already over")] }
         return fail(code, reason)
     }
@@ -185,39 +224,42 @@ public struct FileReceiveStateMachine: Sendable {
         return [.paused]
     }
 
-    /// A route to the sender appeared (again): the idle timeout starts afresh.
+    /// A route to the sender appeared (again): the idle timeout starts afresh, and an acknowledgement
+    /// of what is stored goes out.
     /// - Parameter now: the time.
     /// - Returns: ``Action/resumed`` when the transfer was paused.
     public mutating func senderReachable(now: ContinuousClock.Instant) -> [Action] {
         guard state == .receiving, pausedSince != nil else { return [] }
         pausedSince = nil
         lastHeard = now
-        return [.resumed]
+        // The acknowledgement tells a sender that kept running where to go on (§16.4.2).
+        return [.resumed, .sendAck(ack)]
     }
 
     /// Time passed: gives up when the sender went quiet.
     /// - Parameter now: the time.
     public mutating func timerFired(now: ContinuousClock.Instant) -> [Action] {
         if state == .receiving, let pausedSince {
-            guard now >= pausedSince + FileTransferLimits.unreachableTimeout else { return [] }
-            return fail(.timedOut, "the sender was out of reach for \(FileTransferLimits.unreachableTimeout)")
+            guard now >= pausedSince + ResourceLimits.unreachableTimeout else { return [] }
+            return fail(.timedOut, "the sender was out of reach for \(ResourceLimits.unreachableTimeout)")
         }
-        guard state == .receiving, now >= lastHeard + FileTransferLimits.receiveIdleTimeout else { return [] }
-        return fail(.timedOut, "no chunk for \(FileTransferLimits.receiveIdleTimeout)")
+        guard state == .receiving, now >= lastHeard + ResourceLimits.receiveIdleTimeout else { return [] }
+        return fail(.timedOut, "no chunk for \(ResourceLimits.receiveIdleTimeout)")
     }
 
     // MARK: Internals
 
     /// The acknowledgement of what is stored now.
-    private var ack: FileAckPayload {
-        var ack = FileAckPayload()
+    private var ack: ResourceAckPayload {
+        var ack = ResourceAckPayload()
         ack.next = UInt32(next)
         ack.received = stored.sorted().map(UInt32.init)
+        ack.incarnation = incarnation
         return ack
     }
 
-    private mutating func fail(_ code: FileCancelCode, _ reason: String) -> [Action] {
+    private mutating func fail(_ code: ResourceCancelCode, _ reason: String) -> [Action] {
         state = .finished
-        return [.sendCancel(code, reason), .failed(FileTransferFailure(code, reason))]
+        return [.sendCancel(code, reason), .failed(ResourceFailure(code, reason))]
     }
 }

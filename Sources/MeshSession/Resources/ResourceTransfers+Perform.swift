@@ -1,0 +1,297 @@
+import Foundation
+import Logging
+import MeshTransport
+import MeshWire
+
+extension ResourceTransfers {
+    // MARK: Offers (PROTOCOL.md §16.2, §16.6)
+
+    func received(_ payload: ResourceOfferPayload, key: Key, from sender: PeerID) async {
+        if var transfer = incoming[key] {
+            let actions = transfer.machine.receivedOfferAgain()
+            incoming[key] = transfer
+            await perform(actions, incoming: key, chunk: nil)
+            return
+        }
+        if let memory = finished[key] {
+            // §16.2: completed — its ResourceDone was lost (or the sender restarted); refused — ignored.
+            if let done = memory.done { await send(.done(done), id: key.id, to: sender) }
+            return
+        }
+        if pending[key] != nil { return }
+        let metadata: Logger.Metadata = ["mesh.peer": "\(sender.id.shortHex)", "resource.id": "\(key.id.shortHex)"]
+        let offer: ResourceOffer
+        do {
+            offer = try ResourceOffer(validating: payload)
+            try admit(offer, from: sender)
+        } catch {
+            logger.notice("refused a resource offer: \(error.reason)", metadata: metadata)
+            await refuse(key, sender, error)
+            return
+        }
+        if case .ask(let timeout) = configuration.acceptPolicy {
+            guard pending.count < ResourceLimits.maxPendingOffers else {
+                await refuse(key, sender, ResourceFailure(.busy, "too many offers wait for an answer"))
+                return
+            }
+            let request = ResourceOfferRequest(id: key.id, sender: sender, name: offer.name, size: offer.size, sha256: offer.sha256)
+            pending[key] = Pending(request: request, offer: offer, until: .now + timeout)
+            if !events.offer(.offered(request)) { logger.notice("a resource offer was not reported: the application reads no resource events") }
+            return
+        }
+        await accept(offer, key: key, from: sender)
+    }
+
+    /// The receiver's policy: throws the refusal, or returns when the offer may be accepted.
+    private func admit(_ offer: ResourceOffer, from sender: PeerID) throws(ResourceFailure) {
+        guard let journal else { throw ResourceFailure(.refused, "the receiver takes no resources") }
+        if case .refuse = configuration.acceptPolicy { throw ResourceFailure(.refused, "the receiver takes no resources") }
+        guard offer.size <= configuration.maxIncomingSize else {
+            throw ResourceFailure(.tooLarge, "\(offer.size) bytes is over the receiver's limit of \(configuration.maxIncomingSize) bytes")
+        }
+        let fromPeer = incoming.keys.filter { $0.peer == sender.id }.count + pending.keys.filter { $0.peer == sender.id }.count
+        guard fromPeer < configuration.maxIncomingPerPeer else {
+            throw ResourceFailure(.busy, "already \(fromPeer) resources coming from you (at most \(configuration.maxIncomingPerPeer) at once)")
+        }
+        guard incoming.count + pending.count < configuration.maxIncoming else {
+            throw ResourceFailure(.busy, "already \(incoming.count) resources coming in (at most \(configuration.maxIncoming) at once)")
+        }
+        try? journal.prepare()
+        if let free = ResourceStorage.freeBytes(journal.directory) {
+            let (needed, overflow) = offer.size.addingReportingOverflow(configuration.minFreeBytes)
+            guard !overflow, needed <= free else {
+                throw ResourceFailure(.tooLarge, "the receiver has not enough disk space for \(offer.size) bytes")
+            }
+        }
+    }
+
+    /// The application's answer to an offer it was asked about.
+    func answer(_ request: ResourceOfferRequest, accept: Bool) async {
+        let key = Key(peer: request.sender.id, id: request.id)
+        guard let waiting = pending.removeValue(forKey: key) else { return }
+        if accept {
+            await self.accept(waiting.offer, key: key, from: request.sender)
+        } else {
+            logger.info("the application refused a resource", metadata: ["mesh.peer": "\(key.peer.shortHex)", "resource.id": "\(key.id.shortHex)"])
+            await refuse(key, request.sender, ResourceFailure(.refused, "the receiver does not take it"))
+        }
+    }
+
+    /// Creates the `.part` file and its state file, then answers the sender.
+    private func accept(_ offer: ResourceOffer, key: Key, from sender: PeerID) async {
+        guard let journal else { return }
+        let metadata: Logger.Metadata = ["mesh.peer": "\(sender.id.shortHex)", "resource.id": "\(key.id.shortHex)"]
+        let stem = journal.incomingStem(key.peer, key.id)
+        let record = ResourceJournal.Incoming(id: key.id.hex, sender: key.peer.hex, senderName: sender.displayName, name: offer.name,
+                                              size: offer.size, sha256: offer.sha256.hexString, chunkSize: offer.chunkSize, next: 0, stored: [])
+        let handle: FileHandle
+        do {
+            try journal.prepare()
+            ResourceStorage.remove(stem + ".part")
+            handle = try ResourceStorage.createExclusive(stem + ".part")
+            // On disk before the first acknowledgement: a restart finds the transfer (§16.4.2).
+            try journal.save(record)
+        } catch {
+            ResourceStorage.remove(stem + ".part")
+            logger.error("cannot store a resource offered: \(error.message)", metadata: metadata)
+            await refuse(key, sender, ResourceFailure(.storageFailed, "the receiver cannot store resources now"))
+            return
+        }
+        var machine = ResourceReceiveStateMachine(id: key.id, offer: offer, incarnation: .random(in: 1...UInt64.max), now: .now)
+        let actions = machine.accept()
+        let progress = makeProgress(key.id, .incoming, sender, offer, bytes: 0)
+        incoming[key] = Incoming(machine: machine, peer: sender, handle: handle, record: record, progress: progress,
+                                 reachable: true, checkpointedAt: .now)
+        logger.info("accepted a resource", metadata: metadata.merging(["resource.size": "\(offer.size)"]) { $1 })
+        report(.startedReceiving(progress))
+        await perform(actions, incoming: key, chunk: nil)
+    }
+
+    func refuse(_ key: Key, _ sender: PeerID, _ failure: ResourceFailure) async {
+        remember(key, done: nil)
+        await send(.cancel(Self.cancel(failure.code, failure.reason)), id: key.id, to: sender)
+    }
+
+    func remember(_ key: Key, done: ResourceDonePayload?) {
+        let now = ContinuousClock.now
+        finished = finished.filter { $0.value.until > now }
+        while finished.count >= ResourceLimits.maxFinishedRemembered,
+              let oldest = finished.min(by: { $0.value.until < $1.value.until })?.key {
+            finished[oldest] = nil
+        }
+        finished[key] = (done, now + ResourceLimits.finishedMemory)
+    }
+
+    func report(_ event: ResourceEvent) {
+        if !events.offer(event) { logger.notice("a resource event was dropped: the application reads no resource events") }
+    }
+
+    // MARK: Sender actions
+
+    func perform(_ actions: [ResourceSendStateMachine.Action], outgoing id: ResourceID) async {
+        guard let transfer = outgoing[id] else { return }
+        let metadata: Logger.Metadata = ["mesh.peer": "\(transfer.peer.id.shortHex)", "resource.id": "\(id.shortHex)"]
+        for action in actions {
+            switch action {
+            case .sendOffer(let offer):
+                await send(.offer(offer), id: id, to: transfer.peer)
+            case .sendChunk(let index):
+                let offer = transfer.machine.offer
+                let data: Data
+                do {
+                    data = try ResourceStorage.read(transfer.handle, offset: offer.offset(ofChunk: index), length: offer.length(ofChunk: index))
+                } catch {
+                    guard var current = outgoing[id] else { return }
+                    let more = current.machine.cancel(.sourceFailed, "the sender cannot read the file: \(error.message)")
+                    outgoing[id] = current
+                    await perform(more, outgoing: id)
+                    return
+                }
+                var chunk = ResourceChunkPayload()
+                chunk.index = UInt32(index)
+                chunk.data = data
+                count(data.count)
+                await send(.chunk(chunk), id: id, to: transfer.peer)
+            case .sendCancel(let code, let reason):
+                await send(.cancel(Self.cancel(code, reason)), id: id, to: transfer.peer)
+            case .accepted:
+                logger.debug("the receiver accepted a resource", metadata: metadata)
+            case .rewound(let next):
+                logger.info("the receiver restarted: resuming from its state", metadata: metadata.merging(["resource.chunk": "\(next)"]) { $1 })
+            case .paused, .resumed:
+                logPause(action == .paused, .outgoing, metadata: metadata)
+                transfer.progress.pause(action == .paused)
+            case .progress(let bytes):
+                guard outgoing[id] != nil else { continue }
+                transfer.progress.moved(bytes, report: bytes < transfer.machine.offer.size && Self.progressDue(&outgoing[id]!.lastProgress))
+            case .completed:
+                outgoing[id] = nil
+                journal.map { ResourceStorage.remove($0.outgoingPath(id)) }
+                logger.info("sent a resource", metadata: metadata)
+                transfer.progress.end(.completed(path: nil))
+            case .failed(let failure):
+                outgoing[id] = nil
+                journal.map { ResourceStorage.remove($0.outgoingPath(id)) }
+                logger.notice("a resource transfer failed: \(failure)", metadata: metadata)
+                transfer.progress.end(.failed(failure))
+            case .ignored(let why):
+                logger.debug("resource input ignored: \(why)", metadata: metadata)
+            }
+        }
+    }
+
+    private func logPause(_ paused: Bool, _ direction: ResourceProgress.Direction, metadata: Logger.Metadata) {
+        let other = direction == .outgoing ? "receiver" : "sender"
+        logger.info(paused ? "paused a resource transfer: the \(other) is out of reach" : "resumed a resource transfer: the \(other) is reachable",
+                    metadata: metadata)
+    }
+
+    // MARK: Receiver actions
+
+    func perform(_ actions: [ResourceReceiveStateMachine.Action], incoming key: Key, chunk: ResourceChunkPayload?) async {
+        guard let transfer = incoming[key], let journal else { return }
+        let metadata: Logger.Metadata = ["mesh.peer": "\(key.peer.shortHex)", "resource.id": "\(key.id.shortHex)"]
+        let stem = journal.incomingStem(key.peer, key.id)
+        for action in actions {
+            switch action {
+            case .write(let index):
+                guard let chunk else { continue }
+                do {
+                    try ResourceStorage.write(transfer.handle, chunk.data, offset: transfer.machine.offer.offset(ofChunk: index))
+                } catch {
+                    logger.error("cannot write a received resource: \(error.message)", metadata: metadata)
+                    await cancelIncoming(key, .storageFailed, "the receiver cannot write the resource")
+                    return
+                }
+                incoming[key]?.unsaved += 1
+                if let current = incoming[key], current.unsaved >= ResourceLimits.checkpointChunks { checkpoint(key) }
+            case .sendAck(let ack):
+                await send(.ack(ack), id: key.id, to: transfer.peer)
+            case .verify:
+                let handle = transfer.handle
+                let size = transfer.machine.offer.size
+                let hash: [UInt8]
+                do {
+                    hash = try await EventLoops.runBlocking { try ResourceStorage.sha256(handle, size: size) }
+                } catch {
+                    logger.error("cannot read back a received resource: \(error)", metadata: metadata)
+                    await cancelIncoming(key, .storageFailed, "the receiver cannot read the resource back")
+                    return
+                }
+                guard var current = incoming[key] else { return }
+                let more = current.machine.verified(sha256: hash)
+                incoming[key] = current
+                await perform(more, incoming: key, chunk: nil)
+                return
+            case .sendDone(let done):
+                remember(key, done: done)
+                await send(.done(done), id: key.id, to: transfer.peer)
+            case .sendCancel(let code, let reason):
+                await send(.cancel(Self.cancel(code, reason)), id: key.id, to: transfer.peer)
+            case .progress(let bytes):
+                guard incoming[key] != nil else { continue }
+                transfer.progress.moved(bytes, report: bytes < transfer.machine.offer.size && Self.progressDue(&incoming[key]!.lastProgress))
+            case .paused, .resumed:
+                logPause(action == .paused, .incoming, metadata: metadata)
+                transfer.progress.pause(action == .paused)
+            case .completed:
+                incoming[key] = nil
+                let target = journal.receivedPath(key.peer, key.id)
+                do {
+                    try ResourceStorage.sync(transfer.handle)
+                    try journal.prepare()
+                    try ResourceStorage.move(stem + ".part", to: target)
+                    ResourceStorage.remove(stem + ".json")
+                } catch {
+                    ResourceStorage.remove(stem + ".part")
+                    ResourceStorage.remove(stem + ".json")
+                    logger.error("cannot store a received resource: \(error)", metadata: metadata)
+                    remember(key, done: nil)
+                    await send(.cancel(Self.cancel(.storageFailed, "the receiver cannot store the resource")), id: key.id, to: transfer.peer)
+                    let failure = ResourceFailure(.storageFailed, "cannot store the resource: \(error)")
+                    transfer.progress.end(.failed(failure))
+                    report(.finishedReceiving(transfer.progress, .failure(failure)))
+                    return
+                }
+                logger.info("received a resource", metadata: metadata)
+                transfer.progress.moved(transfer.machine.offer.size, report: false)
+                transfer.progress.end(.completed(path: target))
+                report(.finishedReceiving(transfer.progress, .success(target)))
+            case .failed(let failure):
+                incoming[key] = nil
+                remember(key, done: nil)
+                ResourceStorage.remove(stem + ".part")
+                ResourceStorage.remove(stem + ".json")
+                logger.notice("a resource transfer failed: \(failure)", metadata: metadata)
+                transfer.progress.end(.failed(failure))
+                report(.finishedReceiving(transfer.progress, .failure(failure)))
+            case .ignored(let why):
+                logger.debug("resource input ignored: \(why)", metadata: metadata)
+            }
+        }
+    }
+
+    func cancelIncoming(_ key: Key, _ code: ResourceCancelCode, _ reason: String) async {
+        guard var current = incoming[key] else { return }
+        let actions = current.machine.cancel(code, reason)
+        incoming[key] = current
+        await perform(actions, incoming: key, chunk: nil)
+    }
+
+    /// Syncs a transfer's `.part` file, then records the chunks it holds (PROTOCOL.md §16.4.2):
+    /// the state file never claims a chunk that is not on disk.
+    func checkpoint(_ key: Key) {
+        guard var transfer = incoming[key], let journal, transfer.machine.state != .finished else { return }
+        transfer.record.next = transfer.machine.next
+        transfer.record.stored = transfer.machine.storedAhead
+        transfer.unsaved = 0
+        transfer.checkpointedAt = .now
+        do {
+            try ResourceStorage.sync(transfer.handle)
+            try journal.save(transfer.record)
+        } catch {
+            logger.error("cannot record a received resource's state: \(error.message)", metadata: ["resource.id": "\(key.id.shortHex)"])
+        }
+        incoming[key] = transfer
+    }
+}

@@ -1,0 +1,339 @@
+import Foundation
+import Logging
+import MeshTransport
+import MeshWire
+
+/// The session's resource shell (PROTOCOL.md §16): the I/O around ``ResourceSendStateMachine``
+/// and ``ResourceReceiveStateMachine``, on channel ``ChannelID/resources``.
+///
+/// Outgoing: ``send(path:name:to:)`` hashes a file, records the transfer in the journal and
+/// offers it; chunks, sealed end to end, flow within a window and are retransmitted on timeout.
+/// Incoming: offers pass the policy (``ResourceConfiguration``); an accepted resource is written
+/// to a `.part` file in the resource directory, its state checkpointed beside it, and moved to
+/// `received/` once its SHA-256 matches. Both sides survive a restart: ``run(session:)`` loads the
+/// journal first (``ResourceJournal``), and the transfers resume from what the receiver holds.
+///
+/// Reachability is polled every tick: a transfer whose peer has no route pauses, and resumes
+/// when one appears. This type is thread-safe (an actor).
+actor ResourceTransfers {
+    /// What the shell reports to the application (``Session/resourceEvents``).
+    nonisolated let events: EventQueue<ResourceEvent>
+    /// The journal, or `nil` when resources are off (no directory).
+    nonisolated let journal: ResourceJournal?
+    let configuration: ResourceConfiguration
+    let logger: Logger
+    let tick: Duration
+    weak var session: Session?
+    var channel: MeshChannel?
+    var outgoing: [ResourceID: Outgoing] = [:]
+    var incoming: [Key: Incoming] = [:]
+    /// Offers waiting for the application's answer.
+    var pending: [Key: Pending] = [:]
+    /// Finished incoming transfers: the confirmation to repeat to a sender that did not hear it.
+    var finished: [Key: (done: ResourceDonePayload?, until: ContinuousClock.Instant)] = [:]
+    /// Chunk bytes sent, retransmissions included (tests and benchmarks: ≤ 1.1 × the size).
+    private(set) var chunkBytesSent: UInt64 = 0
+
+    struct Key: Hashable { var peer: NodeID; var id: ResourceID }
+
+    struct Outgoing {
+        var machine: ResourceSendStateMachine
+        var peer: PeerID
+        var handle: FileHandle
+        var progress: ResourceProgress
+        var reachable: Bool
+        var lastProgress: ContinuousClock.Instant?
+    }
+
+    struct Incoming {
+        var machine: ResourceReceiveStateMachine
+        var peer: PeerID
+        var handle: FileHandle
+        var record: ResourceJournal.Incoming
+        var progress: ResourceProgress
+        var reachable: Bool
+        var lastProgress: ContinuousClock.Instant?
+        var checkpointedAt: ContinuousClock.Instant
+        var unsaved = 0
+    }
+
+    struct Pending {
+        var request: ResourceOfferRequest
+        var offer: ResourceOffer
+        var until: ContinuousClock.Instant
+    }
+
+    /// The limits of channel 17: chunks are large and many, so the rate is far above the default.
+    static var channelLimits: ChannelLimits {
+        var limits = ChannelLimits()
+        limits.messagesPerSecond = 5_000
+        limits.burst = 10_000
+        limits.inboundCapacity = 1_024
+        limits.maxBroadcastSize = 1
+        return limits
+    }
+
+    init(directory: String?, configuration: ResourceConfiguration, tick: Duration = .milliseconds(100), logger: Logger) {
+        self.journal = directory.map(ResourceJournal.init(directory:))
+        self.configuration = configuration
+        self.tick = tick
+        self.logger = logger
+        self.events = EventQueue(capacity: 1_024)
+    }
+
+    // MARK: Running
+
+    /// Registers channel 17, loads the journal (transfers of an earlier run resume), then reads
+    /// the channel and drives the timers until cancelled; then checkpoints what is running.
+    func run(session: Session) async {
+        self.session = session
+        let channel: MeshChannel
+        do {
+            channel = try session.register(channel: .resources, limits: Self.channelLimits)
+        } catch {
+            logger.error("resources are off: cannot register channel 17: \(error)")
+            return
+        }
+        self.channel = channel
+        await load()
+        let tick = self.tick
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                for await message in channel.messages { await self.received(message) }
+            }
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: tick)
+                    await self.timersFired(now: .now)
+                }
+            }
+        }
+        suspendAll()
+        events.finish()
+    }
+
+    /// The transfers running now, outgoing first.
+    var running: [ResourceProgress] {
+        outgoing.values.map(\.progress).sorted { $0.name < $1.name } + incoming.values.map(\.progress).sorted { $0.name < $1.name }
+    }
+
+    // MARK: Sending
+
+    /// Offers a file to a peer: checks it, hashes it, records the transfer and sends the offer.
+    func send(path: String, name: String, to peer: PeerID) async throws(SessionError) -> ResourceProgress {
+        guard let journal else { throw .resourcesUnavailable() }
+        let nameBytes = name.utf8.count
+        guard (1...ResourceLimits.maxOfferedNameBytes).contains(nameBytes) else {
+            throw .invalidResource("a name of \(nameBytes) bytes (1 to \(ResourceLimits.maxOfferedNameBytes) allowed)")
+        }
+        let handle: FileHandle, size: UInt64
+        do {
+            (handle, size) = try ResourceStorage.openForReading(path)
+        } catch {
+            throw .invalidResource(error.message)
+        }
+        guard size <= ResourceLimits.maxSize else {
+            throw .invalidResource("\(path) has \(size) bytes, over the limit of \(ResourceLimits.maxSize) bytes")
+        }
+        guard let stamp = ResourceStorage.stamp(path) else { throw .invalidResource("cannot read \(path)") }
+        try checkOutgoingLimits(to: peer)
+        let hash: [UInt8]
+        do {
+            hash = try await EventLoops.runBlocking { try ResourceStorage.sha256(handle, size: size) }
+        } catch {
+            throw .invalidResource("cannot read \(path): \(error)")
+        }
+        // Another send may have started while this one hashed (the actor is re-entrant).
+        try checkOutgoingLimits(to: peer)
+        let offer = ResourceOffer(name: name, size: size, sha256: Data(hash))
+        let id = ResourceID.random()
+        let record = ResourceJournal.Outgoing(id: id.hex, peer: peer.id.hex, peerName: peer.displayName, path: path, name: name,
+                                              size: size, modified: stamp.modified, sha256: offer.sha256.hexString, chunkSize: offer.chunkSize)
+        do {
+            try journal.prepare()
+            try journal.save(record)
+        } catch {
+            throw .invalidResource("cannot record the transfer: \(error.message)")
+        }
+        let progress = makeProgress(id, .outgoing, peer, offer, bytes: 0)
+        var machine = ResourceSendStateMachine(id: id, offer: offer)
+        // The route is looked up after hashing: a relay may have gone away meanwhile.
+        let reachable = isReachable(peer.id)
+        let actions = machine.start(now: .now, reachable: reachable)
+        outgoing[id] = Outgoing(machine: machine, peer: peer, handle: handle, progress: progress, reachable: reachable)
+        logger.info("offering a resource", metadata: ["mesh.peer": "\(peer.id.shortHex)", "resource.id": "\(id.shortHex)", "resource.size": "\(size)"])
+        await perform(actions, outgoing: id)
+        return progress
+    }
+
+    /// Throws when another outgoing transfer would break a limit (per peer, or in all).
+    private func checkOutgoingLimits(to peer: PeerID) throws(SessionError) {
+        let toPeer = outgoing.values.filter { $0.peer.id == peer.id }.count
+        guard toPeer < ResourceLimits.maxOutgoingPerPeer else {
+            throw .invalidResource("already \(toPeer) resources on their way to \(peer.displayName) (at most \(ResourceLimits.maxOutgoingPerPeer) at once)")
+        }
+        guard outgoing.count < ResourceLimits.maxOutgoingTransfers else {
+            throw .invalidResource("already \(outgoing.count) resources on their way (at most \(ResourceLimits.maxOutgoingTransfers) at once)")
+        }
+    }
+
+    /// Gives up a running transfer, in either direction.
+    func cancel(_ id: ResourceID, peer: NodeID) async {
+        if var transfer = outgoing[id], transfer.peer.id == peer {
+            let actions = transfer.machine.cancel(.cancelled, "the sender cancelled")
+            outgoing[id] = transfer
+            await perform(actions, outgoing: id)
+        } else if var transfer = incoming[Key(peer: peer, id: id)] {
+            let actions = transfer.machine.cancel(.cancelled, "the receiver cancelled")
+            incoming[Key(peer: peer, id: id)] = transfer
+            await perform(actions, incoming: Key(peer: peer, id: id), chunk: nil)
+        }
+    }
+
+    func makeProgress(_ id: ResourceID, _ direction: ResourceProgress.Direction, _ peer: PeerID, _ offer: ResourceOffer, bytes: UInt64) -> ResourceProgress {
+        ResourceProgress(id: id, direction: direction, peer: peer, offer: offer, bytes: bytes) { [weak self] id, node in
+            await self?.cancel(id, peer: node)
+        }
+    }
+
+    func isReachable(_ node: NodeID) -> Bool { session?.mesh.route(to: node) != nil }
+
+    // MARK: Inputs
+
+    /// A message on channel 17. Malformed or unexpected messages are logged and answered or
+    /// dropped as PROTOCOL.md §16 says; nothing traps.
+    func received(_ channelMessage: ChannelMessage) async {
+        let sender = channelMessage.sender
+        guard channelMessage.delivery == .sealed else {
+            logger.debug("ignored a broadcast resource message", metadata: ["mesh.peer": "\(sender.id.shortHex)"])
+            return
+        }
+        let message: ResourceMessagePayload
+        do {
+            message = try ResourceMessagePayload(decoding: channelMessage.payload, what: "resource message")
+        } catch {
+            logger.notice("dropped a malformed resource message: \(error)", metadata: ["mesh.peer": "\(sender.id.shortHex)"])
+            return
+        }
+        guard let id = ResourceID(bytes: message.transferID) else {
+            logger.notice("dropped a resource message: transfer id of \(message.transferID.count) bytes", metadata: ["mesh.peer": "\(sender.id.shortHex)"])
+            return
+        }
+        let key = Key(peer: sender.id, id: id)
+        switch message.body {
+        case .offer(let offer):
+            await received(offer, key: key, from: sender)
+        case .chunk(let chunk):
+            if var transfer = incoming[key] {
+                let actions = transfer.machine.receivedChunk(index: Int(chunk.index), length: chunk.data.count, now: .now)
+                incoming[key] = transfer
+                await perform(actions, incoming: key, chunk: chunk)
+            } else if let memory = finished[key] {
+                if let done = memory.done { await send(.done(done), id: id, to: sender) }
+            } else if pending[key] == nil {
+                logger.notice("refused a resource chunk: unknown transfer", metadata: ["mesh.peer": "\(sender.id.shortHex)", "resource.id": "\(id.shortHex)"])
+                await send(.cancel(Self.cancel(.unknownTransfer, "no transfer \(id.shortHex) here")), id: id, to: sender)
+            }
+        case .ack(let ack):
+            await toOutgoing(id, from: sender, "an acknowledgement") { $0.receivedAck(ack, now: .now) }
+        case .done(let done):
+            await toOutgoing(id, from: sender, "a confirmation") { $0.receivedDone(done) }
+        case .cancel(let cancel):
+            if let transfer = outgoing[id], transfer.peer.id == sender.id {
+                await toOutgoing(id, from: sender, "a cancel") { $0.receivedCancel(cancel) }
+            } else if var transfer = incoming[key] {
+                let actions = transfer.machine.receivedCancel(cancel)
+                incoming[key] = transfer
+                await perform(actions, incoming: key, chunk: nil)
+            } else if pending.removeValue(forKey: key) != nil {
+                logger.debug("the sender withdrew an offer", metadata: ["mesh.peer": "\(sender.id.shortHex)", "resource.id": "\(id.shortHex)"])
+            } else {
+                logger.debug("ignored a cancel of an unknown resource transfer", metadata: ["mesh.peer": "\(sender.id.shortHex)", "resource.id": "\(id.shortHex)"])
+            }
+        case nil:
+            logger.debug("ignored a resource message of an unknown kind (a newer peer's)", metadata: ["mesh.peer": "\(sender.id.shortHex)"])
+        }
+    }
+
+    private func toOutgoing(_ id: ResourceID, from sender: PeerID, _ what: String,
+                            _ input: (inout ResourceSendStateMachine) -> [ResourceSendStateMachine.Action]) async {
+        guard var transfer = outgoing[id], transfer.peer.id == sender.id else {
+            logger.notice("dropped \(what) for an unknown resource transfer", metadata: ["mesh.peer": "\(sender.id.shortHex)", "resource.id": "\(id.shortHex)"])
+            return
+        }
+        let actions = input(&transfer.machine)
+        outgoing[id] = transfer
+        await perform(actions, outgoing: id)
+    }
+
+    /// Time passed: retransmissions and timeouts, expired offers, and reachability changes.
+    func timersFired(now: ContinuousClock.Instant) async {
+        for id in outgoing.keys {
+            guard var transfer = outgoing[id] else { continue }
+            let reachable = isReachable(transfer.peer.id)
+            var actions: [ResourceSendStateMachine.Action] = []
+            if reachable != transfer.reachable {
+                transfer.reachable = reachable
+                actions += reachable ? transfer.machine.peerReachable(now: now) : transfer.machine.peerUnreachable(now: now)
+            }
+            if let due = transfer.machine.nextDeadline, due <= now { actions += transfer.machine.timerFired(now: now) }
+            outgoing[id] = transfer
+            await perform(actions, outgoing: id)
+        }
+        for key in incoming.keys {
+            guard var transfer = incoming[key] else { continue }
+            let reachable = isReachable(key.peer)
+            var actions: [ResourceReceiveStateMachine.Action] = []
+            if reachable != transfer.reachable {
+                transfer.reachable = reachable
+                actions += reachable ? transfer.machine.senderReachable(now: now) : transfer.machine.senderUnreachable(now: now)
+            }
+            if let due = transfer.machine.nextDeadline, due <= now { actions += transfer.machine.timerFired(now: now) }
+            incoming[key] = transfer
+            await perform(actions, incoming: key, chunk: nil)
+            if let current = incoming[key], current.unsaved > 0, now - current.checkpointedAt >= ResourceLimits.checkpointInterval {
+                checkpoint(key)
+            }
+        }
+        for (key, offer) in pending where offer.until <= now {
+            pending[key] = nil
+            logger.notice("refused a resource: the application did not answer in time", metadata: ["mesh.peer": "\(key.peer.shortHex)", "resource.id": "\(key.id.shortHex)"])
+            await refuse(key, offer.request.sender, ResourceFailure(.refused, "the receiver did not accept it in time"))
+        }
+    }
+
+    // MARK: Sending messages
+
+    func send(_ body: ResourceMessagePayload.OneOf_Body, id: ResourceID, to peer: PeerID) async {
+        guard let channel else { return }
+        var message = ResourceMessagePayload()
+        message.transferID = id.bytes
+        message.body = body
+        do {
+            try await channel.send(message.serialized, to: peer)
+        } catch {
+            // No route now: the retransmission timer tries again, and gives up in the end.
+            logger.debug("a resource message was not sent: \(error)", metadata: ["mesh.peer": "\(peer.id.shortHex)", "resource.id": "\(id.shortHex)"])
+        }
+    }
+
+    static func cancel(_ code: ResourceCancelCode, _ reason: String) -> ResourceCancelPayload {
+        var cancel = ResourceCancelPayload()
+        cancel.code = code.rawValue
+        var text = reason
+        while text.utf8.count > ResourceLimits.maxReasonBytes { text.removeLast() }
+        cancel.reason = text
+        return cancel
+    }
+
+    /// Whether a progress update is due: at most one per ``ResourceLimits/progressInterval``
+    /// for each transfer (`last` is updated when it is).
+    static func progressDue(_ last: inout ContinuousClock.Instant?) -> Bool {
+        let now = ContinuousClock.now
+        if let last, now - last < ResourceLimits.progressInterval { return false }
+        last = now
+        return true
+    }
+
+    func count(_ bytes: Int) { chunkBytesSent += UInt64(bytes) }
+}
