@@ -191,7 +191,7 @@ struct TerminalCommandTests {
         try await alice.run("/cancel abcd", "! /cancel: no file transfer abcd is running")
 
         // /connect
-        try await alice.run("/connect", "! /connect: an address is required; usage: /connect HOST:PORT")
+        try await alice.run("/connect", "! /connect: an address is required (HOST:PORT or a connection code); usage: /connect HOST:PORT")
         try await alice.run("/connect 127.0.0.1", "! /connect: \"127.0.0.1\" has no port")
         try await alice.run("/connect 127.0.0.1:\(carolPort)", "* connecting to 127.0.0.1:\(carolPort)")
         try await alice.waitFor("* carol (", "connected at 127.0.0.1:\(carolPort)")
