@@ -20,7 +20,7 @@ struct MeshBench: AsyncParsableCommand {
         abstract: "Benchmarks of meshchat sessions beside a raw-TCP baseline measured in the same run.",
         subcommands: [Suite.self, Sink.self, Source.self, RawSink.self, RawSource.self, CryptoBench.self, DiscoveryBench.self,
                       MeshCommand.self, RelayPingCommand.self, RawRelayCommand.self, PlacesBench.self, PlacesResident.self,
-                      FloodBench.self, FloodPingCommand.self, TransferBench.self],
+                      FloodBench.self, FloodPingCommand.self, TransferBench.self, ResourceSourceCommand.self],
         defaultSubcommand: Suite.self)
 
     /// Runs tasks on SwiftNIO's loop threads and tunes the heap, as meshchat does, then the command.
@@ -50,8 +50,13 @@ struct Source: AsyncParsableCommand {
     @Option var count = 256
     @Option(help: "Bytes per message.") var size = 1 << 20
     @Flag(help: "Hash sent data and compare with the sink's hash.") var verify = false
+    @Option(help: "The sink's distance: 1 (the node at --port) or 2 (the node behind it, relayed; at most 64,000-byte messages, lossy).")
+    var hops = 1
+    func validate() throws {
+        guard (1...2).contains(hops) else { throw ValidationError("Please give --hops 1 or 2.") }
+    }
     func run() async throws {
-        let result = try await MeshWorkloads.source(port: port, workload: workload, count: count, size: size, verify: verify)
+        let result = try await MeshWorkloads.source(port: port, workload: workload, count: count, size: size, verify: verify, hops: hops)
         printJSON(result)
         if verify, result.sha256Sent != result.sha256Received { throw ExitCode(2) }
     }

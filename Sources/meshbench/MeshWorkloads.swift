@@ -12,6 +12,7 @@ enum MeshWorkloads {
         var configuration = Session.Configuration()
         configuration.port = port
         configuration.host = "127.0.0.1"
+        configuration.resources.maxIncomingSize = ResourceLimits.maxSize
         var logger = Logger(label: "meshbench.\(name)", factory: { _ in SwiftLogNoOpLogHandler() })
         if let level = ProcessInfo.processInfo.environment["MESHBENCH_LOG"].flatMap(Logger.Level.init(rawValue:)) {
             logger = Logger(label: "meshbench.\(name)", factory: { StreamLogHandler.standardError(label: $0) })
@@ -58,6 +59,10 @@ enum MeshWorkloads {
         }
     }
 
+    /// A session that counts data per sender (answering each end marker with that sender's totals
+    /// so far, so that a source across lossy relays may repeat it), echoes pings, and reports each
+    /// resource it receives to its sender (``SinkResult/finishedAt``, the file's SHA-256 computed
+    /// after that instant), then removes the file.
     static func sink(port: Int, verify: Bool, connect: Int? = nil) async throws {
         let session = try makeSession(name: "sink", port: port)
         let bound = try await session.start()
@@ -65,24 +70,25 @@ enum MeshWorkloads {
         if let connect { session.connect(host: "127.0.0.1", port: connect) }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await session.run() }
-            var result = SinkResult()
-            var hasher = SHA256()
+            group.addTask { await receiveResources(session) }
+            var results: [PeerID: SinkResult] = [:]
+            var hashers: [PeerID: SHA256] = [:]
             for await event in session.events {
                 guard case .received(let message) = event, case .data(let data) = message.content,
                       let first = data.first, let kind = Kind(rawValue: first) else { continue }
+                let sender = message.sender
                 switch kind {
                 case .data:
-                    result.bytes += data.count
-                    result.messages += 1
-                    if verify { hasher.update(data: data) }
+                    results[sender, default: SinkResult()].bytes += data.count
+                    results[sender, default: SinkResult()].messages += 1
+                    if verify { hashers[sender, default: SHA256()].update(data: data) }
                 case .ping:
-                    try? await session.send(data, to: [message.sender], mode: message.mode)
+                    try? await session.send(data, to: [sender], mode: message.mode)
                 case .end:
-                    result.sha256 = verify ? hex(hasher.finalize()) : ""
+                    var result = results[sender] ?? SinkResult()
+                    result.sha256 = verify ? hex((hashers[sender] ?? SHA256()).finalize()) : ""
                     let json = try JSONEncoder().encode(result)
-                    try? await session.send(Data([Kind.result.rawValue]) + json, to: [message.sender], mode: .reliable)
-                    result = SinkResult()
-                    hasher = SHA256()
+                    try? await session.send(Data([Kind.result.rawValue]) + json, to: [sender], mode: .reliable)
                 case .result:
                     break
                 }
@@ -91,7 +97,44 @@ enum MeshWorkloads {
         }
     }
 
-    static func source(port: Int, workload: Workload, count: Int, size: Int, verify: Bool) async throws -> SourceResult {
+    /// Answers each finished resource with a ``SinkResult`` to its sender: the instant it finished,
+    /// then (untimed) the stored file's SHA-256 and size; removes the file.
+    static func receiveResources(_ session: Session) async {
+        for await event in session.resourceEvents {
+            guard case .finishedReceiving(let progress, let outcome) = event else { continue }
+            var result = SinkResult(messages: 1, finishedAt: monotonicSeconds())
+            switch outcome {
+            case .success(let path):
+                if let (bytes, digest) = try? hashFile(path) {
+                    result.bytes = bytes
+                    result.sha256 = digest
+                }
+                try? FileManager.default.removeItem(atPath: path)
+            case .failure(let failure):
+                result.failure = failure.description
+            }
+            guard let json = try? JSONEncoder().encode(result) else { continue }
+            try? await session.send(Data([Kind.result.rawValue]) + json, to: [progress.peer], mode: .reliable)
+        }
+    }
+
+    /// A file's size and SHA-256 (hex), read 1 MiB at a time.
+    static func hashFile(_ path: String) throws -> (Int, String) {
+        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+        defer { try? handle.close() }
+        var hasher = SHA256()
+        var bytes = 0
+        while let block = try handle.read(upToCount: 1 << 20), !block.isEmpty {
+            hasher.update(data: block)
+            bytes += block.count
+        }
+        return (bytes, hex(hasher.finalize()))
+    }
+
+    /// Runs `workload` against the sink `hops` away: the node dialled at `port` (1), or the node
+    /// behind it (2: a relayed send, sealed end to end; relays drop what they cannot take, so the
+    /// source repeats its end marker and reports what arrived in ``SourceResult/messagesReceived``).
+    static func source(port: Int, workload: Workload, count: Int, size: Int, verify: Bool, hops: Int = 1) async throws -> SourceResult {
         let session = try makeSession(name: "source", port: 0)
         try await session.start()
         return try await withThrowingTaskGroup(of: SourceResult?.self) { group in
@@ -99,6 +142,9 @@ enum MeshWorkloads {
             session.connect(host: "127.0.0.1", port: port)
             var events = session.events.makeAsyncIterator()
             var sink: PeerID?
+            if hops > 1 {
+                sink = try await peersByHops(&events, hops: hops, command: "source").last
+            }
             while sink == nil, let event = await events.next() {
                 switch event {
                 case .peerChanged(let peer, .connected): sink = peer
@@ -119,22 +165,32 @@ enum MeshWorkloads {
                     try await session.send(payload, to: [sink], mode: .reliable)
                 }
                 try await session.send(Data([Kind.end.rawValue]), to: [sink], mode: .reliable)
+                // Across relays the marker or the answer may be dropped: repeat it until answered.
+                let repeater = hops > 1 ? Task {
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: .milliseconds(50))
+                        try? await session.send(Data([Kind.end.rawValue]), to: [sink], mode: .reliable)
+                    }
+                } : nil
                 var sinkResult: SinkResult?
                 while sinkResult == nil, let event = await events.next() {
-                    if case .received(let message) = event, case .data(let data) = message.content, data.first == Kind.result.rawValue {
+                    if case .received(let message) = event, message.sender == sink, case .data(let data) = message.content,
+                       data.first == Kind.result.rawValue {
                         sinkResult = try JSONDecoder().decode(SinkResult.self, from: data.dropFirst())
                     }
                 }
+                repeater?.cancel()
                 let seconds = monotonicSeconds() - start
-                guard let sinkResult, sinkResult.messages == count else {
+                guard let sinkResult, sinkResult.messages == count || (hops > 1 && sinkResult.messages > 0) else {
                     throw RawSocket.Failure(description: "sink counted \(sinkResult?.messages ?? -1) of \(count) messages")
                 }
                 result = SourceResult(
                     workload: workload.rawValue, transport: "meshchat", messages: count, bytesPerMessage: size,
                     seconds: seconds, messagesPerSecond: Double(count) / seconds,
                     gbitPerSecond: Double(sinkResult.bytes) * 8 / seconds / 1e9,
-                    sha256Sent: verify ? hex(hasher.finalize()) : nil,
-                    sha256Received: verify ? sinkResult.sha256 : nil)
+                    sha256Sent: verify && sinkResult.messages == count ? hex(hasher.finalize()) : nil,
+                    sha256Received: verify && sinkResult.messages == count ? sinkResult.sha256 : nil,
+                    messagesReceived: sinkResult.messages == count ? nil : sinkResult.messages)
             case .latency:
                 let mode: SendMode = .reliable
                 var samples: [Double] = []

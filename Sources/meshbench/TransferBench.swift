@@ -1,28 +1,38 @@
 import ArgumentParser
 import Foundation
 
-/// `meshbench transfer`: bulk transfer through the library's streams (and resources, when given a
-/// sender for them) over one and two hops, each beside raw TCP over the same hops and beside
-/// `Session.send` bulk over one hop, measured in the same run, interleaved round by round.
+/// `meshbench transfer`: bulk transfer through the library's streams and resources over one and
+/// two hops, each beside raw TCP over the same hops and beside `Session.send` bulk over the same
+/// hops, measured in the same run, interleaved round by round.
 ///
 /// Every figure is a separate set of processes on loopback: `raw-source` → (`raw-relay` →)
-/// `raw-sink`; `source` → `sink` (1 MiB reliable sends); `meshcat send` → (`sink` as the relay →)
-/// `meshcat listen`. A transfer's time runs from the sender's start to its exit (meshcat exits once
-/// the receiver's application has read every byte), so it includes starting the process, the
-/// handshake and finding the route: use a size where that is small (the default 256 MiB).
+/// `raw-sink`; `source` → (`sink` as the relay →) `sink` (1 MiB reliable sends on one hop;
+/// 60,000-byte sends sealed end to end across the relay, which drops what it cannot take: the
+/// figure is what arrived); `meshcat send` → (`sink` →) `meshcat listen`; `resource-source` →
+/// (`sink` →) `sink` (`Session.sendResource` of the same file, automatic accept).
+///
+/// A stream's time runs from the sender's start to its exit (meshcat exits once the receiver's
+/// application has read every byte), so it includes starting the process, the handshake and
+/// finding the route: use a size where that is small (the default 256 MiB). A resource's time runs
+/// from the offer (`sendResource` returned, the file hashed) to the receiver's `finishedReceiving`
+/// (its hash checked); the received file is hashed again by the sink after that, untimed, and
+/// compared with the input's.
 struct TransferBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "transfer",
-        abstract: "Stream throughput over one and two hops beside raw TCP and Session.send bulk (same run).")
+        abstract: "Stream and resource throughput over one and two hops beside raw TCP and Session.send bulk (same run).")
 
     @Option(help: "MiB per transfer.") var mib = 256
     @Option(help: "Rounds; the table shows the median.") var rounds = 3
-    @Flag(help: "Print one JSON object instead of the table.") var json = false
+    @Flag(help: "Print {\"rows\":[{\"key\",\"unit\",\"meshchat\",\"baselines\"}]} (MB/s) instead of the table.") var json = false
 
     func validate() throws {
         guard (1...65_536).contains(mib) else { throw ValidationError("Please give --mib from 1 to 65536.") }
         guard (1...100).contains(rounds) else { throw ValidationError("Please give --rounds from 1 to 100.") }
     }
+
+    /// The bytes of one relayed `Session.send` (the largest a relayed payload may be is 64,000).
+    static let relayedMessageSize = 60_000
 
     func run() async throws {
         let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
@@ -38,33 +48,62 @@ struct TransferBench: AsyncParsableCommand {
         try Self.writeInput(path: input, mib: mib)
 
         var figures: [String: [Double]] = [:]
+        var relayedDelivered: [Double] = []
+        var prepare: [Double] = []
         for round in 1...rounds {
             FileHandle.standardError.write(Data("transfer: round \(round) of \(rounds)\n".utf8))
             figures["raw1", default: []].append(try rawBulk(me.path, hops: 1))
             figures["raw2", default: []].append(try rawBulk(me.path, hops: 2))
-            figures["send1", default: []].append(try sendBulk(me.path))
+            figures["send1", default: []].append(try sendBulk(me.path, hops: 1).gbitPerSecond)
+            let relayed = try sendBulk(me.path, hops: 2)
+            figures["send2", default: []].append(relayed.gbitPerSecond)
+            relayedDelivered.append(Double(relayed.messagesReceived ?? relayed.messages) / Double(relayed.messages))
             figures["stream1", default: []].append(try stream(meshcat, relay: nil, input: input, scratch: scratch, round: round))
             figures["stream2", default: []].append(try stream(meshcat, relay: me.path, input: input, scratch: scratch, round: round))
+            for hops in 1...2 {
+                let sent = try resource(me.path, hops: hops, input: input)
+                figures["resource\(hops)", default: []].append(sent.gbitPerSecond)
+                prepare.append(sent.prepareSeconds ?? 0)
+            }
         }
         let median = figures.mapValues { values in values.sorted()[values.count / 2] }
+        let mbPerSecond = { (key: String) in (median[key] ?? 0) * 1e9 / 8 / 1e6 }
         if json {
-            let object = median.mapValues { ["gbitPerSecond": $0] }
-            let data = try JSONSerialization.data(withJSONObject: ["transfer": object, "mib": mib, "rounds": rounds], options: [.sortedKeys])
+            var rows: [[String: Any]] = []
+            for (key, name, hops) in Self.rows {
+                var baselines: [String: Double] = ["raw_tcp": mbPerSecond("raw\(hops)")]
+                if !name.hasPrefix("send") { baselines["send_bulk"] = mbPerSecond("send\(hops)") }
+                rows.append(["key": key, "unit": "MB/s", "meshchat": mbPerSecond("\(name)\(hops)"), "baselines": baselines])
+            }
+            let data = try JSONSerialization.data(withJSONObject: ["rows": rows, "mib": mib, "rounds": rounds], options: [.sortedKeys])
             print(String(decoding: data, as: UTF8.self))
             return
         }
-        let f = { (key: String) in String(format: "%.2f", median[key] ?? 0) }
+        let f = { (key: String) in String(format: "%.0f", mbPerSecond(key)) }
         let ratio = { (a: String, b: String) in String(format: "%.2f×", (median[b] ?? 0) > 0 ? (median[a] ?? 0) / (median[b] ?? 1) : 0) }
+        let delivered = relayedDelivered.sorted()[relayedDelivered.count / 2]
         print("")
-        print("| transfer of \(mib) MiB (median of \(rounds)) | Gbit/s | raw TCP, same hops | ÷ raw | ÷ Session.send bulk (1 hop) | goal |")
-        print("|---|---|---|---|---|---|")
-        print("| Session.send bulk, 1 MiB messages, 1 hop | \(f("send1")) | \(f("raw1")) | \(ratio("send1", "raw1")) | 1.00× | — |")
-        print("| stream, 1 hop (meshcat) | \(f("stream1")) | \(f("raw1")) | \(ratio("stream1", "raw1")) | \(ratio("stream1", "send1")) | ≥ 0.80× send |")
-        print("| stream, 2 hops (meshcat through a relay) | \(f("stream2")) | \(f("raw2")) | \(ratio("stream2", "raw2")) | \(ratio("stream2", "send1")) | ≥ 0.80× send |")
+        print("| transfer of \(mib) MiB (median of \(rounds)) | MB/s | raw TCP, same hops | ÷ raw | Session.send bulk, same hops | ÷ send | goal |")
+        print("|---|---|---|---|---|---|---|")
+        print("| Session.send bulk, 1 MiB messages, 1 hop | \(f("send1")) | \(f("raw1")) | \(ratio("send1", "raw1")) | — | 1.00× | — |")
+        print("| Session.send bulk, 60,000-byte messages, 2 hops (relayed, sealed; \(String(format: "%.0f", delivered * 100))% arrived) | \(f("send2")) | \(f("raw2")) | \(ratio("send2", "raw2")) | — | 1.00× | — |")
+        for (_, name, hops) in Self.rows where name != "send" {
+            let label = name == "stream" ? "stream (meshcat)" : "resource (sendResource, automatic accept)"
+            print("| \(label), \(hops) hop\(hops == 1 ? "" : "s") | \(f("\(name)\(hops)")) | \(f("raw\(hops)")) | \(ratio("\(name)\(hops)", "raw\(hops)")) | \(f("send\(hops)")) | \(ratio("\(name)\(hops)", "send\(hops)")) | ≥ 0.80× send |")
+        }
         print("")
         print("Stream times run from `meshcat send` starting to its exit (the receiver has read every byte), so they include")
-        print("process start, handshake and route discovery. The 2-hop baseline is raw-source → raw-relay → raw-sink.")
+        print("process start, handshake and route discovery. Resource times run from the offer to the receiver's finished")
+        print("event (hash checked); before the offer the sender spent \(String(format: "%.2f", prepare.sorted()[prepare.count / 2])) s (median) hashing and recording the file.")
+        print("The 2-hop baselines: raw-source → raw-relay → raw-sink; Session.send to a node behind a relay (sealed end to end,")
+        print("lossy: the relay drops what it cannot take, PROTOCOL §13.2.7 and §13.11), counting what arrived.")
     }
+
+    /// The figures of the rows: (JSON key, figure name, hops).
+    static let rows: [(String, String, Int)] = [
+        ("send_bulk_1hop", "send", 1), ("send_bulk_2hop", "send", 2), ("stream_1hop", "stream", 1), ("stream_2hop", "stream", 2),
+        ("resource_1hop", "resource", 1), ("resource_2hop", "resource", 2),
+    ]
 
     /// A file of `mib` MiB of non-repeating bytes (the page cache serves it to every sender).
     static func writeInput(path: String, mib: Int) throws {
@@ -94,22 +133,49 @@ struct TransferBench: AsyncParsableCommand {
             relay = forwarder
             port = try forwarder.readPort()
         }
-        return try Self.bulkResult(executable, ["raw-source", "--port", "\(port)", "--workload", "bulk", "--count", "\(mib)", "--size", "\(1 << 20)"])
+        return try Self.sourceResult(executable, ["raw-source", "--port", "\(port)", "--workload", "bulk", "--count", "\(mib)", "--size", "\(1 << 20)"]).gbitPerSecond
     }
 
-    private func sendBulk(_ executable: String) throws -> Double {
+    /// A `sink` to `source` run, hops away; with two hops a second `sink` relays.
+    private func sendBulk(_ executable: String, hops: Int) throws -> SourceResult {
+        let (port, nodes) = try Self.meshSink(executable, hops: hops)
+        defer { nodes.forEach { $0.stop() } }
+        let size = hops == 1 ? 1 << 20 : Self.relayedMessageSize
+        let count = hops == 1 ? mib : max(1, mib * (1 << 20) / size)
+        return try Self.sourceResult(executable, ["source", "--port", "\(port)", "--workload", "bulk", "--count", "\(count)",
+                                                  "--size", "\(size)", "--hops", "\(hops)"])
+    }
+
+    /// A `resource-source` run of `input` to a `sink` hops away (through a second `sink` with two).
+    private func resource(_ executable: String, hops: Int, input: String) throws -> SourceResult {
+        let (port, nodes) = try Self.meshSink(executable, hops: hops)
+        defer { nodes.forEach { $0.stop() } }
+        return try Self.sourceResult(executable, ["resource-source", "--port", "\(port)", "--file", input, "--hops", "\(hops)"])
+    }
+
+    /// A `sink` and, with two hops, a `sink` connected to it as the relay in front (first in the
+    /// list, so it stops first); the port to dial.
+    private static func meshSink(_ executable: String, hops: Int) throws -> (port: Int, nodes: [Child]) {
         let sink = try Child.start(executable, ["sink"])
-        defer { sink.stop() }
-        let port = try sink.readPort()
-        return try Self.bulkResult(executable, ["source", "--port", "\(port)", "--workload", "bulk", "--count", "\(mib)", "--size", "\(1 << 20)"])
+        var port: Int
+        do { port = try sink.readPort() } catch { sink.stop(); throw error }
+        guard hops == 2 else { return (port, [sink]) }
+        do {
+            let relay = try Child.start(executable, ["sink", "--connect", "\(port)"])
+            do { port = try relay.readPort() } catch { relay.stop(); throw error }
+            return (port, [relay, sink])
+        } catch {
+            sink.stop()
+            throw error
+        }
     }
 
-    private static func bulkResult(_ executable: String, _ arguments: [String]) throws -> Double {
+    private static func sourceResult(_ executable: String, _ arguments: [String]) throws -> SourceResult {
         let child = try Child.start(executable, arguments)
         let line = try child.readLine()
         child.process.waitUntilExit()
         guard child.process.terminationStatus == 0 else { throw ValidationError("\(arguments[0]) failed: \(line)") }
-        return try JSONDecoder().decode(SourceResult.self, from: Data(line.utf8)).gbitPerSecond
+        return try JSONDecoder().decode(SourceResult.self, from: Data(line.utf8))
     }
 
     /// One stream of the input file from `meshcat send` to `meshcat listen`, directly or through a

@@ -10,11 +10,16 @@ enum Kind: UInt8 {
     case result = 0x52    // "R": {"bytes":…, "messages":…, "sha256":…}
 }
 
-/// What a sink counted.
+/// What a sink counted (per sender), or what it received as a resource.
 struct SinkResult: Codable {
     var bytes: Int = 0
     var messages: Int = 0
     var sha256: String = ""
+    /// A resource's end at the receiver (`finishedReceiving`), CLOCK_MONOTONIC seconds, which every
+    /// process on the machine shares; `nil` for messages.
+    var finishedAt: Double?
+    /// Why a resource failed, or `nil`.
+    var failure: String?
 }
 
 /// What a source measured; printed as one JSON line.
@@ -30,6 +35,10 @@ struct SourceResult: Codable {
     var p99Microseconds: Double?
     var sha256Sent: String?
     var sha256Received: String?
+    /// Messages the sink counted (bulk across relays, which may lose some); `nil` when all arrived.
+    var messagesReceived: Int?
+    /// Resources: the sender's time in `sendResource` before the offer (hashing the file, recording it).
+    var prepareSeconds: Double?
 }
 
 /// Builds payloads: kind byte + deterministic pattern, so both sides can hash them.
