@@ -343,6 +343,25 @@ struct ResourceStateMachineTests {
         #expect(receiver.senderReachable(now: .now).isEmpty)
     }
 
+    @Test("chunks in order are acknowledged every second one and at the last; a duplicate and a chunk after a gap at once")
+    func inOrderAcknowledgementsEverySecondChunk() {
+        let offer = ResourceOffer(name: "a", size: 5 * 1_024, sha256: Data(count: 32), chunkSize: 1_024)
+        var receiver = ResourceReceiveStateMachine(id: .random(), offer: offer, incarnation: 1, now: .now)
+        _ = receiver.accept()
+        func acknowledged(_ actions: [ResourceReceiveStateMachine.Action]) -> UInt32? {
+            for case .sendAck(let ack) in actions { return ack.next }
+            return nil
+        }
+        let zero = receiver.receivedChunk(index: 0, length: 1_024, now: .now)
+        #expect(zero.contains(.write(index: 0)) && acknowledged(zero) == nil)
+        #expect(acknowledged(receiver.receivedChunk(index: 1, length: 1_024, now: .now)) == 2)
+        #expect(acknowledged(receiver.receivedChunk(index: 1, length: 1_024, now: .now)) == 2)   // a duplicate
+        #expect(acknowledged(receiver.receivedChunk(index: 3, length: 1_024, now: .now)) == 2)   // after a gap
+        #expect(acknowledged(receiver.receivedChunk(index: 2, length: 1_024, now: .now)) == 4)   // fills it
+        let last = receiver.receivedChunk(index: 4, length: 1_024, now: .now)
+        #expect(acknowledged(last) == 5 && last.contains(.verify))
+    }
+
     @Test("chunks out of order are stored and acknowledged selectively; a duplicate is acknowledged again, not written again")
     func outOfOrderAndDuplicates() {
         let offer = ResourceOffer(name: "a", size: 4 * 1_024, sha256: Data(count: 32), chunkSize: 1_024)

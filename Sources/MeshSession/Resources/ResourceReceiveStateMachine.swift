@@ -5,8 +5,8 @@ import struct Foundation.Data
 ///
 /// Created from a validated offer (``ResourceOffer/init(validating:)``) that the shell decided to
 /// accept. States: **receiving** (chunks are stored in any order within
-/// ``ResourceLimits/window`` of the cumulative acknowledgement; each stored or duplicate chunk
-/// is acknowledged), **verifying** (every chunk is stored; the shell hashes the `.part` file and
+/// ``ResourceLimits/window`` of the cumulative acknowledgement; every second chunk stored in
+/// order, the last, and each chunk stored out of order or duplicate is acknowledged), **verifying** (every chunk is stored; the shell hashes the `.part` file and
 /// calls ``verified(sha256:)``), and **finished** (confirmed or failed).
 ///
 /// A chunk out of range or of the wrong length cancels the transfer with `protocolViolation`; a
@@ -173,9 +173,13 @@ public struct ResourceReceiveStateMachine: Sendable {
             // A sender that did not see this receiver restart: tell it where to go on (§16.4.2).
             return resumed + [.sendAck(ack)]
         }
+        let inOrder = index == next && stored.isEmpty
         stored.insert(index)
         while stored.remove(next) != nil { next += 1 }
-        var actions: [Action] = resumed + [.write(index: index), .sendAck(ack), .progress(bytesStored)]
+        // §16.4: in-order chunks are acknowledged every second one (each acknowledgement is a sealed
+        // packet, half the crypto of a chunk); out of order, after a pause and at the end, at once.
+        let acknowledge = !inOrder || !resumed.isEmpty || next % 2 == 0 || next == count
+        var actions: [Action] = resumed + [.write(index: index)] + (acknowledge ? [.sendAck(ack)] : []) + [.progress(bytesStored)]
         if next == count {
             state = .verifying
             actions.append(.verify)

@@ -177,8 +177,18 @@ public struct ResourceOffer: Sendable, Hashable {
 }
 
 extension Data {
-    /// Lower-case hex digits.
-    var hexString: String { map { String(format: "%02x", $0) }.joined() }
+    /// Lower-case hex digits (by table: `String(format:)` per byte cost 5 % of a resource
+    /// transfer's CPU, for the ids in log metadata and file names built per chunk).
+    var hexString: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(count * 2)
+        for byte in self {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
 
     /// Bytes from hex digits (either case); `nil` for an odd count or another character.
     init?(hexDigits: String) {
