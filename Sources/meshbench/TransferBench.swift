@@ -48,32 +48,48 @@ struct TransferBench: AsyncParsableCommand {
         try Self.writeInput(path: input, mib: mib)
 
         var figures: [String: [Double]] = [:]
+        var cpu: [String: [Double]] = [:]
         var relayedDelivered: [Double] = []
         var prepare: [Double] = []
+        /// Runs one figure and records the CPU its processes used (they are all reaped on return).
+        func measured<T>(_ key: String, _ body: () throws -> T) rethrows -> T {
+            let before = Self.childrenCPUSeconds()
+            let result = try body()
+            cpu[key, default: []].append(Self.childrenCPUSeconds() - before)
+            return result
+        }
         for round in 1...rounds {
             FileHandle.standardError.write(Data("transfer: round \(round) of \(rounds)\n".utf8))
-            figures["raw1", default: []].append(try rawBulk(me.path, hops: 1))
-            figures["raw2", default: []].append(try rawBulk(me.path, hops: 2))
-            figures["send1", default: []].append(try sendBulk(me.path, hops: 1).gbitPerSecond)
-            let relayed = try sendBulk(me.path, hops: 2)
+            for hops in 1...2 {
+                figures["raw\(hops)", default: []].append(try measured("raw\(hops)") { try rawBulk(me.path, hops: hops) })
+            }
+            figures["send1", default: []].append(try measured("send1") { try sendBulk(me.path, hops: 1) }.gbitPerSecond)
+            let relayed = try measured("send2") { try sendBulk(me.path, hops: 2) }
             figures["send2", default: []].append(relayed.gbitPerSecond)
             relayedDelivered.append(Double(relayed.messagesReceived ?? relayed.messages) / Double(relayed.messages))
-            figures["stream1", default: []].append(try stream(meshcat, relay: nil, input: input, scratch: scratch, round: round))
-            figures["stream2", default: []].append(try stream(meshcat, relay: me.path, input: input, scratch: scratch, round: round))
+            figures["stream1", default: []].append(try measured("stream1") {
+                try stream(meshcat, relay: nil, input: input, scratch: scratch, round: round)
+            })
+            figures["stream2", default: []].append(try measured("stream2") {
+                try stream(meshcat, relay: me.path, input: input, scratch: scratch, round: round)
+            })
             for hops in 1...2 {
-                let sent = try resource(me.path, hops: hops, input: input)
+                let sent = try measured("resource\(hops)") { try resource(me.path, hops: hops, input: input) }
                 figures["resource\(hops)", default: []].append(sent.gbitPerSecond)
                 prepare.append(sent.prepareSeconds ?? 0)
             }
         }
         let median = figures.mapValues { values in values.sorted()[values.count / 2] }
         let mbPerSecond = { (key: String) in (median[key] ?? 0) * 1e9 / 8 / 1e6 }
+        let cpuMedian = cpu.mapValues { values in values.sorted()[values.count / 2] }
+        let cpuPerMiB = { (key: String) in (cpuMedian[key] ?? 0) * 1000 / Double(mib) }
         if json {
             var rows: [[String: Any]] = []
             for (key, name, hops) in Self.rows {
                 var baselines: [String: Double] = ["raw_tcp": mbPerSecond("raw\(hops)")]
                 if !name.hasPrefix("send") { baselines["send_bulk"] = mbPerSecond("send\(hops)") }
-                rows.append(["key": key, "unit": "MB/s", "meshchat": mbPerSecond("\(name)\(hops)"), "baselines": baselines])
+                rows.append(["key": key, "unit": "MB/s", "meshchat": mbPerSecond("\(name)\(hops)"), "baselines": baselines,
+                             "cpuMsPerMiB": cpuPerMiB("\(name)\(hops)")])
             }
             let data = try JSONSerialization.data(withJSONObject: ["rows": rows, "mib": mib, "rounds": rounds], options: [.sortedKeys])
             print(String(decoding: data, as: UTF8.self))
@@ -92,11 +108,19 @@ struct TransferBench: AsyncParsableCommand {
             print("| \(label), \(hops) hop\(hops == 1 ? "" : "s") | \(f("\(name)\(hops)")) | \(f("raw\(hops)")) | \(ratio("\(name)\(hops)", "raw\(hops)")) | \(f("send\(hops)")) | \(ratio("\(name)\(hops)", "send\(hops)")) | ≥ 0.80× send |")
         }
         print("")
+        let perMiB = { (key: String) in String(format: "%.1f", cpuPerMiB(key)) }
+        print("CPU of all the figure's processes (user + system, median), ms per MiB: raw TCP \(perMiB("raw1")) / \(perMiB("raw2")) (1 / 2 hops),")
+        print("Session.send \(perMiB("send1")) / \(perMiB("send2")), stream \(perMiB("stream1")) / \(perMiB("stream2")), resource \(perMiB("resource1")) / \(perMiB("resource2")).")
+        print("On a loaded machine the processes wait for a core, so these say more than the rates; they include process start,")
+        print("the handshake, and for resources the sender's hash before the offer and the sink's untimed hash after it.")
+        print("")
         print("Stream times run from `meshcat send` starting to its exit (the receiver has read every byte), so they include")
         print("process start, handshake and route discovery. Resource times run from the offer to the receiver's finished")
         print("event (hash checked); before the offer the sender spent \(String(format: "%.2f", prepare.sorted()[prepare.count / 2])) s (median) hashing and recording the file.")
         print("The 2-hop baselines: raw-source → raw-relay → raw-sink; Session.send to a node behind a relay (sealed end to end,")
-        print("lossy: the relay drops what it cannot take, PROTOCOL §13.2.7 and §13.11), counting what arrived.")
+        print("lossy: the relay drops what it cannot take, PROTOCOL §13.2.7 and §13.11), counting what arrived. Every sealed")
+        print("packet a relay forwards takes a token of its sender's relaying budget (§13.11: 512 at once, then 512 a second),")
+        print("so 2-hop streams, resources and sends carry at most about 512 × 60,000 bytes = 31 MB/s after the first 512 packets.")
     }
 
     /// The figures of the rows: (JSON key, figure name, hops).
@@ -104,6 +128,14 @@ struct TransferBench: AsyncParsableCommand {
         ("send_bulk_1hop", "send", 1), ("send_bulk_2hop", "send", 2), ("stream_1hop", "stream", 1), ("stream_2hop", "stream", 2),
         ("resource_1hop", "resource", 1), ("resource_2hop", "resource", 2),
     ]
+
+    /// The CPU time (user + system, seconds) of this process's children that have been reaped.
+    static func childrenCPUSeconds() -> Double {
+        var usage = rusage()
+        guard getrusage(RUSAGE_CHILDREN.rawValue, &usage) == 0 else { return 0 }
+        return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+            + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+    }
 
     /// A file of `mib` MiB of non-repeating bytes (the page cache serves it to every sender).
     static func writeInput(path: String, mib: Int) throws {
