@@ -7,8 +7,8 @@ import Foundation
 ///
 /// Every figure is a separate set of processes on loopback: `raw-source` → (`raw-relay` →)
 /// `raw-sink`; `source` → (`sink` as the relay →) `sink` (1 MiB reliable sends on one hop;
-/// 60,000-byte sends sealed end to end across the relay, which drops what it cannot take: the
-/// figure is what arrived); `meshcat send` → (`sink` →) `meshcat listen`; `resource-source` →
+/// 60,000-byte sends sealed end to end across the relay; such sends never wait, so the sender's
+/// own link queue and the relay drop what they cannot take: the figure is what arrived); `meshcat send` → (`sink` →) `meshcat listen`; `resource-source` →
 /// (`sink` →) `sink` (`Session.sendResource` of the same file, automatic accept).
 ///
 /// A stream's time runs from the sender's start to its exit (meshcat exits once the receiver's
@@ -118,7 +118,8 @@ struct TransferBench: AsyncParsableCommand {
         print("process start, handshake and route discovery. Resource times run from the offer to the receiver's finished")
         print("event (hash checked); before the offer the sender spent \(String(format: "%.2f", prepare.sorted()[prepare.count / 2])) s (median) hashing and recording the file.")
         print("The 2-hop baselines: raw-source → raw-relay → raw-sink; Session.send to a node behind a relay (sealed end to end,")
-        print("lossy: the relay drops what it cannot take, PROTOCOL §13.2.7 and §13.11), counting what arrived. Every sealed")
+        print("lossy: such a send never waits, so the sender's link queue and the relay drop what they cannot take, §13.2.7),")
+        print("counting what arrived. Every sealed")
         print("packet a relay forwards takes a token of its sender's relaying budget (§13.11: 512 at once, then 512 a second),")
         print("so 2-hop streams, resources and sends carry at most about 512 × 60,000 bytes = 31 MB/s after the first 512 packets.")
     }
