@@ -62,6 +62,11 @@ let package = Package(
             name: "MeshNoise",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
+        // Pure end-to-end sessions: signed prekeys, the X3DH agreement and the Double Ratchet.
+        .target(
+            name: "MeshRatchet",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+        ),
         // Pure per-link state machines: identity, handshake, secure channel, keepalive, replay window.
         .target(
             name: "MeshLink",
@@ -211,6 +216,7 @@ let package = Package(
         .testTarget(name: "MeshCoreTests", dependencies: ["MeshCore"]),
         .testTarget(name: "MeshWireTests", dependencies: ["MeshWire", "MeshTestSupport"]),
         .testTarget(name: "MeshRoutingTests", dependencies: ["MeshRouting", "MeshWire", "MeshTestSupport"]),
+        .testTarget(name: "MeshRatchetTests", dependencies: ["MeshRatchet", "MeshTestSupport"]),
         .testTarget(name: "MeshNoiseTests", dependencies: ["MeshNoise", "MeshTestSupport"], exclude: ["Fixtures"]),
         .testTarget(
             name: "MeshLinkTests",
@@ -269,7 +275,7 @@ let package = Package(
             name: "MeshFuzz",
             dependencies: [
                 "MeshWire", "MeshLink", "MeshRouting", "MeshDiscovery", "MeshSession", "MeshChat", "MeshFiles",
-                "MeshPlaces", "MeshRooms", "Places", "MeshChatKit",
+                "MeshPlaces", "MeshRooms", "Places", "MeshChatKit", "MeshRatchet",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Crypto", package: "swift-crypto"),
