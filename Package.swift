@@ -67,6 +67,11 @@ let package = Package(
             name: "MeshRatchet",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
+        // Pure identity trust: safety numbers, key rotation statements, names bound to keys (TOFU).
+        .target(
+            name: "MeshTrust",
+            dependencies: ["MeshCore", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         // Pure per-link state machines: identity, handshake, secure channel, keepalive, replay window.
         .target(
             name: "MeshLink",
@@ -216,6 +221,7 @@ let package = Package(
         .testTarget(name: "MeshCoreTests", dependencies: ["MeshCore"]),
         .testTarget(name: "MeshWireTests", dependencies: ["MeshWire", "MeshTestSupport"]),
         .testTarget(name: "MeshRoutingTests", dependencies: ["MeshRouting", "MeshWire", "MeshTestSupport"]),
+        .testTarget(name: "MeshTrustTests", dependencies: ["MeshTrust", "MeshTestSupport"]),
         .testTarget(name: "MeshRatchetTests", dependencies: ["MeshRatchet", "MeshTestSupport"]),
         .testTarget(name: "MeshNoiseTests", dependencies: ["MeshNoise", "MeshTestSupport"], exclude: ["Fixtures"]),
         .testTarget(
@@ -275,7 +281,7 @@ let package = Package(
             name: "MeshFuzz",
             dependencies: [
                 "MeshWire", "MeshLink", "MeshRouting", "MeshDiscovery", "MeshSession", "MeshChat", "MeshFiles",
-                "MeshPlaces", "MeshRooms", "Places", "MeshChatKit", "MeshRatchet",
+                "MeshPlaces", "MeshRooms", "Places", "MeshChatKit", "MeshRatchet", "MeshTrust",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Crypto", package: "swift-crypto"),
