@@ -183,7 +183,7 @@ let package = Package(
             name: "meshbench",
             dependencies: [
                 "MeshSession", "MeshTransport", "MeshLink", "MeshNoise", "MeshWire",
-                "MeshRouting", "MeshTestSupport", "MeshChat", "MeshStore", "Places",
+                "MeshRouting", "MeshTestSupport", "MeshChat", "MeshStore", "Places", "MeshRatchet",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
