@@ -29,14 +29,10 @@ struct MeshNodeStateMachineTests {
         var links: Set<[Int]> = []
 
         init(count: Int = 3) {
-            let peers = (0..<count).map { index -> LocalPeer in
-                let signing = try! Curve25519.Signing.PrivateKey(rawRepresentation: [UInt8](repeating: UInt8(2 * index + 1), count: 32))
-                let agreement = try! Curve25519.KeyAgreement.PrivateKey(rawRepresentation: [UInt8](repeating: UInt8(2 * index + 2), count: 32))
-                return try! LocalPeer(displayName: Self.names[index], identity: try! LocalIdentity(signingKey: signing, staticKey: agreement))
-            }
-            let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+            let peers = (0..<count).map(MeshNodeStateMachineTests.peer)
             nodes = peers.map {
-                MeshNodeStateMachine(peer: $0, configuration: RoutingConfiguration(), initialSequence: 1, now: .zero, logger: logger)
+                MeshNodeStateMachine(peer: $0, configuration: RoutingConfiguration(), initialSequence: 1, now: .zero,
+                                     logger: MeshNodeStateMachineTests.logger)
             }
             ids = peers.map(\.identity.nodeID)
             events = Array(repeating: [], count: count)
@@ -295,6 +291,15 @@ struct MeshNodeStateMachineTests {
         line.take(step, at: 0)
         #expect(line.received(at: 1).isEmpty)
     }
+
+    /// Node `index` of a line (alice, bob, carol), with fixed keys.
+    static func peer(_ index: Int) -> LocalPeer {
+        let signing = try! Curve25519.Signing.PrivateKey(rawRepresentation: [UInt8](repeating: UInt8(2 * index + 1), count: 32))
+        let agreement = try! Curve25519.KeyAgreement.PrivateKey(rawRepresentation: [UInt8](repeating: UInt8(2 * index + 2), count: 32))
+        return try! LocalPeer(displayName: Line.names[index], identity: try! LocalIdentity(signingKey: signing, staticKey: agreement))
+    }
+
+    static let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 
     static func data(_ text: String) -> Meshchat_V1_Data {
         var data = Meshchat_V1_Data()
