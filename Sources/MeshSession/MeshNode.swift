@@ -179,9 +179,10 @@ package final class MeshNode: Sendable {
 
     // MARK: Pings (§13.10)
 
-    /// Registers a ping's nonce before it is sent.
-    func expectPong(_ nonce: UInt64) {
-        state.withLockedValue { $0.machine.expectPong(nonce) }
+    /// Starts a ping: its fresh nonce, registered before the ping is sent.
+    func startPing() -> UInt64 {
+        var random = SystemRandomNumberGenerator()
+        return state.withLockedValue { $0.machine.startPing(random: &random) }
     }
 
     /// Waits for the pong of a registered ping: `true` when it came, `false` after ``cancelPing(_:)``

@@ -242,8 +242,15 @@ package struct MeshNodeStateMachine: Sendable {
         execute(router.timerFired(now: now))
     }
 
-    /// Registers a ping's nonce before it is sent (§13.10).
-    mutating func expectPong(_ nonce: UInt64) { pings[nonce] = .sent }
+    /// Starts a ping (§13.10): a fresh nonce (never 0, none in use) drawn from `random`, registered
+    /// as sent before the ping goes out.
+    /// - Returns: the nonce for the ping's payload.
+    mutating func startPing(random: inout some RandomNumberGenerator) -> UInt64 {
+        var nonce: UInt64
+        repeat { nonce = UInt64.random(in: 1...UInt64.max, using: &random) } while pings[nonce] != nil
+        pings[nonce] = .sent
+        return nonce
+    }
 
     /// Forgets a ping: its pong came and was taken, or nobody waits any more.
     /// - Returns: where it stood.

@@ -31,12 +31,11 @@ extension Session {
     ///   at most 20 pings per second).
     /// - Throws: ``SessionError`` `notReachable`.
     public func ping(_ peer: PeerID, timeout: Duration = .seconds(5)) async throws(SessionError) -> Duration? {
-        var ping = Meshchat_V1_Ping()
-        ping.nonce = UInt64.random(in: 1...UInt64.max)
-        let nonce = ping.nonce
         let mesh = self.mesh
+        let nonce = mesh.startPing()
+        var ping = Meshchat_V1_Ping()
+        ping.nonce = nonce
         let start = ContinuousClock.now
-        mesh.expectPong(nonce)
         do {
             try await sendSealed(.ping(ping), to: peer)
         } catch {

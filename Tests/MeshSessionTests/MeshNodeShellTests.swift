@@ -51,18 +51,17 @@ struct MeshNodeShellTests {
         let loop = EmbeddedEventLoop()
         let (a, b) = Self.pair(loop: loop)
         var ping = Meshchat_V1_Ping()
-        ping.nonce = 7
-        a.expectPong(7)
+        ping.nonce = a.startPing()
         let step = try #require(try a.sendSealed(.ping(ping), to: b.identity.nodeID))
-        async let answered = a.waitForPong(7)
+        async let answered = a.waitForPong(ping.nonce)
         Self.pump(step, from: a, nodes: [a, b])
         #expect(await answered)
         // Taken once: a second wait for the same nonce finds nothing.
-        #expect(await a.waitForPong(7) == false)
+        #expect(await a.waitForPong(ping.nonce) == false)
 
-        a.expectPong(8)
-        async let cancelled = a.waitForPong(8)
-        a.cancelPing(8)
+        let other = a.startPing()
+        async let cancelled = a.waitForPong(other)
+        a.cancelPing(other)
         #expect(await cancelled == false)
     }
 }
