@@ -13,8 +13,8 @@ import NIOCore
 /// A lock-holding final class rather than an actor: routed packets are handled on the event loop of
 /// the link they came on (``Session/forwardInTransit(_:from:channel:)`` relays without a task hop),
 /// and an actor would add a hop per packet. Each input takes the one lock for the length of the
-/// value's input (the router's work, plus the signature check or the open of a packet for this
-/// node), which is short and never waits; the caller executes the returned ``Step`` outside it.
+/// value's input (the router's work; a received packet's signature check or open runs between two
+/// holds of the lock), which is short and never waits; the caller executes the returned ``Step`` outside it.
 ///
 /// Time comes from an event loop's `now` (the session's timer loop), so a loop with virtual time
 /// (NIO's testing loops) gives the node virtual time; wall-clock milliseconds (what sealed packets
@@ -34,6 +34,7 @@ package final class MeshNode: Sendable {
     }
 
     let identity: LocalIdentity
+    private let logger: Logger
     private let state: NIOLockedValueBox<Guarded>
     private let clock: @Sendable () -> NIODeadline
     private let origin: NIODeadline
@@ -46,6 +47,7 @@ package final class MeshNode: Sendable {
     ///   - clock: the event loop whose `now` the node runs on; `nil` for the system's uptime clock.
     package init(peer: LocalPeer, configuration: RoutingConfiguration, logger: Logger, clock: (any EventLoop)? = nil) {
         self.identity = peer.identity
+        self.logger = logger
         if let clock {
             self.clock = { clock.now }
         } else {
@@ -138,11 +140,25 @@ package final class MeshNode: Sendable {
     }
 
     /// A neighbour sent a routed packet; whoever waits for a pong it answers is resumed.
+    ///
+    /// The value's three phases of receiving, with the costly middle one (the signature check of an
+    /// advert or broadcast, the open of a packet sealed for this node) outside the lock, so that
+    /// links on other event loops are not held up meanwhile.
     package func received(_ routed: RoutedPayload, from neighbor: NodeID) -> Step {
         let milliseconds = Self.nowMilliseconds
+        let checked: MeshNodeStateMachine.Checked
+        switch state.withLockedValue({ $0.machine.admit(routed, from: neighbor, now: now) }) {
+        case .violation(let reason):
+            checked = .violation(reason)
+        case .dropped:
+            return Step()
+        case .admitted(let header, let originKey):
+            checked = MeshNodeStateMachine.check(routed, header: header, originKey: originKey, from: neighbor, identity: identity,
+                                                 nowMilliseconds: milliseconds, logger: logger)
+        }
         var random = SystemRandomNumberGenerator()
         let (step, answered) = state.withLockedValue { state in
-            let step = state.machine.received(routed, from: neighbor, now: now, nowMilliseconds: milliseconds, random: &random)
+            let step = state.machine.apply(checked, from: neighbor, now: now, nowMilliseconds: milliseconds, random: &random)
             var answered: [CheckedContinuation<Bool, Never>] = []
             for nonce in step.answeredPings {
                 guard let waiter = state.waiters.removeValue(forKey: nonce) else { continue }

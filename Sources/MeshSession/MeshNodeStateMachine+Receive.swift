@@ -8,8 +8,34 @@ import MeshWire
 extension MeshNodeStateMachine {
     // MARK: Receiving a routed packet (PROTOCOL.md §13.1, §13.6, §13.10, §13.11)
 
+    /// What the first, cheap phase of receiving decided (``admit(_:from:now:)``).
+    enum Admission {
+        /// The packet breaks the wire rules: close the link it came on.
+        case violation(String)
+        /// Over the neighbour's budget, or seen before: drop it.
+        case dropped
+        /// Go on, with the static key known for its origin (to open a packet sealed for this node).
+        case admitted(Header, originKey: Curve25519.KeyAgreement.PublicKey?)
+    }
+
+    /// What the second, costly phase made of a packet (``check(_:header:originKey:from:identity:nowMilliseconds:logger:)``).
+    enum Checked {
+        case violation(String)
+        case dropped
+        /// A verified advert.
+        case advert(LinkStatePayload, RoutedPacket)
+        /// A verified broadcast and what it delivers here.
+        case broadcast(RoutedPacket, Opened?)
+        /// A sealed packet: in transit, or for this node (opened, or `nil` when it did not open).
+        case sealed(RoutedPacket, opened: (SealedPayload, PeerID)?)
+    }
+
     /// A neighbour sent a routed packet: check it, charge its work to the neighbour's budget,
     /// verify or open it, learn from it and let the router relay and deliver it.
+    ///
+    /// The three phases, ``admit(_:from:now:)``, ``check(_:header:originKey:from:identity:nowMilliseconds:logger:)``
+    /// (the signature check or the open, which reads no state) and ``apply(_:from:now:nowMilliseconds:random:)``,
+    /// in one call; a shell may run the middle one outside its lock.
     /// - Parameters:
     ///   - routed: the packet as it came.
     ///   - neighbor: the neighbour it came from.
@@ -19,18 +45,33 @@ extension MeshNodeStateMachine {
     /// - Returns: the step; its ``Step/violation`` says why to close the neighbour's link.
     package mutating func received(_ routed: RoutedPayload, from neighbor: NodeID, now: RouterInstant, nowMilliseconds: Int64,
                                    random: inout some RandomNumberGenerator) -> Step {
-        let packet: RoutedPacket
-        var opened: Opened?
-        var renamed: SessionEvent?
-        var reply: (NodeID, SealedPayload.OneOf_Content)?
-        var answered: UInt64?
+        switch admit(routed, from: neighbor, now: now) {
+        case .violation(let reason): return Self.violation(reason)
+        case .dropped: return Step()
+        case .admitted(let header, let originKey):
+            let checked = Self.check(routed, header: header, originKey: originKey, from: neighbor, identity: identity,
+                                     nowMilliseconds: nowMilliseconds, logger: logger)
+            return apply(checked, from: neighbor, now: now, nowMilliseconds: nowMilliseconds, random: &random)
+        }
+    }
+
+    /// Receiving, phase 1: the header and size rules (§13.1), then the neighbour's budget and the
+    /// duplicate check (§13.11), before any costly work.
+    mutating func admit(_ routed: RoutedPayload, from neighbor: NodeID, now: RouterInstant) -> Admission {
         let header: Header
         switch Self.decodeHeader(routed) {
-        case .failure(let why): return Self.violation(why.description)
+        case .failure(let why): return .violation(why.description)
         case .success(let decoded): header = decoded
         }
-        if let violation = Self.sizeViolation(routed) { return Self.violation(violation) }
-        guard admit(routed, header: header, from: neighbor, now: now) else { return Step() }
+        if let violation = Self.sizeViolation(routed) { return .violation(violation) }
+        guard takeBudget(routed, header: header, from: neighbor, now: now) else { return .dropped }
+        return .admitted(header, originKey: known[header.origin]?.staticKey)
+    }
+
+    /// Receiving, phase 2: verifies an advert or broadcast, opens a packet sealed for this node.
+    /// Reads no state of the node (what it needs is passed in), so it may run outside a lock.
+    static func check(_ routed: RoutedPayload, header: Header, originKey: Curve25519.KeyAgreement.PublicKey?, from neighbor: NodeID,
+                      identity: LocalIdentity, nowMilliseconds: Int64, logger: Logger) -> Checked {
         switch routed.payload {
         case .linkState(let signed):
             let advert: LinkStatePayload
@@ -38,51 +79,97 @@ extension MeshNodeStateMachine {
                 advert = try MeshSigning.verifiedLinkState(signed, origin: header.origin)
             } catch {
                 logger.notice("dropped a link-state advert", metadata: ["mesh.origin": "\(header.origin.shortHex)", "mesh.from": "\(neighbor.shortHex)", "error": "\(error)"])
-                return Step()
+                return .dropped
             }
-            renamed = learn(advert, origin: header.origin)
             let neighbors = advert.neighbors.compactMap { neighbor in
                 (try? NodeID(bytes: neighbor.nodeID)).map { AdvertNeighbor(id: $0, latencyMicros: neighbor.latencyUs) }
             }
             let linkState = LinkStateAdvert(origin: header.origin, sequence: advert.sequence, neighbors: neighbors,
                                             attachment: signed.serialized)
-            packet = header.packet(kind: .advert(linkState), payload: Data())
+            return .advert(advert, header.packet(kind: .advert(linkState), payload: Data()))
         case .broadcast(let signed):
             let broadcast: BroadcastPayload
             do {
                 broadcast = try MeshSigning.verifiedBroadcast(signed, origin: header.origin, packetID: routed.packetID)
             } catch {
                 logger.notice("dropped a broadcast", metadata: ["mesh.origin": "\(header.origin.shortHex)", "mesh.from": "\(neighbor.shortHex)", "error": "\(error)"])
-                return Step()
+                return .dropped
             }
-            packet = header.packet(kind: .broadcast, payload: signed.serialized)
+            let opened: Opened?
             if case .channel(let message) = broadcast.content {
                 opened = (try? PeerID(id: header.origin, displayName: broadcast.displayName)).flatMap {
-                    Self.channelDelivery(message, sender: $0, delivery: .broadcast, hops: Int(header.hops) + 1,
-                                         sentAtMs: broadcast.sentAtMs, nowMilliseconds: nowMilliseconds, logger: logger)
+                    channelDelivery(message, sender: $0, delivery: .broadcast, hops: Int(header.hops) + 1,
+                                    sentAtMs: broadcast.sentAtMs, nowMilliseconds: nowMilliseconds, logger: logger)
                 }
             } else {
-                opened = Self.event(for: broadcast, origin: header.origin, hops: Int(header.hops) + 1).map(Opened.event)
+                opened = event(for: broadcast, origin: header.origin, hops: Int(header.hops) + 1).map(Opened.event)
             }
+            return .broadcast(header.packet(kind: .broadcast, payload: signed.serialized), opened)
         case .sealed(let sealed):
-            guard let destination = header.destination else { return Self.violation("a sealed packet without a destination") }
-            packet = header.packet(kind: .unicast(destination: destination), payload: sealed)
-            if destination == identity.nodeID {
-                (opened, reply) = open(sealed, header: header, destination: destination, nowMilliseconds: nowMilliseconds,
-                                       answered: &answered)
-            }
+            guard let destination = header.destination else { return .violation("a sealed packet without a destination") }
+            let packet = header.packet(kind: .unicast(destination: destination), payload: sealed)
+            guard destination == identity.nodeID else { return .sealed(packet, opened: nil) }
+            return .sealed(packet, opened: openSealed(sealed, header: header, identity: identity, originKey: originKey,
+                                                      nowMilliseconds: nowMilliseconds, logger: logger))
         case nil:
             logger.debug("ignored a routed packet with an unknown payload (a newer peer's)", metadata: ["mesh.origin": "\(header.origin.shortHex)"])
+            return .dropped
+        }
+    }
+
+    /// Receiving, phase 3: learns from a verified advert, answers a ping (within the pong budget,
+    /// §13.10), matches a pong to this node's ping, and lets the router relay and deliver.
+    mutating func apply(_ checked: Checked, from neighbor: NodeID, now: RouterInstant, nowMilliseconds: Int64,
+                        random: inout some RandomNumberGenerator) -> Step {
+        switch checked {
+        case .violation(let reason):
+            return Self.violation(reason)
+        case .dropped:
             return Step()
+        case .advert(let advert, let packet):
+            let renamed = learn(advert, origin: packet.origin)
+            var step = execute(router.received(packet, from: neighbor, now: now))
+            if let renamed { step.events.append(renamed) }
+            return step
+        case .broadcast(let packet, let opened):
+            return execute(router.received(packet, from: neighbor, now: now), opened: opened)
+        case .sealed(let packet, nil):
+            return execute(router.received(packet, from: neighbor, now: now))
+        case .sealed(let packet, let (plaintext, sender)?):
+            var opened: Opened?
+            var reply: SealedPayload.OneOf_Content?
+            var answered: UInt64?
+            switch plaintext.content {
+            case .ping(let ping):
+                if takePongBudget(nowMilliseconds: nowMilliseconds) {
+                    var pong = Meshchat_V1_Pong()
+                    pong.nonce = ping.nonce
+                    reply = .pong(pong)
+                } else {
+                    logger.info("did not answer a mesh ping: more than \(Self.maxPongsPerSecond) per second", metadata: ["mesh.origin": "\(sender)"])
+                }
+            case .pong(let pong):
+                // Only a pong for a ping of this node's that waits answers anything.
+                if pings[pong.nonce] == .sent {
+                    pings[pong.nonce] = .answered
+                    answered = pong.nonce
+                }
+            case .channel(let message):
+                opened = Self.channelDelivery(message, sender: sender, delivery: .sealed, hops: Int(packet.hops) + 1,
+                                              sentAtMs: plaintext.sealedAtMs, nowMilliseconds: nowMilliseconds, logger: logger)
+            case .data(let data):
+                opened = .event(.received(ReceivedMessage(sender: sender, mode: .reliable, content: .data(data.payload),
+                                                          hops: Int(packet.hops) + 1, isPrivate: true)))
+            case nil:
+                logger.debug("ignored a sealed packet with unknown content (a newer peer's)", metadata: ["mesh.origin": "\(packet.origin.shortHex)"])
+            }
+            var step = execute(router.received(packet, from: neighbor, now: now), opened: opened)
+            if let answered { step.answeredPings.append(answered) }
+            if let reply, let answer = try? sendSealed(reply, to: packet.origin, now: now, nowMilliseconds: nowMilliseconds, random: &random) {
+                step.sends += answer.sends
+            }
+            return step
         }
-        var step = execute(router.received(packet, from: neighbor, now: now), opened: opened)
-        if let renamed { step.events.append(renamed) }
-        if let answered { step.answeredPings.append(answered) }
-        if let (node, content) = reply,
-                  let answer = try? sendSealed(content, to: node, now: now, nowMilliseconds: nowMilliseconds, random: &random) {
-            step.sends += answer.sends
-        }
-        return step
     }
 
     /// How long a neighbour's broadcast must wait for its budget (§13.11), or `nil` when it may go on
@@ -116,7 +203,7 @@ extension MeshNodeStateMachine {
     /// verifying an advert or broadcast, opening a sealed packet for this node, relaying one for
     /// another. A broadcast or sealed packet seen before is dropped here, before its costly work.
     /// Drops are counted by the router and logged at debug, at most once a second.
-    private mutating func admit(_ routed: RoutedPayload, header: Header, from neighbor: NodeID, now: RouterInstant) -> Bool {
+    private mutating func takeBudget(_ routed: RoutedPayload, header: Header, from neighbor: NodeID, now: RouterInstant) -> Bool {
         let work: NeighborWork
         switch routed.payload {
         case .linkState: work = .verification
@@ -155,40 +242,6 @@ extension MeshNodeStateMachine {
         return .peerRenamed(peer, previousName: old.peer.displayName)
     }
 
-    /// Opens a packet sealed for this node: what it delivers here, and the sealed content to send
-    /// back (a pong for a ping within the pong budget, §13.10). A pong for a ping of this node's
-    /// that waits marks it answered and sets `answered` to its nonce; any other pong is ignored.
-    private mutating func open(_ sealed: Data, header: Header, destination: NodeID, nowMilliseconds: Int64,
-                               answered: inout UInt64?) -> (Opened?, (NodeID, SealedPayload.OneOf_Content)?) {
-        guard let (plaintext, sender) = openSealed(sealed, header: header, destination: destination,
-                                                   nowMilliseconds: nowMilliseconds) else { return (nil, nil) }
-        switch plaintext.content {
-        case .ping(let ping):
-            guard takePongBudget(nowMilliseconds: nowMilliseconds) else {
-                logger.info("did not answer a mesh ping: more than \(Self.maxPongsPerSecond) per second", metadata: ["mesh.origin": "\(sender)"])
-                return (nil, nil)
-            }
-            var pong = Meshchat_V1_Pong()
-            pong.nonce = ping.nonce
-            return (nil, (header.origin, .pong(pong)))
-        case .pong(let pong):
-            if pings[pong.nonce] == .sent {
-                pings[pong.nonce] = .answered
-                answered = pong.nonce
-            }
-            return (nil, nil)
-        case .channel(let message):
-            return (Self.channelDelivery(message, sender: sender, delivery: .sealed, hops: Int(header.hops) + 1,
-                                         sentAtMs: plaintext.sealedAtMs, nowMilliseconds: nowMilliseconds, logger: logger), nil)
-        case .data(let data):
-            return (.event(.received(ReceivedMessage(sender: sender, mode: .reliable, content: .data(data.payload),
-                                                     hops: Int(header.hops) + 1, isPrivate: true))), nil)
-        case nil:
-            logger.debug("ignored a sealed packet with unknown content (a newer peer's)", metadata: ["mesh.origin": "\(header.origin.shortHex)"])
-            return (nil, nil)
-        }
-    }
-
     private mutating func takePongBudget(nowMilliseconds: Int64) -> Bool {
         let second = nowMilliseconds / 1000
         if pongBudget.second != second { pongBudget = (second, Self.maxPongsPerSecond) }
@@ -198,11 +251,12 @@ extension MeshNodeStateMachine {
     }
 
     /// Opens a packet sealed for this node; `nil` (logged) when it does not open or is stale.
-    private func openSealed(_ sealed: Data, header: Header, destination: NodeID, nowMilliseconds: Int64) -> (SealedPayload, PeerID)? {
+    private static func openSealed(_ sealed: Data, header: Header, identity: LocalIdentity, originKey: Curve25519.KeyAgreement.PublicKey?,
+                                   nowMilliseconds: Int64, logger: Logger) -> (SealedPayload, PeerID)? {
         let plaintext: SealedPayload
         do {
-            plaintext = try Sealing.open(sealed, header: SealHeader(origin: header.origin, destination: destination, packetID: header.packetIDBytes),
-                                         identity: identity, knownStaticKey: known[header.origin]?.staticKey)
+            plaintext = try Sealing.open(sealed, header: SealHeader(origin: header.origin, destination: identity.nodeID, packetID: header.packetIDBytes),
+                                         identity: identity, knownStaticKey: originKey)
         } catch {
             logger.notice("dropped a sealed packet", metadata: ["mesh.origin": "\(header.origin.shortHex)", "error": "\(error)"])
             return nil
@@ -210,7 +264,7 @@ extension MeshNodeStateMachine {
         // Data messages have nothing else to recognise a replay by once the duplicate cache forgot
         // its packet id; a channel applies its own replay window (§13.12: the chat's lines are
         // deduplicated by message id on disk, so a laptop whose clock is far off still chats).
-        if case .data? = plaintext.content, Self.skew(plaintext.sealedAtMs, nowMilliseconds: nowMilliseconds) > Self.freshness {
+        if case .data? = plaintext.content, skew(plaintext.sealedAtMs, nowMilliseconds: nowMilliseconds) > Self.freshness {
             logger.notice("dropped sealed data: its clock differs from ours by more than \(Self.freshness) (a replay, or a clock far off)",
                           metadata: ["mesh.origin": "\(header.origin.shortHex)"])
             return nil
