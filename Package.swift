@@ -243,6 +243,7 @@ let package = Package(
                 "MeshSession", "MeshTransport", "MeshLink", "MeshWire", "MeshTestSupport", "MeshFiles",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
