@@ -109,7 +109,7 @@ let package = Package(
         .target(
             name: "MeshSession",
             dependencies: [
-                "MeshCore", "MeshTransport", "MeshLink", "MeshWire", "MeshDiscovery", "MeshRouting",
+                "MeshCore", "MeshTransport", "MeshLink", "MeshWire", "MeshDiscovery", "MeshRouting", "MeshTrust",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
