@@ -9,6 +9,7 @@ extension ChatCommand {
         "reply": "Goes to whoever sent you the last private line, sealed end to end like /msg. Example: /reply on my way",
         "route": "Each hop with its link's round trip, from the latest link-state adverts. Example: /route @carol",
         "ping": "A sealed ping answered by the peer's node with a sealed pong, at most 20 per second. Example: /ping @carol",
+        "verify": "60 digits made from both identity keys, the same on both sides: compare them with the peer (aloud or side by side); if they match, nobody in between holds a key of their own. Example: /verify @bob",
         "mesh": "Every reachable node as a tree from you with each link's round trip, the links the tree leaves out, and nodes out of reach.",
         "block": "Its lines to everyone, to rooms and to you, its pins and its lookups are dropped unread; its private lines are still acknowledged. Example: /block @spammer",
         "unblock": "Its lines are shown again from now on (those dropped meanwhile are gone). Example: /unblock @bob",
