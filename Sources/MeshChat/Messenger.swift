@@ -104,7 +104,8 @@ public actor Messenger {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { [self] in
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: configuration.tick)
+                    // On the session's loop clock (virtual on a test loop); throws only when cancelled.
+                    do { try await session.sleep(for: configuration.tick) } catch { break }
                     await self.maintain()
                 }
             }

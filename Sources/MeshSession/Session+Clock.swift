@@ -18,8 +18,10 @@ extension Session {
         do {
             try await withTaskCancellationHandler {
                 try await timer.futureResult.get()
-            } onCancel: {
-                timer.cancel()
+            } onCancel: { [timerLoop] in
+                // Cancelled on the loop: a cancel from elsewhere completes the timer's promise by a
+                // hop that a loop shutting down drops (a test loop then reports a leaked promise).
+                timerLoop.execute { timer.cancel() }
             }
         } catch {
             throw CancellationError()

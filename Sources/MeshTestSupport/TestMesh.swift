@@ -241,6 +241,8 @@ public final class TestMesh: Sendable {
         }.joined(separator: "\n")
     }
 
+    private static let retired = NIOLockedValueBox<[NIOAsyncTestingEventLoop]>([])
+
     func shutdown() async {
         for node in nodes.withLockedValue({ $0 }) { await node.session.disconnect() }
         for runner in runners.withLockedValue({ $0 }) { await runner.value }
@@ -248,7 +250,11 @@ public final class TestMesh: Sendable {
             task.cancel()
             await task.value
         }
-        await loop.shutdownGracefully()
+        // The loop is kept, open, for the life of the process: a task that ends after the teardown
+        // may still cancel a timer on it from another thread, and a loop shutting down drops the
+        // hop that completes the timer's promise (NIO then traps on a leaked promise), while a freed
+        // loop with timers left traps too. One idle loop per test is cheap.
+        Self.retired.withLockedValue { $0.append(loop) }
         try? FileManager.default.removeItem(atPath: scratch)
     }
 }
