@@ -181,30 +181,10 @@ public final class TestMesh: Sendable {
     }
 
     /// The next element of an event queue that `match` maps to a value, skipping others, within a
-    /// real-time bound (virtual time does not move meanwhile).
-    /// - Parameters:
-    ///   - queue: the queue (its only consumer meanwhile).
-    ///   - timeout: the real-time bound.
-    ///   - match: maps the awaited element to a value, others to `nil`.
-    /// - Returns: the first value.
-    /// - Throws: ``TestMeshTimeout`` at the bound, or when the queue ends first.
+    /// real-time bound (virtual time does not move meanwhile): ``nextMatch(_:timeout:_:)``.
     public func next<Element: Sendable, T: Sendable>(_ queue: EventQueue<Element>, timeout: Duration = .seconds(20),
                                                      _ match: @escaping @Sendable (Element) -> T?) async throws -> T {
-        try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask {
-                for await element in queue { if let value = match(element) { return value } }
-                return nil
-            }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let value = try await group.next() ?? nil else {
-                throw TestMeshTimeout(description: "no matching event within \(timeout)")
-            }
-            return value
-        }
+        try await nextMatch(queue, timeout: timeout, match)
     }
 
     /// Checks `condition`, polling it for a few milliseconds of real time so that tasks woken by
@@ -256,6 +236,33 @@ public final class TestMesh: Sendable {
         // loop with timers left traps too. One idle loop per test is cheap.
         Self.retired.withLockedValue { $0.append(loop) }
         try? FileManager.default.removeItem(atPath: scratch)
+    }
+}
+
+/// The next element of an event queue that `match` maps to a value, skipping others, within a
+/// real-time bound.
+/// - Parameters:
+///   - queue: the queue (its only consumer meanwhile).
+///   - timeout: the bound.
+///   - match: maps the awaited element to a value, others to `nil`.
+/// - Returns: the first value.
+/// - Throws: ``TestMeshTimeout`` at the bound, or when the queue ends first.
+public func nextMatch<Element: Sendable, T: Sendable>(_ queue: EventQueue<Element>, timeout: Duration = .seconds(30),
+                                                      _ match: @escaping @Sendable (Element) -> T?) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask {
+            for await element in queue { if let value = match(element) { return value } }
+            return nil
+        }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let value = try await group.next() ?? nil else {
+            throw TestMeshTimeout(description: "no matching event within \(timeout)")
+        }
+        return value
     }
 }
 
