@@ -1,3 +1,4 @@
+import struct Foundation.Date
 import NIOCore
 
 extension Session {
@@ -30,4 +31,11 @@ extension Session {
 
     /// The current time of the session's event loop (virtual on a test loop).
     package var loopNow: NIODeadline { timerLoop.now }
+
+    /// The wall clock as the session's loop moves it, for timing between two of its own readings
+    /// (a messenger's retry backoff): `Date()` on a real event loop; on a test loop it moves only
+    /// with virtual time (and reads as a date long past, so it is no stamp for people).
+    package var loopDate: Date {
+        Date().addingTimeInterval(Double((timerLoop.now - NIODeadline.now()).nanoseconds) / 1e9)
+    }
 }

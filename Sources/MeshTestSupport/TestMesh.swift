@@ -140,6 +140,9 @@ public final class TestMesh: Sendable {
     /// that does not import NIOEmbedded would get `EventLoop`'s default `now`, the wall clock.)
     public var now: NIODeadline { loop.now }
 
+    /// Virtual time since the mesh started.
+    public var elapsed: Duration { .nanoseconds(Int64(clamping: loop.now.uptimeNanoseconds)) }
+
     /// Moves virtual time forward, firing every timer due meanwhile in order.
     /// - Parameter duration: how far.
     public func advance(by duration: Duration) async {

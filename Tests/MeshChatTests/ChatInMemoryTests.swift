@@ -81,3 +81,35 @@ struct ChatInMemoryTests {
         }
     }
 }
+
+extension ChatInMemoryTests {
+    @Test("a private line with no receipt is sent again on A's retry backoff, which runs on virtual time: the copy comes after 4 s of it, not of the wall clock")
+    func retryOnVirtualTime() async throws {
+        try await withTestMesh { mesh in
+            let a = try await mesh.node("alice", readsEvents: false), b = try await mesh.node("bob"), c = try await mesh.node("carol")
+            // C reads channel 1 raw and never acknowledges.
+            let silent = try c.session.register(channel: .chat, limits: ChatLimits.channel)
+            // The messenger runs before the links come up, so the route to C is news it has
+            // acted on before the line is sent: what follows is the retry alone.
+            let alice = try Self.messenger(on: a, in: mesh)
+            try await mesh.link(a, b)
+            try await mesh.link(b, c)
+            try await mesh.advance(until: "A reaches C") { a.session.route(to: c.peer)?.hops == 2 }
+            let cID = c.peer.id
+            _ = try await mesh.next(alice.events) { event -> Bool? in
+                if case .session(.reachabilityChanged(let peer, _?)) = event, peer.id == cID { return true }
+                return nil
+            }
+            let sent = try await alice.send(text: "are you there?", to: c.peer)
+            let first = try await mesh.next(silent.messages) { $0 }
+            #expect(first.sender.id == a.peer.id && first.hops == 2)
+            let before = mesh.elapsed
+            // The first retry is due 4 s (virtual) after the attempt; the bound is 10 s of virtual
+            // time taken in 100 ms steps, far less than 4 s of wall time.
+            try await mesh.advance(until: "C receives the line again", limit: .seconds(10)) { silent.messages.count > 0 }
+            let copy = try await mesh.next(silent.messages) { $0 }
+            #expect(copy.payload == first.payload, "the same line, id \(sent.id)")
+            #expect(mesh.elapsed - before >= .seconds(4), "not before the retry interval")
+        }
+    }
+}
