@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 @testable import MeshSession
+import MeshTestSupport
 import MeshWire
 import Testing
 

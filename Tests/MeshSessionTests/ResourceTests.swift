@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import MeshLink
 @testable import MeshSession
+import MeshTestSupport
 import Synchronization
 import Testing
 
@@ -97,24 +98,6 @@ final class UpdateLog: Sendable {
 func nextResourceEvent<T: Sendable>(_ node: ResourceNode, timeout: Duration = .seconds(30),
                                     _ match: @escaping @Sendable (ResourceEvent) -> T?) async throws -> T {
     try await nextMatch(node.session.resourceEvents, timeout: timeout, match)
-}
-
-/// The next element of a queue that `match` maps to a value, skipping others; fails at the deadline.
-func nextMatch<Element: Sendable, T: Sendable>(_ queue: EventQueue<Element>, timeout: Duration = .seconds(30),
-                                               _ match: @escaping @Sendable (Element) -> T?) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask {
-            for await event in queue { if let value = match(event) { return value } }
-            return nil
-        }
-        group.addTask {
-            try await Task.sleep(for: timeout)
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let value = try await group.next() ?? nil else { throw TimeoutError(description: "no match within \(timeout)") }
-        return value
-    }
 }
 
 /// Resources (PROTOCOL.md §16) on real sessions over loopback sockets.

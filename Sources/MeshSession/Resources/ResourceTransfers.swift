@@ -103,7 +103,8 @@ actor ResourceTransfers {
             }
             group.addTask {
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: tick)
+                    // On the session's loop clock (virtual on a test loop); throws only when cancelled.
+                    do { try await session.sleep(for: tick) } catch { break }
                     await self.timersFired(now: .now)
                 }
             }
