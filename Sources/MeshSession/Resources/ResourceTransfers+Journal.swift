@@ -46,7 +46,8 @@ extension ResourceTransfers {
         }
         var machine = ResourceSendStateMachine(id: id, offer: offer)
         let actions = machine.start(now: .now, reachable: false)
-        outgoing[id] = Outgoing(machine: machine, peer: peer, handle: handle, progress: progress, reachable: false)
+        outgoing[id] = Outgoing(machine: machine, peer: peer, handle: handle, modified: record.modified, progress: progress,
+                                reachable: false)
         logger.info("restored a resource transfer to send", metadata: metadata)
         report(.restored(progress))
         await perform(actions, outgoing: id)

@@ -18,6 +18,10 @@ extension ResourceTransfers {
             if let done = memory.done { await send(.done(done), id: key.id, to: sender) }
             return
         }
+        if let done = recordedDone(key) {
+            await send(.done(done), id: key.id, to: sender)
+            return
+        }
         if pending[key] != nil { return }
         let metadata: Logger.Metadata = ["mesh.peer": "\(sender.id.shortHex)", "resource.id": "\(key.id.shortHex)"]
         let offer: ResourceOffer
@@ -122,6 +126,17 @@ extension ResourceTransfers {
         finished[key] = (done, now + ResourceLimits.finishedMemory)
     }
 
+    /// The `ResourceDone` of a transfer received whole before what memory holds (earlier than
+    /// ``ResourceLimits/finishedMemory``, or before a restart), from its record on disk; it is
+    /// remembered in memory again.
+    func recordedDone(_ key: Key) -> ResourceDonePayload? {
+        guard let hash = journal?.finished(key.peer, key.id) else { return nil }
+        var done = ResourceDonePayload()
+        done.sha256 = hash
+        remember(key, done: done)
+        return done
+    }
+
     func report(_ event: ResourceEvent) {
         if !events.offer(event) { logger.notice("a resource event was dropped: the application reads no resource events") }
     }
@@ -139,10 +154,11 @@ extension ResourceTransfers {
                 let offer = transfer.machine.offer
                 let data: Data
                 do {
+                    try Self.checkUnchanged(transfer)
                     data = try ResourceStorage.read(transfer.handle, offset: offer.offset(ofChunk: index), length: offer.length(ofChunk: index))
                 } catch {
                     guard var current = outgoing[id] else { return }
-                    let more = current.machine.cancel(.sourceFailed, "the sender cannot read the file: \(error.message)")
+                    let more = current.machine.cancel(.sourceFailed, "the sender cannot send the file: \(error.message)")
                     outgoing[id] = current
                     await perform(more, outgoing: id)
                     return
@@ -177,6 +193,15 @@ extension ResourceTransfers {
             case .ignored(let why):
                 logger.debug("resource input ignored: \(why)", metadata: metadata)
             }
+        }
+    }
+
+    /// Throws unless the source still has the size and modification time it was offered with
+    /// (PROTOCOL.md §16.4.2): a receiver never gets a mix of two versions.
+    private static func checkUnchanged(_ transfer: Outgoing) throws(ResourceStorageError) {
+        guard let stamp = ResourceStorage.stamp(transfer.handle), stamp.size == transfer.machine.offer.size,
+              stamp.modified == transfer.modified else {
+            throw ResourceStorageError("the file changed since it was offered (size or modification time)")
         }
     }
 
@@ -225,6 +250,12 @@ extension ResourceTransfers {
                 return
             case .sendDone(let done):
                 remember(key, done: done)
+                do {
+                    // On disk before the sender hears it (§16.5): it forgets the transfer then.
+                    try journal.saveFinished(key.peer, key.id, sha256: done.sha256)
+                } catch {
+                    logger.error("cannot record a received resource as finished: \(error.message)", metadata: metadata)
+                }
                 await send(.done(done), id: key.id, to: transfer.peer)
             case .sendCancel(let code, let reason):
                 await send(.cancel(Self.cancel(code, reason)), id: key.id, to: transfer.peer)

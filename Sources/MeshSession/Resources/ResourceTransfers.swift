@@ -40,6 +40,10 @@ actor ResourceTransfers {
         var machine: ResourceSendStateMachine
         var peer: PeerID
         var handle: FileHandle
+        /// The source's modification time when it was offered (nanoseconds): a chunk is read
+        /// only while the file still has it and the offered size, so that a receiver never gets
+        /// a mix of two versions (PROTOCOL.md §16.4.2).
+        var modified: Int64
         var progress: ResourceProgress
         var reachable: Bool
         var lastProgress: ContinuousClock.Instant?
@@ -160,7 +164,8 @@ actor ResourceTransfers {
         // The route is looked up after hashing: a relay may have gone away meanwhile.
         let reachable = isReachable(peer.id)
         let actions = machine.start(now: .now, reachable: reachable)
-        outgoing[id] = Outgoing(machine: machine, peer: peer, handle: handle, progress: progress, reachable: reachable)
+        outgoing[id] = Outgoing(machine: machine, peer: peer, handle: handle, modified: stamp.modified, progress: progress,
+                                reachable: reachable)
         logger.info("offering a resource", metadata: ["mesh.peer": "\(peer.id.shortHex)", "resource.id": "\(id.shortHex)", "resource.size": "\(size)"])
         await perform(actions, outgoing: id)
         return progress
@@ -230,6 +235,8 @@ actor ResourceTransfers {
                 await perform(actions, incoming: key, chunk: chunk)
             } else if let memory = finished[key] {
                 if let done = memory.done { await send(.done(done), id: id, to: sender) }
+            } else if let done = recordedDone(key) {
+                await send(.done(done), id: id, to: sender)
             } else if pending[key] == nil {
                 logger.notice("refused a resource chunk: unknown transfer", metadata: ["mesh.peer": "\(sender.id.shortHex)", "resource.id": "\(id.shortHex)"])
                 await send(.cancel(Self.cancel(.unknownTransfer, "no transfer \(id.shortHex) here")), id: id, to: sender)
