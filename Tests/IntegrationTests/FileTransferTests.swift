@@ -268,7 +268,7 @@ struct FileTransferTests {
         try await PlacesMeshTests.stop(alice, bob)
     }
 
-    @Test("the receiver's --max-file-size binds: a file one byte over it is refused (tooLarge, both sides say so, nothing stored), one of exactly its size arrives; over the old 64 MiB cap is no error for the sender")
+    @Test("the receiver's --max-file-size binds: a file one byte over it is refused (the sender sees tooLarge from the peer, nothing is stored), one of exactly its size arrives; over the old 64 MiB cap is no error for the sender")
     func receiverSizeLimit() async throws {
         let directory = TemporaryDirectory()
         let downloads = directory.appending("bob-downloads")

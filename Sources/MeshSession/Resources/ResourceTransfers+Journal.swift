@@ -94,7 +94,9 @@ extension ResourceTransfers {
     /// The session stops: received state is checkpointed, and every progress sequence ends
     /// without an outcome (the transfers resume at the next start on the same directory).
     func suspendAll() {
-        for key in incoming.keys { checkpoint(key) }
+        checkpoints?.finish()
+        checkpoints = nil
+        for key in incoming.keys { checkpointNow(key) }
         for transfer in outgoing.values { transfer.progress.suspend() }
         for transfer in incoming.values { transfer.progress.suspend() }
         outgoing = [:]

@@ -229,7 +229,7 @@ extension ResourceTransfers {
                     return
                 }
                 incoming[key]?.unsaved += 1
-                if let current = incoming[key], current.unsaved >= ResourceLimits.checkpointChunks { checkpoint(key) }
+                if let current = incoming[key], current.unsaved >= ResourceLimits.checkpointChunks { requestCheckpoint(key) }
             case .sendAck(let ack):
                 await send(.ack(ack), id: key.id, to: transfer.peer)
             case .verify:
@@ -252,9 +252,9 @@ extension ResourceTransfers {
                 remember(key, done: done)
                 do {
                     // On disk before the sender hears it (§16.5): it forgets the transfer then.
-                    try journal.saveFinished(key.peer, key.id, sha256: done.sha256)
+                    try await EventLoops.runBlocking { try journal.saveFinished(key.peer, key.id, sha256: done.sha256) }
                 } catch {
-                    logger.error("cannot record a received resource as finished: \(error.message)", metadata: metadata)
+                    logger.error("cannot record a received resource as finished: \(error)", metadata: metadata)
                 }
                 await send(.done(done), id: key.id, to: transfer.peer)
             case .sendCancel(let code, let reason):
@@ -268,11 +268,17 @@ extension ResourceTransfers {
             case .completed:
                 incoming[key] = nil
                 let target = journal.receivedPath(key.peer, key.id)
+                let handle = transfer.handle
+                // Known as finished while the file is moved (off the actor): a repeated chunk
+                // meanwhile is ignored, not taken for an unknown transfer; `.sendDone` follows.
+                remember(key, done: nil)
                 do {
-                    try ResourceStorage.sync(transfer.handle)
-                    try journal.prepare()
-                    try ResourceStorage.move(stem + ".part", to: target)
-                    ResourceStorage.remove(stem + ".json")
+                    try await EventLoops.runBlocking {
+                        try ResourceStorage.sync(handle)
+                        try journal.prepare()
+                        try ResourceStorage.move(stem + ".part", to: target)
+                        ResourceStorage.remove(stem + ".json")
+                    }
                 } catch {
                     ResourceStorage.remove(stem + ".part")
                     ResourceStorage.remove(stem + ".json")
@@ -309,20 +315,52 @@ extension ResourceTransfers {
         await perform(actions, incoming: key, chunk: nil)
     }
 
-    /// Syncs a transfer's `.part` file, then records the chunks it holds (PROTOCOL.md §16.4.2):
-    /// the state file never claims a chunk that is not on disk.
-    func checkpoint(_ key: Key) {
-        guard var transfer = incoming[key], let journal, transfer.machine.state != .finished else { return }
+    /// Asks the checkpoint task for a checkpoint of a transfer (once until it is taken); without
+    /// that task (the shell does not run), takes it at once.
+    func requestCheckpoint(_ key: Key) {
+        guard let transfer = incoming[key], !transfer.checkpointQueued else { return }
+        guard let checkpoints else { return checkpointNow(key) }
+        incoming[key]?.checkpointQueued = true
+        checkpoints.yield(key)
+    }
+
+    /// Syncs a transfer's `.part` file, then records the chunks it holds (PROTOCOL.md §16.4.2),
+    /// on NIO's blocking pool: the shell goes on meanwhile. The record claims what was written
+    /// when the checkpoint began, so it never claims a chunk that is not on disk.
+    func checkpoint(_ key: Key) async {
+        guard let journal, let (handle, record) = beginCheckpoint(key) else { return }
+        do {
+            try await EventLoops.runBlocking {
+                try ResourceStorage.sync(handle)
+                try journal.save(record)
+            }
+        } catch {
+            logger.error("cannot record a received resource's state: \(error)", metadata: ["resource.id": "\(key.id.shortHex)"])
+        }
+        // Ended meanwhile (completed or failed, its files removed): so goes the record just written.
+        if incoming[key] == nil { ResourceStorage.remove(journal.incomingStem(key.peer, key.id) + ".json") }
+    }
+
+    /// ``checkpoint(_:)`` on the caller's thread (the session stops).
+    func checkpointNow(_ key: Key) {
+        guard let journal, let (handle, record) = beginCheckpoint(key) else { return }
+        do {
+            try ResourceStorage.sync(handle)
+            try journal.save(record)
+        } catch {
+            logger.error("cannot record a received resource's state: \(error.message)", metadata: ["resource.id": "\(key.id.shortHex)"])
+        }
+    }
+
+    /// The record of what a running transfer holds now, with its checkpoint bookkeeping reset.
+    private func beginCheckpoint(_ key: Key) -> (FileHandle, ResourceJournal.Incoming)? {
+        guard var transfer = incoming[key], transfer.machine.state != .finished else { return nil }
         transfer.record.next = transfer.machine.next
         transfer.record.stored = transfer.machine.storedAhead
         transfer.unsaved = 0
         transfer.checkpointedAt = .now
-        do {
-            try ResourceStorage.sync(transfer.handle)
-            try journal.save(transfer.record)
-        } catch {
-            logger.error("cannot record a received resource's state: \(error.message)", metadata: ["resource.id": "\(key.id.shortHex)"])
-        }
+        transfer.checkpointQueued = false
         incoming[key] = transfer
+        return (transfer.handle, transfer.record)
     }
 }

@@ -31,6 +31,8 @@ actor ResourceTransfers {
     var pending: [Key: Pending] = [:]
     /// Finished incoming transfers: the confirmation to repeat to a sender that did not hear it.
     var finished: [Key: (done: ResourceDonePayload?, until: ContinuousClock.Instant)] = [:]
+    /// The checkpoint task's queue (``requestCheckpoint(_:)``), while ``run(session:)`` runs.
+    var checkpoints: AsyncStream<Key>.Continuation?
     /// Chunk bytes sent, retransmissions included (tests and benchmarks: ≤ 1.1 × the size).
     private(set) var chunkBytesSent: UInt64 = 0
 
@@ -59,6 +61,8 @@ actor ResourceTransfers {
         var lastProgress: ContinuousClock.Instant?
         var checkpointedAt: ContinuousClock.Instant
         var unsaved = 0
+        /// A checkpoint was asked of the checkpoint task and not taken yet.
+        var checkpointQueued = false
     }
 
     struct Pending {
@@ -101,9 +105,16 @@ actor ResourceTransfers {
         self.channel = channel
         await load()
         let tick = self.tick
+        let (requests, checkpoints) = AsyncStream.makeStream(of: Key.self)
+        self.checkpoints = checkpoints
         await withDiscardingTaskGroup { group in
             group.addTask {
                 for await message in channel.messages { await self.received(message) }
+            }
+            // Checkpoints sync the .part file and write the record on NIO's blocking pool, one at
+            // a time, while the shell goes on with chunks (an fsync costs tens of milliseconds).
+            group.addTask {
+                for await key in requests { await self.checkpoint(key) }
             }
             group.addTask {
                 while !Task.isCancelled {
@@ -299,7 +310,7 @@ actor ResourceTransfers {
             incoming[key] = transfer
             await perform(actions, incoming: key, chunk: nil)
             if let current = incoming[key], current.unsaved > 0, now - current.checkpointedAt >= ResourceLimits.checkpointInterval {
-                checkpoint(key)
+                requestCheckpoint(key)
             }
         }
         for (key, offer) in pending where offer.until <= now {
