@@ -43,10 +43,8 @@ struct LargeFileHostsTests {
         let sha = try #require(made.output.split(separator: " ").first.map(String.init))
 
         let service = DiscoveryTests.uniqueService()
-        let environment = ["MESHCHAT_NETNS_PREFIX": prefix]
         func start(_ name: String, on host: String, extra: [String] = []) throws -> ChatProcess {
-            try DiscoveryTests.peer(name, service: service, directory, extra: extra,
-                                    launcher: ["scripts/netns-hosts", "exec", host], environment: environment)
+            try MultiHostTests.peer(name, on: host, prefix: prefix, service: service, directory, extra: extra)
         }
         let alice = try start("alice", on: "A")
         let bob = try start("bob", on: "B")
@@ -64,6 +62,7 @@ struct LargeFileHostsTests {
         // The B—C link dies for real (both veth ends down): the TCP link is not closed by anyone,
         // the mesh notices it is silent. The transfer pauses on both ends.
         var (markA, markC) = (alice.output.count, carol.output.count)
+        let droppedAt = carol.output.compactMap { Self.progress($0, id) }.last ?? 0
         try MultiHostTests.hosts(["link-down", "B", "C"], prefix: prefix)
         try await alice.waitForLine(timeout: .seconds(60), from: markA) { $0.contains("\"event\":\"filePaused\"") && $0.contains(id) }
         try await carol.waitForLine(timeout: .seconds(60), from: markC) { $0.contains("\"event\":\"filePaused\"") && $0.contains(id) }
@@ -71,7 +70,6 @@ struct LargeFileHostsTests {
         try MultiHostTests.hosts(["link-up", "B", "C"], prefix: prefix)
         try await alice.waitForLine(timeout: .seconds(90), from: markA) { $0.contains("\"event\":\"fileResumed\"") && $0.contains(id) }
         try await carol.waitForLine(timeout: .seconds(90), from: markC) { $0.contains("\"event\":\"fileResumed\"") && $0.contains(id) }
-        let resumedAt = carol.output[markC...].compactMap { Self.progress($0, id) }.last ?? 0
 
         // Later the receiver is killed outright, past three quarters, and started again.
         try await carol.waitForLine(timeout: .seconds(300), from: markC) { (Self.progress($0, id) ?? 0) >= Self.size * 3 / 4 }
@@ -104,7 +102,7 @@ struct LargeFileHostsTests {
         let wireBC = try Self.transmitted("B", "to-C", prefix: prefix) - sentBC
         let (ratioAB, ratioBC) = (Double(wireAB) / Double(Self.size), Double(wireBC) / Double(Self.size))
         print("large file across hosts: \(Self.size) bytes; A→B \(wireAB) bytes (\(ratioAB)×), B→C \(wireBC) bytes (\(ratioBC)×); "
-              + "halfway after \(halfway - started), resumed at \(resumedAt), killed at \(killedAt), restarted at \(restartedAt), "
+              + "halfway after \(halfway - started), link dropped at \(droppedAt), killed at \(killedAt), restarted at \(restartedAt), "
               + "done after \(finished - started)")
         #expect(ratioAB <= 1.1, "A sent \(wireAB) bytes towards B for a \(Self.size)-byte file")
         #expect(ratioBC <= 1.1, "B sent \(wireBC) bytes towards C for a \(Self.size)-byte file")
