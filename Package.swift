@@ -62,6 +62,16 @@ let package = Package(
             name: "MeshNoise",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
+        // Pure end-to-end sessions: signed prekeys, the X3DH agreement and the Double Ratchet.
+        .target(
+            name: "MeshRatchet",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+        ),
+        // Pure identity trust: safety numbers, key rotation statements, names bound to keys (TOFU).
+        .target(
+            name: "MeshTrust",
+            dependencies: ["MeshCore", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         // Pure per-link state machines: identity, handshake, secure channel, keepalive, replay window.
         .target(
             name: "MeshLink",
@@ -173,7 +183,7 @@ let package = Package(
             name: "meshbench",
             dependencies: [
                 "MeshSession", "MeshTransport", "MeshLink", "MeshNoise", "MeshWire",
-                "MeshRouting", "MeshTestSupport", "MeshChat", "MeshStore", "Places",
+                "MeshRouting", "MeshTestSupport", "MeshChat", "MeshStore", "Places", "MeshRatchet",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -211,6 +221,8 @@ let package = Package(
         .testTarget(name: "MeshCoreTests", dependencies: ["MeshCore"]),
         .testTarget(name: "MeshWireTests", dependencies: ["MeshWire", "MeshTestSupport"]),
         .testTarget(name: "MeshRoutingTests", dependencies: ["MeshRouting", "MeshWire", "MeshTestSupport"]),
+        .testTarget(name: "MeshTrustTests", dependencies: ["MeshTrust", "MeshTestSupport"]),
+        .testTarget(name: "MeshRatchetTests", dependencies: ["MeshRatchet", "MeshTestSupport"]),
         .testTarget(name: "MeshNoiseTests", dependencies: ["MeshNoise", "MeshTestSupport"], exclude: ["Fixtures"]),
         .testTarget(
             name: "MeshLinkTests",
@@ -231,6 +243,7 @@ let package = Package(
                 "MeshSession", "MeshTransport", "MeshLink", "MeshWire", "MeshTestSupport", "MeshFiles",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
@@ -269,7 +282,7 @@ let package = Package(
             name: "MeshFuzz",
             dependencies: [
                 "MeshWire", "MeshLink", "MeshRouting", "MeshDiscovery", "MeshSession", "MeshChat", "MeshFiles",
-                "MeshPlaces", "MeshRooms", "Places", "MeshChatKit",
+                "MeshPlaces", "MeshRooms", "Places", "MeshChatKit", "MeshRatchet", "MeshTrust",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Crypto", package: "swift-crypto"),

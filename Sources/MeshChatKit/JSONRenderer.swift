@@ -165,7 +165,7 @@ public struct JSONRenderer: Sendable {
             var members: [(String, JSONValue)] = [("n", .int(n + 1)), ("name", .string(hit.name)), ("lat", .double(hit.coordinate.latitude)),
                                                   ("lon", .double(hit.coordinate.longitude)),
                                                   ("distance_m", .double((hit.distance.metres * 10).rounded() / 10)),
-                                                  ("bearing_deg", .double((hit.bearing * 10).rounded() / 10)),
+                                                  ("bearing_deg", .double(Geodesy.roundedBearing(hit.bearing, fractionDigits: 1))),
                                                   ("compass", .string(CompassPoint(bearing: hit.bearing).abbreviation)), ("place_set", .string(hit.placeSet))]
             members.append(("source", hit.source.map(Self.peer) ?? .string("me")))
             return .object(members)
@@ -196,7 +196,7 @@ public struct JSONRenderer: Sendable {
                                               ("expires_at", .string(Self.iso8601(pin.expiresAt)))]
         if let from {
             members.append(("distance_m", .double((Geodesy.distance(from: from, to: pin.coordinate) * 10).rounded() / 10)))
-            members.append(("bearing_deg", .double((Geodesy.bearing(from: from, to: pin.coordinate) * 10).rounded() / 10)))
+            members.append(("bearing_deg", .double(Geodesy.roundedBearing(Geodesy.bearing(from: from, to: pin.coordinate), fractionDigits: 1))))
         }
         return .object(members)
     }

@@ -24,7 +24,7 @@ public enum PlacesLoading {
             do {
                 dataSet = try PlaceDataSet.load(contentsOf: URL(fileURLWithPath: path))
             } catch {
-                throw PlacesInputError("--places \(path): \(error.message)")
+                throw PlacesInputError("--places: \(error.message)")
             }
             for problem in dataSet.problems.prefix(problemsLogged) {
                 logger.warning("skipped a bad place", metadata: ["file": "\(path)", "problem": "\(problem)"])

@@ -32,6 +32,8 @@ public enum MeshFuzz {
         Target(name: "files", summary: "resource messages against both state machines, fresh and restored (§16)", run: fuzzFiles),
         Target(name: "chat", summary: "chat channel payloads: lines, private lines, receipts (§17), round-tripped", run: fuzzChat),
         Target(name: "streams", summary: "stream packets against an opener and a reader (§18), round-tripped", run: fuzzStreams),
+        Target(name: "ratchet", summary: "end-to-end ratchet messages to a live session and stored states (§19)", run: fuzzRatchet),
+        Target(name: "trust", summary: "stored name books (§20.3), restored, observed and bounded", run: fuzzTrust),
         Target(name: "rooms", summary: "room lines and room names (§15)", run: fuzzRooms),
         Target(name: "txt", summary: "DNS-SD TXT records (§12), round-tripped", run: fuzzTXT),
         Target(name: "nearby", summary: "nearby connection data (§4.10), binary and text, round-tripped", run: fuzzNearby),

@@ -34,7 +34,10 @@ public struct Router: Sendable {
     /// The limits and timings.
     public let configuration: RoutingConfiguration
 
-    let signAdvert: @Sendable (LinkStateAdvert) -> Data
+    /// Returns the attachment for an own advert (the layer above's signed wire form). The layer
+    /// above replaces it when what its adverts carry changes (a new name, new channel attachments),
+    /// then calls ``attachmentChanged(now:)``; a closure over values keeps the router a pure value.
+    public var signAdvert: @Sendable (LinkStateAdvert) -> Data
     /// Live neighbours with their latest measured latency.
     var live: [NodeID: UInt32] = [:]
     /// The sequence the next own advert gets.

@@ -116,13 +116,10 @@ extension Session {
                                 while let wait = mesh.budgetWait(routed, from: sender.id) {
                                     try await Task.sleep(for: min(wait, .seconds(1)))
                                 }
-                                let step = mesh.received(routed, from: sender.id)
-                                if let violation = step.violation {
-                                    logger.notice("closing a link: malformed routed packet", metadata: ["mesh.peer": "\(sender.id)", "error": "\(violation)"])
-                                    Self.close(channel, .protocolViolation, violation)
-                                    phase = .closing
-                                } else {
+                                if let step = receivedRouted(routed, from: sender.id, channel: channel) {
                                     await perform(step)
+                                } else {
+                                    phase = .closing
                                 }
                             } else if let violation = Self.violation(in: envelope) {
                                 logger.notice("closing a link: message over a receive limit", metadata: ["mesh.peer": "\(sender.id)", "error": "\(violation)"])

@@ -31,12 +31,11 @@ extension Session {
     ///   at most 20 pings per second).
     /// - Throws: ``SessionError`` `notReachable`.
     public func ping(_ peer: PeerID, timeout: Duration = .seconds(5)) async throws(SessionError) -> Duration? {
-        var ping = Meshchat_V1_Ping()
-        ping.nonce = UInt64.random(in: 1...UInt64.max)
-        let nonce = ping.nonce
         let mesh = self.mesh
+        let nonce = mesh.startPing()
+        var ping = Meshchat_V1_Ping()
+        ping.nonce = nonce
         let start = ContinuousClock.now
-        mesh.expectPong(nonce)
         do {
             try await sendSealed(.ping(ping), to: peer)
         } catch {
@@ -82,12 +81,7 @@ extension Session {
         guard case .routed(let routed)? = envelope.body, case .sealed? = routed.payload,
               routed.destination.count == NodeID.byteCount, !routed.destination.elementsEqual(localID.bytes),
               registry.withLockedValue({ $0.entries[node]?.channel === channel }) else { return false }
-        let step = mesh.received(routed, from: node)
-        if let violation = step.violation {
-            logger.notice("closing a link: malformed routed packet", metadata: ["mesh.peer": "\(node)", "error": "\(violation)"])
-            channel.triggerUserOutboundEvent(LinkHandler.Close(code: .protocolViolation, reason: violation), promise: nil)
-            return true
-        }
+        guard let step = receivedRouted(routed, from: node, channel: channel) else { return true }
         transmit(step.sends)
         // A packet in transit changes no route and delivers nothing here; should that ever change,
         // the events still reach the application.
@@ -95,6 +89,17 @@ extension Session {
             logger.warning("dropped a mesh event: the event queue is full")
         }
         return true
+    }
+
+    /// The node's input for a routed packet from a neighbour's link, whichever path it came by: the
+    /// step to execute, or `nil` when the packet was malformed and the link it came on is closing
+    /// (only that link, with the reason logged, §13.1).
+    func receivedRouted(_ routed: RoutedPayload, from node: NodeID, channel: any Channel) -> MeshNode.Step? {
+        let step = mesh.received(routed, from: node)
+        guard let violation = step.violation else { return step }
+        logger.notice("closing a link: malformed routed packet", metadata: ["mesh.peer": "\(node)", "error": "\(violation)"])
+        channel.triggerUserOutboundEvent(LinkHandler.Close(code: .protocolViolation, reason: violation), promise: nil)
+        return nil
     }
 
     /// Writes a step's packets (never waiting, §13.2.7) and reports its events in order.

@@ -145,7 +145,7 @@ public final class Session: Sendable {
         self.logger = logger
         self.group = configuration.eventLoopGroup ?? EventLoops.shared
         self.timerLoop = group.next()
-        self.mesh = MeshNode(peer: peer, configuration: configuration.routing, logger: logger)
+        self.mesh = MeshNode(peer: peer, configuration: configuration.routing, logger: logger, clock: timerLoop)
         (self.commands, self.commandSink) = AsyncStream.makeStream(of: Command.self, bufferingPolicy: .bufferingOldest(4096))
         self.resourceShell = ResourceTransfers(directory: configuration.resources.directory ?? peer.dataDirectory.map { $0 + "/resources" },
                                                configuration: configuration.resources, logger: logger)

@@ -2,7 +2,10 @@
 ///
 /// The box is `south ≤ latitude ≤ north` and, when `west ≤ east`, `west ≤ longitude ≤ east`;
 /// when `west > east` it crosses the antimeridian (180°): `longitude ≥ west` or
-/// `longitude ≤ east`. Edges are inclusive.
+/// `longitude ≤ east`. Edges are inclusive. Two facts of the sphere hold as well: longitudes
+/// 180 and −180 are one meridian (a place stored at either is in a box that has either as an
+/// edge), and a pole is every longitude at once (a place at latitude ±90, whatever longitude it
+/// is stored with, is in every box whose latitude range reaches that pole).
 ///
 /// This type is a value and is thread-safe.
 public struct BoundingBox: Sendable, Hashable, CustomStringConvertible {
@@ -45,7 +48,15 @@ public struct BoundingBox: Sendable, Hashable, CustomStringConvertible {
     public func contains(_ coordinate: Coordinate) -> Bool {
         let lat = coordinate.latitude, lon = coordinate.longitude
         guard lat >= south && lat <= north else { return false }
-        return west <= east ? (lon >= west && lon <= east) : (lon >= west || lon <= east)
+        if abs(lat) == 90 { return true }  // a pole is at every longitude
+        if containsLongitude(lon) { return true }
+        // 180 and −180 are one meridian.
+        return (lon == 180 && containsLongitude(-180)) || (lon == -180 && containsLongitude(180))
+    }
+
+    /// Whether a longitude is in the box's longitude range, as written (no ±180 equivalence).
+    func containsLongitude(_ lon: Double) -> Bool {
+        west <= east ? (lon >= west && lon <= east) : (lon >= west || lon <= east)
     }
 
     /// The midpoint in latitude and in longitude (going east from ``west`` to ``east``).

@@ -81,9 +81,11 @@ public struct CSVLoader: Sendable {
     }
 
     private func load(_ bytes: UnsafeRawBufferPointer) throws(PlacesError) -> LoadReport {
-        if bytes.isEmpty { throw .notCSV("the file is empty") }
+        if bytes.isEmpty { throw PlacesError.notCSV("the file is empty").at(line: 1, column: 1) }
         if let nul = bytes.prefix(65_536).firstIndex(of: 0) {
-            throw .notCSV("binary data: NUL byte at offset \(nul)")
+            var lines = LineCounter(bytes)
+            let at = lines.position(of: nul)
+            throw PlacesError.notCSV("binary data: a NUL byte (offset \(nul))").at(line: at.line, column: at.column)
         }
         var records = CSVRecords(bytes: bytes, separator: separator)
         var record = CSVRecord()
@@ -91,14 +93,19 @@ public struct CSVLoader: Sendable {
         var header: [String]?
         if hasHeader {
             switch records.next(into: &record) {
-            case .failure(let problem): throw .notCSV("header: \(problem)")
-            case .success(false): throw .notCSV("no header row")
+            case .failure(let problem): throw PlacesError.notCSV("header: \(problem.message)").at(line: problem.line ?? 1)
+            case .success(false): throw PlacesError.notCSV("no header row").at(line: 1, column: 1)
             case .success(true):
-                if let bad = record.firstInvalidField() { throw .notCSV("header: field \(bad) is not valid UTF-8") }
+                if let bad = record.firstInvalidField() { throw PlacesError.notCSV("header: field \(bad) is not valid UTF-8").at(line: 1) }
                 header = (0..<record.count).map { record.string($0) ?? "" }
             }
         }
-        var mapping = try ColumnMapping(loader: self, header: header)
+        var mapping: ColumnMapping
+        do {
+            mapping = try ColumnMapping(loader: self, header: header)
+        } catch {
+            throw error.at(line: 1)
+        }
         var places: [Place] = []
         let lineEnds = ByteSearch.count([0x0A], in: bytes)
         places.reserveCapacity(lineEnds > 0 ? lineEnds : ByteSearch.count([0x0D], in: bytes))

@@ -63,6 +63,19 @@ public enum Geodesy {
         BearingFrame(a).bearing(to: unitVector(b))
     }
 
+    /// A bearing rounded for display to `fractionDigits` decimals, kept in 0 ..< 360: a bearing a
+    /// hair west of north (359.97° to one decimal) is shown as 0, never as 360.
+    /// - Parameters:
+    ///   - bearing: Degrees, 0 ..< 360.
+    ///   - fractionDigits: Decimals to keep (0…6).
+    /// - Returns: The rounded bearing, 0 ..< 360.
+    public static func roundedBearing(_ bearing: Double, fractionDigits: Int) -> Double {
+        guard bearing.isFinite else { return 0 }
+        let scale = pow(10, Double(min(max(fractionDigits, 0), 6)))
+        let rounded = (bearing * scale).rounded() / scale
+        return rounded >= 360 || rounded < 0 ? 0 : rounded
+    }
+
     /// The position as a point on the unit sphere (x towards 0°E on the equator, z north).
     @inline(__always)
     static func unitVector(_ c: Coordinate) -> (Double, Double, Double) {
@@ -115,7 +128,9 @@ struct BearingFrame {
         // cos φ1·sin φ2 − sin φ1·cos φ2·cos Δλ, expanded with p's components).
         let east = p.1 * cosLon - p.0 * sinLon
         let north = cosLat * p.2 - sinLat * (p.0 * cosLon + p.1 * sinLon)
-        if east == 0 && north == 0 { return 0 }
+        // Points closer than about 6 µm (the rounding noise of one position written two ways,
+        // such as longitudes 180 and −180) have no direction: 0, as for the same point.
+        if east * east + north * north < 1e-24 { return 0 }
         let degrees = atan2(east, north) * 180 / .pi
         let normalised = degrees < 0 ? degrees + 360 : degrees
         return normalised >= 360 ? 0 : normalised

@@ -60,11 +60,14 @@ public struct GeoJSONLoader: Sendable {
         var lines = LineCounter(raw)
         func notJSON(_ e: JSONSyntaxError) -> PlacesError {
             let (line, column) = lines.position(of: e.offset)
-            return .notJSON("line \(line), column \(column): \(e.message)")
+            return PlacesError.notJSON(e.message).at(line: line, column: column)
         }
         guard let first = reader.peek() else {
-            throw .notJSON(raw.isEmpty ? "the file is empty" : "the file holds only whitespace")
+            let end = lines.position(of: raw.count)
+            throw PlacesError.notJSON(raw.isEmpty ? "the file is empty" : "the file holds only whitespace")
+                .at(line: end.line, column: end.column)
         }
+        let top = lines.position(of: reader.position)
         guard first == UInt8(ascii: "{") else {
             // Tell JSON that is not an object apart from text that is not JSON at all.
             let kind: String
@@ -74,7 +77,7 @@ public struct GeoJSONLoader: Sendable {
             } catch {
                 throw notJSON(error)
             }
-            throw .notFeatureCollection("top level is \(kind), not an object")
+            throw PlacesError.notFeatureCollection("top level is \(kind), not an object").at(line: top.line, column: top.column)
         }
         var builder = PlaceBuilder(nameProperty: nameProperty)
         builder.places.reserveCapacity(ByteSearch.count(Array("\"Point\"".utf8), in: raw))
@@ -83,11 +86,13 @@ public struct GeoJSONLoader: Sendable {
         var featuresKind: String?
         var featureCount = 0
         var repeatedFeatures: Int?
+        var typeOffset: Int?, featuresOffset: Int?
         do throws(JSONSyntaxError) {
             try reader.enter()
             _ = reader.consume(UInt8(ascii: "{"))
             if !reader.consume(UInt8(ascii: "}")) {
                 repeat {
+                    _ = reader.peek()
                     let keyOffset = reader.position
                     let key = try reader.string()
                     try reader.expect(UInt8(ascii: ":"), "':' after an object key")
@@ -97,6 +102,7 @@ public struct GeoJSONLoader: Sendable {
                         _ = try reader.value()
                     case "features" where reader.peek() == UInt8(ascii: "["):
                         featuresKind = "an array"
+                        featuresOffset = reader.position
                         try reader.enter()
                         _ = reader.consume(UInt8(ascii: "["))
                         if !reader.consume(UInt8(ascii: "]")) {
@@ -116,8 +122,12 @@ public struct GeoJSONLoader: Sendable {
                         }
                         reader.leave()
                     case "features":
+                        _ = reader.peek()
+                        featuresOffset = reader.position
                         featuresKind = try reader.value().kind
                     case "type":
+                        _ = reader.peek()
+                        typeOffset = reader.position
                         type = try reader.value()
                     default:
                         _ = try reader.value()
@@ -130,17 +140,20 @@ public struct GeoJSONLoader: Sendable {
             throw notJSON(error)
         }
         if let repeatedFeatures {
-            throw .notFeatureCollection("\"features\" appears a second time, on line \(lines.position(of: repeatedFeatures).line)")
+            let at = lines.position(of: repeatedFeatures)
+            throw PlacesError.notFeatureCollection("\"features\" appears a second time").at(line: at.line, column: at.column)
         }
         guard case .string("FeatureCollection") = type else {
             let found = type.map { value -> String in
                 if case .string(let s) = value { return JSONValue.quoted(s) }
                 return value.kind
             } ?? "missing"
-            throw .notFeatureCollection("top-level \"type\" is \(found), not \"FeatureCollection\"")
+            let at = typeOffset.map { lines.position(of: $0) } ?? top
+            throw PlacesError.notFeatureCollection("top-level \"type\" is \(found), not \"FeatureCollection\"").at(line: at.line, column: at.column)
         }
         guard featuresKind == "an array" else {
-            throw .notFeatureCollection("\"features\" is \(featuresKind ?? "missing"), not an array")
+            let at = featuresOffset.map { lines.position(of: $0) } ?? top
+            throw PlacesError.notFeatureCollection("\"features\" is \(featuresKind ?? "missing"), not an array").at(line: at.line, column: at.column)
         }
         if builder.places.isEmpty && featureCount > 0 {
             throw .noPlaces(rows: featureCount, firstProblem: problems.first)

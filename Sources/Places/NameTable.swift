@@ -83,9 +83,26 @@ struct NameTable: Sendable {
 
     private static func appendFoldedKey(_ name: String, to out: inout [UInt8]) {
         let folded = name.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
-        let collapsed = folded.split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
+        var plain = String.UnicodeScalarView()
+        for scalar in folded.unicodeScalars {
+            if let replacement = plainLetters[scalar] { plain.append(contentsOf: replacement.unicodeScalars) } else { plain.append(scalar) }
+        }
+        let collapsed = String(plain).split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
         out.append(contentsOf: collapsed.utf8.lazy.map { $0 == 0 ? 0x20 : $0 })
     }
+
+    /// What a person typing on a plain keyboard writes for letters that case and diacritic folding
+    /// leave alone (they are letters of their own, not letters with marks), and for typographic
+    /// punctuation: æ → ae, ø → o, ł → l, đ and ð → d, þ → th, œ → oe, ı → i, ħ → h, ŧ → t, ŋ → ng,
+    /// ĸ → k, ſ → s; ’ ‘ ʼ ′ ´ → ', “ ” „ ″ → ", and the dashes ‐ ‑ ‒ – — ― − → -. (Foundation's
+    /// folding has already lowered case, so only lower-case forms are listed.)
+    static let plainLetters: [Unicode.Scalar: String] = [
+        "æ": "ae", "ø": "o", "ł": "l", "đ": "d", "ð": "d", "þ": "th", "œ": "oe", "ı": "i", "ħ": "h",
+        "ŧ": "t", "ŋ": "ng", "ĸ": "k", "ſ": "s", "ß": "ss",
+        "\u{2019}": "'", "\u{2018}": "'", "\u{02BC}": "'", "\u{2032}": "'", "\u{00B4}": "'",
+        "\u{201C}": "\"", "\u{201D}": "\"", "\u{201E}": "\"", "\u{2033}": "\"",
+        "\u{2010}": "-", "\u{2011}": "-", "\u{2012}": "-", "\u{2013}": "-", "\u{2014}": "-", "\u{2015}": "-", "\u{2212}": "-",
+    ]
 
     @inline(__always)
     private func start(_ i: Int) -> Int { Int(starts[i]) }

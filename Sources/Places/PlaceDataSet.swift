@@ -78,18 +78,22 @@ public struct PlaceDataSet: Sendable {
         let path = url.path
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw .unreadable("cannot read \(path): no such file")
+            throw PlacesError.unreadable("no such file").about(file: url.relativePath)
         }
-        guard !isDirectory.boolValue else { throw .unreadable("cannot read \(path): it is a directory") }
+        guard !isDirectory.boolValue else { throw PlacesError.unreadable("it is a directory, not a file").about(file: url.relativePath) }
         // The file's bytes are released before the index is built (a lower memory peak).
         func read() throws(PlacesError) -> Parsed {
             let data: Data
             do {
                 data = try Data(contentsOf: url)
             } catch {
-                throw .unreadable("cannot read \(path): \(error.localizedDescription)")
+                throw PlacesError.unreadable("cannot be read: \(error.localizedDescription)").about(file: url.relativePath)
             }
-            return try Self.parse(data, fileName: url.lastPathComponent, options: options)
+            do {
+                return try Self.parse(data, fileName: url.lastPathComponent, options: options)
+            } catch {
+                throw error.about(file: url.relativePath)
+            }
         }
         return PlaceDataSet(try read())
     }
@@ -101,7 +105,11 @@ public struct PlaceDataSet: Sendable {
     ///   - options: The format and column options.
     /// - Throws: ``PlacesError`` as the loaders throw for input that is not place data at all.
     public init(data: Data, fileName: String, options: Options = Options()) throws(PlacesError) {
-        self.init(try Self.parse(data, fileName: fileName, options: options))
+        do {
+            self.init(try Self.parse(data, fileName: fileName, options: options))
+        } catch {
+            throw error.about(file: fileName)
+        }
     }
 
     /// A loaded file before indexing.

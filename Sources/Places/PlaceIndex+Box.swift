@@ -5,8 +5,8 @@ extension PlaceIndex {
     ///
     /// The box is `south ≤ latitude ≤ north` and, when `west ≤ east`, `west ≤ longitude ≤ east`;
     /// when `west > east` it crosses the antimeridian: `longitude ≥ west` or `longitude ≤ east`.
-    /// Edges are inclusive; the predicate is exactly this (``BoundingBox/contains(_:)``), so a
-    /// place at longitude −180 is not in a box whose eastern edge is 180 unless `west` is −180.
+    /// Edges are inclusive, longitudes 180 and −180 are one meridian, and a place at a pole is in
+    /// every box that reaches that pole: the predicate is exactly ``BoundingBox/contains(_:)``.
     /// - Parameters:
     ///   - south: The southern edge in degrees.
     ///   - west: The western edge in degrees.
@@ -51,15 +51,29 @@ extension PlaceIndex {
         BoundingBox(south: south, west: west, north: north, east: east).centre
     }
 
-    /// Appends the ids of the indexed places inside `box` (in tree order). The two halves of an
-    /// antimeridian box are disjoint (lon ≥ west > east ≥ lon is impossible), so no id repeats.
+    /// Appends the ids of the indexed places inside `box` (in tree order), each once: the
+    /// longitude range (two disjoint halves for an antimeridian box), then the meridian ±180 under
+    /// its other name and the poles, which ``BoundingBox/contains(_:)`` also counts as inside.
     func collect(_ box: BoundingBox, into ids: inout [Int32]) {
         guard box.south <= box.north, !box.west.isNaN, !box.east.isNaN, indexedCount > 0 else { return }
+        let (south, north) = (box.south, box.north)
         if box.west <= box.east {
-            collect(south: box.south, west: box.west, north: box.north, east: box.east, into: &ids)
+            collect(south: south, west: box.west, north: north, east: box.east, into: &ids)
         } else {
-            collect(south: box.south, west: box.west, north: box.north, east: .infinity, into: &ids)
-            collect(south: box.south, west: -.infinity, north: box.north, east: box.east, into: &ids)
+            collect(south: south, west: box.west, north: north, east: .infinity, into: &ids)
+            collect(south: south, west: -.infinity, north: north, east: box.east, into: &ids)
+        }
+        var extra: [Int32] = []
+        // The meridian ±180 under the name the range does not hold.
+        if box.containsLongitude(-180) && !box.containsLongitude(180) { collect(south: south, west: 180, north: north, east: 180, into: &extra) }
+        if box.containsLongitude(180) && !box.containsLongitude(-180) { collect(south: south, west: -180, north: north, east: -180, into: &extra) }
+        // The poles, stored with any longitude.
+        if south == -90 { collect(south: -90, west: -.infinity, north: -90, east: .infinity, into: &extra) }
+        if north == 90 { collect(south: 90, west: -.infinity, north: 90, east: .infinity, into: &extra) }
+        guard !extra.isEmpty else { return }
+        var seen = Set(ids)
+        for id in extra where seen.insert(id).inserted {
+            ids.append(id)
         }
     }
 

@@ -56,7 +56,15 @@ public struct PlacesError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// What kind of failure this is.
     public let code: Code
-    private let detail: String
+    /// What failed, without the code's name or the place: a sentence ("expected ',' …").
+    public let detail: String
+    /// The file a load error is about, as the caller named it (`nil` for text that is not a file).
+    public private(set) var file: String?
+    /// The 1-based line of the file where the problem is, when it has one (a gzip stream has no
+    /// lines: its errors give the compressed byte offset in ``detail``).
+    public private(set) var line: Int?
+    /// The 1-based byte column on ``line``, when known.
+    public private(set) var column: Int?
 
     private init(_ code: Code, _ detail: String) {
         self.code = code
@@ -64,11 +72,37 @@ public struct PlacesError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// What failed, with the value or position involved.
-    public var description: String { "\(code): \(detail)" }
+    public var description: String { "\(code): \(message)" }
 
-    /// What failed, with the value or position involved, without the code's name: a sentence
-    /// to show a user ("distance \"5 parsecs\" has unknown unit …").
-    public var message: String { detail }
+    /// What failed and where, without the code's name: a sentence to show a user. Load errors
+    /// start with `FILE:LINE:COL: ` (as far as each is known: `FILE: ` for an unreadable file or a
+    /// broken gzip stream, `FILE:LINE: ` without a column), as compilers write them; text errors
+    /// are the sentence alone ("distance \"5 parsecs\" has unknown unit …").
+    public var message: String {
+        var place = file ?? ""
+        if let line {
+            place += file == nil ? "line \(line)" : ":\(line)"
+            if let column { place += file == nil ? ", column \(column)" : ":\(column)" }
+        }
+        return place.isEmpty ? detail : "\(place): \(detail)"
+    }
+
+    /// The same error at a position in its file (a position already set is kept).
+    func at(line: Int, column: Int? = nil) -> PlacesError {
+        var copy = self
+        if copy.line == nil {
+            copy.line = line
+            copy.column = column
+        }
+        return copy
+    }
+
+    /// The same error about a file (a file already named is kept).
+    func about(file: String) -> PlacesError {
+        var copy = self
+        if copy.file == nil { copy.file = file }
+        return copy
+    }
 
     /// Compares ``code`` only.
     public static func == (lhs: PlacesError, rhs: PlacesError) -> Bool { lhs.code == rhs.code }
@@ -105,7 +139,10 @@ public struct PlacesError: Error, Sendable, Hashable, CustomStringConvertible {
 
     @inline(never)
     static func noPlaces(rows: Int, firstProblem: LoadProblem?) -> PlacesError {
-        let first = firstProblem.map { "; first problem: \($0)" } ?? ""
-        return PlacesError(.noPlaces, "none of \(rows) records held a usable place\(first)")
+        let first = firstProblem.map { problem in
+            "; the first: " + (problem.feature.map { "feature \($0): " } ?? "") + problem.message
+        } ?? ""
+        let error = PlacesError(.noPlaces, "none of \(rows) records held a usable place\(first)")
+        return firstProblem?.line.map { error.at(line: $0) } ?? error
     }
 }

@@ -20,7 +20,7 @@ struct MeshBench: AsyncParsableCommand {
         abstract: "Benchmarks of meshchat sessions beside a raw-TCP baseline measured in the same run.",
         subcommands: [Suite.self, Sink.self, Source.self, RawSink.self, RawSource.self, CryptoBench.self, DiscoveryBench.self,
                       MeshCommand.self, RelayPingCommand.self, RawRelayCommand.self, PlacesBench.self, PlacesResident.self,
-                      FloodBench.self, FloodPingCommand.self, TransferBench.self],
+                      FloodBench.self, FloodPingCommand.self, TransferBench.self, RatchetBench.self],
         defaultSubcommand: Suite.self)
 
     /// Runs tasks on SwiftNIO's loop threads and tunes the heap, as meshchat does, then the command.

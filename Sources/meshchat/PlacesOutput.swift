@@ -94,7 +94,7 @@ enum PlacesOutput {
             ]
             if let distance = row.distance, let bearing = row.bearing {
                 fields.append(("distance_m", .double((distance.metres * 100).rounded() / 100)))
-                fields.append(("bearing_deg", .double((bearing * 100).rounded() / 100)))
+                fields.append(("bearing_deg", .double(Geodesy.roundedBearing(bearing, fractionDigits: 2))))
                 fields.append(("compass", .string(CompassPoint(bearing: bearing).abbreviation)))
             }
             if let match = row.match { fields.append(("match", .string(match))) }

@@ -81,7 +81,7 @@ struct PlaceDataSetTests {
         let png = code { try PlaceDataSet(data: Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00]), fileName: "x.png") }
         #expect(png.0 == .notCSV)
         let brokenJSON = code { try PlaceDataSet(data: Data("{\"type\":\n\"Feature".utf8), fileName: "x.csv") }
-        #expect(brokenJSON.0 == .notJSON && brokenJSON.1.hasPrefix("line 2, column 1"))
+        #expect(brokenJSON.0 == .notJSON && brokenJSON.1.hasPrefix("x.csv:2:1: "))
         let jsonByName = code { try PlaceDataSet(data: Data("not json".utf8), fileName: "x.geojson") }
         #expect(jsonByName.0 == .notJSON)
         let empty = code { try PlaceDataSet(data: Data(), fileName: "x.csv") }

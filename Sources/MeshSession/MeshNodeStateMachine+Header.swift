@@ -2,7 +2,7 @@ import struct Foundation.Data
 import MeshRouting
 import MeshWire
 
-extension MeshNode {
+extension MeshNodeStateMachine {
     // MARK: Header codec (§13.1)
 
     /// A routed packet's header, decoded and checked (§13.1).

@@ -1,0 +1,252 @@
+import Crypto
+import Foundation
+
+/// One end of a Double Ratchet session (Signal's specification, revision 1): a new symmetric key
+/// for every message and a new Diffie-Hellman exchange whenever the direction of the conversation
+/// turns, which gives forward secrecy (a key leaked later does not open earlier messages) and
+/// post-compromise security (a session whose state leaked heals after one round trip).
+///
+/// A value: every input is a `mutating` method that either succeeds or leaves the state exactly as it
+/// was (a forged, replayed or corrupted message changes nothing). Randomness is a parameter. Keys
+/// that are used are dropped at once; skipped keys (for out-of-order and lost messages) are bounded
+/// by ``RatchetLimits``.
+///
+/// Start a session with ``PrekeyAgreement``: the initiator with ``init(initiatorSecret:responderRatchetKey:associatedData:limits:using:)``,
+/// the responder with ``init(responderSecret:ratchetKey:associatedData:limits:)``. The responder can
+/// send once it has decrypted the initiator's first message.
+public struct DoubleRatchet: Sendable {
+    /// Which skipped message key: the sender's ratchet key and the message number.
+    struct SkippedIndex: Hashable, Sendable {
+        var ratchetKey: Data
+        var number: UInt32
+    }
+
+    var rootKey: SymmetricKey
+    var sendingRatchet: Curve25519.KeyAgreement.PrivateKey
+    var receivingRatchet: Data?
+    var sendingChain: SymmetricKey?
+    var receivingChain: SymmetricKey?
+    var sentCount: UInt32 = 0
+    var receivedCount: UInt32 = 0
+    var previousSentCount: UInt32 = 0
+    var skipped: [SkippedIndex: SymmetricKey] = [:]
+    /// Skipped keys in the order they were stored, for forgetting the oldest (may hold indexes
+    /// already used; compacted as it grows).
+    var skippedOrder: [SkippedIndex] = []
+    /// Bound into every message's authentication (the two identities, from the agreement).
+    public let associatedData: Data
+    /// The bounds on skipped keys.
+    public let limits: RatchetLimits
+
+    /// Starts the initiator's end, which can send at once.
+    /// - Parameters:
+    ///   - initiatorSecret: the shared secret ``PrekeyAgreement/initiate(identity:responderIdentity:responderPrekey:ephemeral:)`` gave.
+    ///   - responderRatchetKey: the responder's signed prekey (its first ratchet key).
+    ///   - associatedData: bytes both ends bind into every message (the agreement's).
+    ///   - limits: bounds on skipped keys.
+    ///   - generator: the source of the new ratchet key.
+    /// - Throws: ``RatchetError`` `invalidKey` when the prekey is a low-order point.
+    public init(initiatorSecret: SymmetricKey, responderRatchetKey: Curve25519.KeyAgreement.PublicKey, associatedData: Data,
+                limits: RatchetLimits = RatchetLimits(), using generator: inout some RandomNumberGenerator) throws(RatchetError) {
+        let ratchet = Self.newRatchetKey(using: &generator)
+        let dh = try Self.agree(ratchet, responderRatchetKey)
+        let (root, chain) = RatchetKDF.root(initiatorSecret, dh)
+        self.rootKey = root
+        self.sendingRatchet = ratchet
+        self.receivingRatchet = responderRatchetKey.rawRepresentation
+        self.sendingChain = chain
+        self.associatedData = associatedData
+        self.limits = limits
+    }
+
+    /// Starts the responder's end, which can send once it has decrypted the initiator's first message.
+    /// - Parameters:
+    ///   - responderSecret: the shared secret ``PrekeyAgreement/respond(identity:prekey:initiatorIdentity:initiatorEphemeral:)`` gave.
+    ///   - ratchetKey: the signed prekey's private key the initiator used.
+    ///   - associatedData: the agreement's associated data.
+    ///   - limits: bounds on skipped keys.
+    public init(responderSecret: SymmetricKey, ratchetKey: Curve25519.KeyAgreement.PrivateKey, associatedData: Data,
+                limits: RatchetLimits = RatchetLimits()) {
+        self.rootKey = responderSecret
+        self.sendingRatchet = ratchetKey
+        self.associatedData = associatedData
+        self.limits = limits
+    }
+
+    /// Whether ``encrypt(_:additionalData:)`` can be used (false only for a responder that has not yet
+    /// received a message).
+    public var canSend: Bool { sendingChain != nil }
+
+    /// Encrypts one message with the next message key of the sending chain.
+    /// - Parameters:
+    ///   - plaintext: the message.
+    ///   - additionalData: more bytes to authenticate with this message (for example its routed header).
+    /// - Returns: the header and the ciphertext with its 16-byte tag.
+    /// - Throws: ``RatchetError`` `notReadyToSend` before a responder has received anything, or
+    ///   `tooManySkipped` after 2³² − 1 messages in one chain.
+    public mutating func encrypt(_ plaintext: some DataProtocol, additionalData: Data = Data()) throws(RatchetError) -> RatchetMessage {
+        guard let chain = sendingChain else {
+            throw RatchetError(.notReadyToSend, "the responder has not received the initiator's first message")
+        }
+        guard sentCount < UInt32.max else { throw RatchetError(.tooManySkipped, "a sending chain of 2^32 - 1 messages") }
+        let (next, messageKey) = RatchetKDF.chain(chain)
+        let header = RatchetHeader(ratchetKey: sendingRatchet.publicKey.rawRepresentation,
+                                   previousCount: previousSentCount, number: sentCount)
+        let (key, nonce) = RatchetKDF.aead(messageKey)
+        // Sealing with a valid key and nonce cannot fail in swift-crypto.
+        let box = try! ChaChaPoly.seal(plaintext, using: key, nonce: nonce,
+                                       authenticating: associatedData + header.encoded + additionalData)
+        sendingChain = next
+        sentCount += 1
+        return RatchetMessage(header: header, ciphertext: box.ciphertext + box.tag)
+    }
+
+    /// Decrypts a message, stepping the ratchet as its header asks. On any failure the state is unchanged.
+    /// - Parameters:
+    ///   - message: a message from the other end.
+    ///   - additionalData: the bytes the sender authenticated with it.
+    ///   - generator: the source of a new ratchet key (used when the message starts a new chain).
+    /// - Returns: the plaintext.
+    /// - Throws: ``RatchetError`` `authenticationFailed` (tampered, foreign, replayed or forgotten),
+    ///   `tooManySkipped` (over ``RatchetLimits/maxSkip``), `malformed`.
+    public mutating func decrypt(_ message: RatchetMessage, additionalData: Data = Data(),
+                                 using generator: inout some RandomNumberGenerator) throws(RatchetError) -> Data {
+        let header = message.header
+        let index = SkippedIndex(ratchetKey: header.ratchetKey, number: header.number)
+        if let messageKey = skipped[index] {
+            let plaintext = try open(message, messageKey: messageKey, additionalData: additionalData)
+            skipped[index] = nil
+            return plaintext
+        }
+        var next = self
+        if header.ratchetKey != receivingRatchet {
+            try next.skipKeys(until: header.previousCount)
+            try next.ratchetStep(header, using: &generator)
+        }
+        guard header.number < UInt32.max else { throw RatchetError(.malformed, "a message number of 2^32 - 1") }
+        try next.skipKeys(until: header.number)
+        guard let chain = next.receivingChain else {
+            throw RatchetError(.malformed, "no receiving chain")  // unreachable after a ratchet step
+        }
+        let (nextChain, messageKey) = RatchetKDF.chain(chain)
+        next.receivingChain = nextChain
+        next.receivedCount = header.number + 1
+        let plaintext = try next.open(message, messageKey: messageKey, additionalData: additionalData)
+        next.forgetOldestSkipped()
+        self = next
+        return plaintext
+    }
+
+    // MARK: Internals
+
+    private func open(_ message: RatchetMessage, messageKey: SymmetricKey, additionalData: Data) throws(RatchetError) -> Data {
+        guard message.ciphertext.count >= 16 else {
+            throw RatchetError(.malformed, "a ratchet message of \(message.ciphertext.count) bytes (at least 16)")
+        }
+        let (key, nonce) = RatchetKDF.aead(messageKey)
+        do {
+            let box = try ChaChaPoly.SealedBox(nonce: nonce, ciphertext: message.ciphertext.dropLast(16),
+                                               tag: message.ciphertext.suffix(16))
+            return try ChaChaPoly.open(box, using: key,
+                                       authenticating: associatedData + message.header.encoded + additionalData)
+        } catch {
+            throw RatchetError(.authenticationFailed, "a ratchet message did not authenticate")
+        }
+    }
+
+    /// Derives and keeps the receiving chain's keys up to (not including) message `until`.
+    private mutating func skipKeys(until: UInt32) throws(RatchetError) {
+        guard var chain = receivingChain, let ratchetKey = receivingRatchet else { return }
+        guard until >= receivedCount else { return }
+        guard until - receivedCount <= limits.maxSkip else {
+            throw RatchetError(.tooManySkipped,
+                               "a message \(until - receivedCount) ahead of the chain (maximum \(limits.maxSkip))")
+        }
+        while receivedCount < until {
+            let (next, messageKey) = RatchetKDF.chain(chain)
+            let index = SkippedIndex(ratchetKey: ratchetKey, number: receivedCount)
+            skipped[index] = messageKey
+            skippedOrder.append(index)
+            chain = next
+            receivedCount += 1
+        }
+        receivingChain = chain
+    }
+
+    /// The Diffie-Hellman ratchet: the other end's new ratchet key starts a receiving chain, and a
+    /// new key of ours a sending chain.
+    private mutating func ratchetStep(_ header: RatchetHeader, using generator: inout some RandomNumberGenerator) throws(RatchetError) {
+        guard let theirs = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: header.ratchetKey) else {
+            throw RatchetError(.malformed, "a ratchet header with an invalid public key")
+        }
+        previousSentCount = sentCount
+        sentCount = 0
+        receivedCount = 0
+        receivingRatchet = header.ratchetKey
+        (rootKey, receivingChain) = RatchetKDF.root(rootKey, try Self.agree(sendingRatchet, theirs))
+        sendingRatchet = Self.newRatchetKey(using: &generator)
+        (rootKey, sendingChain) = RatchetKDF.root(rootKey, try Self.agree(sendingRatchet, theirs))
+    }
+
+    /// Keeps at most ``RatchetLimits/maxStoredSkipped`` skipped keys, forgetting the oldest.
+    private mutating func forgetOldestSkipped() {
+        var dropped = 0
+        while skipped.count > limits.maxStoredSkipped, dropped < skippedOrder.count {
+            skipped[skippedOrder[dropped]] = nil
+            dropped += 1
+        }
+        if dropped > 0 { skippedOrder.removeFirst(dropped) }
+        if skippedOrder.count > 2 * max(limits.maxStoredSkipped, 16) {
+            skippedOrder.removeAll { skipped[$0] == nil }
+        }
+    }
+
+    /// A new ratchet key: 32 bytes from four successive `next()` values, each little-endian (so a
+    /// generator that replays known keys reproduces the test vectors).
+    static func newRatchetKey(using generator: inout some RandomNumberGenerator) -> Curve25519.KeyAgreement.PrivateKey {
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(32)
+        for _ in 0..<4 { withUnsafeBytes(of: generator.next().littleEndian) { bytes.append(contentsOf: $0) } }
+        // Any 32 bytes are a valid X25519 private key (clamped on use).
+        return try! Curve25519.KeyAgreement.PrivateKey(rawRepresentation: bytes)
+    }
+
+    /// X25519; a low-order public key (whose result would be all zeros) is refused.
+    static func agree(_ mine: Curve25519.KeyAgreement.PrivateKey,
+                      _ theirs: Curve25519.KeyAgreement.PublicKey) throws(RatchetError) -> SharedSecret {
+        do {
+            return try mine.sharedSecretFromKeyAgreement(with: theirs)
+        } catch {
+            throw RatchetError(.invalidKey, "a low-order X25519 public key")
+        }
+    }
+}
+
+/// A ratchet message: the clear header and the ciphertext with its tag.
+public struct RatchetMessage: Hashable, Sendable {
+    /// The header (authenticated, not encrypted).
+    public var header: RatchetHeader
+    /// The ciphertext followed by the 16-byte Poly1305 tag.
+    public var ciphertext: Data
+
+    /// Creates a message from its parts.
+    public init(header: RatchetHeader, ciphertext: Data) {
+        self.header = header
+        self.ciphertext = ciphertext
+    }
+
+    /// `header (40) ‖ ciphertext ‖ tag (16)`.
+    public var encoded: Data { header.encoded + ciphertext }
+
+    /// Decodes a message.
+    /// - Parameter data: at least 56 bytes.
+    /// - Throws: ``RatchetError`` `malformed`.
+    public init(decoding data: Data) throws(RatchetError) {
+        guard data.count >= RatchetHeader.byteCount + 16 else {
+            throw RatchetError(.malformed, "a ratchet message of \(data.count) bytes (at least \(RatchetHeader.byteCount + 16))")
+        }
+        let start = data.startIndex
+        header = try RatchetHeader(decoding: Data(data[start ..< start + RatchetHeader.byteCount]))
+        ciphertext = Data(data[(start + RatchetHeader.byteCount)...])
+    }
+}

@@ -1,0 +1,285 @@
+import Crypto
+import struct Foundation.Data
+import Logging
+import MeshLink
+import MeshRouting
+import MeshWire
+
+extension MeshNodeStateMachine {
+    // MARK: Receiving a routed packet (PROTOCOL.md §13.1, §13.6, §13.10, §13.11)
+
+    /// What the first, cheap phase of receiving decided (``admit(_:from:now:)``).
+    enum Admission {
+        /// The packet breaks the wire rules: close the link it came on.
+        case violation(String)
+        /// Over the neighbour's budget, or seen before: drop it.
+        case dropped
+        /// Go on, with the static key known for its origin (to open a packet sealed for this node).
+        case admitted(Header, originKey: Curve25519.KeyAgreement.PublicKey?)
+    }
+
+    /// What the second, costly phase made of a packet (``check(_:header:originKey:from:identity:nowMilliseconds:logger:)``).
+    enum Checked {
+        case violation(String)
+        case dropped
+        /// A verified advert.
+        case advert(LinkStatePayload, RoutedPacket)
+        /// A verified broadcast and what it delivers here.
+        case broadcast(RoutedPacket, Opened?)
+        /// A sealed packet: in transit, or for this node (opened, or `nil` when it did not open).
+        case sealed(RoutedPacket, opened: (SealedPayload, PeerID)?)
+    }
+
+    /// A neighbour sent a routed packet: check it, charge its work to the neighbour's budget,
+    /// verify or open it, learn from it and let the router relay and deliver it.
+    ///
+    /// The three phases, ``admit(_:from:now:)``, ``check(_:header:originKey:from:identity:nowMilliseconds:logger:)``
+    /// (the signature check or the open, which reads no state) and ``apply(_:from:now:nowMilliseconds:random:)``,
+    /// in one call; a shell may run the middle one outside its lock.
+    /// - Parameters:
+    ///   - routed: the packet as it came.
+    ///   - neighbor: the neighbour it came from.
+    ///   - now: the current instant.
+    ///   - nowMilliseconds: the wall clock (Unix milliseconds): replay window (§13.6), pong budget.
+    ///   - random: the source of a pong's packet id.
+    /// - Returns: the step; its ``Step/violation`` says why to close the neighbour's link.
+    package mutating func received(_ routed: RoutedPayload, from neighbor: NodeID, now: RouterInstant, nowMilliseconds: Int64,
+                                   random: inout some RandomNumberGenerator) -> Step {
+        switch admit(routed, from: neighbor, now: now) {
+        case .violation(let reason): return Self.violation(reason)
+        case .dropped: return Step()
+        case .admitted(let header, let originKey):
+            let checked = Self.check(routed, header: header, originKey: originKey, from: neighbor, identity: identity,
+                                     nowMilliseconds: nowMilliseconds, logger: logger)
+            return apply(checked, from: neighbor, now: now, nowMilliseconds: nowMilliseconds, random: &random)
+        }
+    }
+
+    /// Receiving, phase 1: the header and size rules (§13.1), then the neighbour's budget and the
+    /// duplicate check (§13.11), before any costly work.
+    mutating func admit(_ routed: RoutedPayload, from neighbor: NodeID, now: RouterInstant) -> Admission {
+        let header: Header
+        switch Self.decodeHeader(routed) {
+        case .failure(let why): return .violation(why.description)
+        case .success(let decoded): header = decoded
+        }
+        if let violation = Self.sizeViolation(routed) { return .violation(violation) }
+        guard takeBudget(routed, header: header, from: neighbor, now: now) else { return .dropped }
+        return .admitted(header, originKey: known[header.origin]?.staticKey)
+    }
+
+    /// Receiving, phase 2: verifies an advert or broadcast, opens a packet sealed for this node.
+    /// Reads no state of the node (what it needs is passed in), so it may run outside a lock.
+    static func check(_ routed: RoutedPayload, header: Header, originKey: Curve25519.KeyAgreement.PublicKey?, from neighbor: NodeID,
+                      identity: LocalIdentity, nowMilliseconds: Int64, logger: Logger) -> Checked {
+        switch routed.payload {
+        case .linkState(let signed):
+            let advert: LinkStatePayload
+            do {
+                advert = try MeshSigning.verifiedLinkState(signed, origin: header.origin)
+            } catch {
+                logger.notice("dropped a link-state advert", metadata: ["mesh.origin": "\(header.origin.shortHex)", "mesh.from": "\(neighbor.shortHex)", "error": "\(error)"])
+                return .dropped
+            }
+            let neighbors = advert.neighbors.compactMap { neighbor in
+                (try? NodeID(bytes: neighbor.nodeID)).map { AdvertNeighbor(id: $0, latencyMicros: neighbor.latencyUs) }
+            }
+            let linkState = LinkStateAdvert(origin: header.origin, sequence: advert.sequence, neighbors: neighbors,
+                                            attachment: signed.serialized)
+            return .advert(advert, header.packet(kind: .advert(linkState), payload: Data()))
+        case .broadcast(let signed):
+            let broadcast: BroadcastPayload
+            do {
+                broadcast = try MeshSigning.verifiedBroadcast(signed, origin: header.origin, packetID: routed.packetID)
+            } catch {
+                logger.notice("dropped a broadcast", metadata: ["mesh.origin": "\(header.origin.shortHex)", "mesh.from": "\(neighbor.shortHex)", "error": "\(error)"])
+                return .dropped
+            }
+            let opened: Opened?
+            if case .channel(let message) = broadcast.content {
+                opened = (try? PeerID(id: header.origin, displayName: broadcast.displayName)).flatMap {
+                    channelDelivery(message, sender: $0, delivery: .broadcast, hops: Int(header.hops) + 1,
+                                    sentAtMs: broadcast.sentAtMs, nowMilliseconds: nowMilliseconds, logger: logger)
+                }
+            } else {
+                opened = event(for: broadcast, origin: header.origin, hops: Int(header.hops) + 1).map(Opened.event)
+            }
+            return .broadcast(header.packet(kind: .broadcast, payload: signed.serialized), opened)
+        case .sealed(let sealed):
+            guard let destination = header.destination else { return .violation("a sealed packet without a destination") }
+            let packet = header.packet(kind: .unicast(destination: destination), payload: sealed)
+            guard destination == identity.nodeID else { return .sealed(packet, opened: nil) }
+            return .sealed(packet, opened: openSealed(sealed, header: header, identity: identity, originKey: originKey,
+                                                      nowMilliseconds: nowMilliseconds, logger: logger))
+        case nil:
+            logger.debug("ignored a routed packet with an unknown payload (a newer peer's)", metadata: ["mesh.origin": "\(header.origin.shortHex)"])
+            return .dropped
+        }
+    }
+
+    /// Receiving, phase 3: learns from a verified advert, answers a ping (within the pong budget,
+    /// §13.10), matches a pong to this node's ping, and lets the router relay and deliver.
+    mutating func apply(_ checked: Checked, from neighbor: NodeID, now: RouterInstant, nowMilliseconds: Int64,
+                        random: inout some RandomNumberGenerator) -> Step {
+        switch checked {
+        case .violation(let reason):
+            return Self.violation(reason)
+        case .dropped:
+            return Step()
+        case .advert(let advert, let packet):
+            let renamed = learn(advert, origin: packet.origin)
+            var step = execute(router.received(packet, from: neighbor, now: now))
+            if let renamed { step.events.append(renamed) }
+            return step
+        case .broadcast(let packet, let opened):
+            return execute(router.received(packet, from: neighbor, now: now), opened: opened)
+        case .sealed(let packet, nil):
+            return execute(router.received(packet, from: neighbor, now: now))
+        case .sealed(let packet, let (plaintext, sender)?):
+            var opened: Opened?
+            var reply: SealedPayload.OneOf_Content?
+            var answered: UInt64?
+            switch plaintext.content {
+            case .ping(let ping):
+                if takePongBudget(nowMilliseconds: nowMilliseconds) {
+                    var pong = Meshchat_V1_Pong()
+                    pong.nonce = ping.nonce
+                    reply = .pong(pong)
+                } else {
+                    logger.info("did not answer a mesh ping: more than \(Self.maxPongsPerSecond) per second", metadata: ["mesh.origin": "\(sender)"])
+                }
+            case .pong(let pong):
+                // Only a pong for a ping of this node's that waits answers anything.
+                if pings[pong.nonce] == .sent {
+                    pings[pong.nonce] = .answered
+                    answered = pong.nonce
+                }
+            case .channel(let message):
+                opened = Self.channelDelivery(message, sender: sender, delivery: .sealed, hops: Int(packet.hops) + 1,
+                                              sentAtMs: plaintext.sealedAtMs, nowMilliseconds: nowMilliseconds, logger: logger)
+            case .data(let data):
+                opened = .event(.received(ReceivedMessage(sender: sender, mode: .reliable, content: .data(data.payload),
+                                                          hops: Int(packet.hops) + 1, isPrivate: true)))
+            case nil:
+                logger.debug("ignored a sealed packet with unknown content (a newer peer's)", metadata: ["mesh.origin": "\(packet.origin.shortHex)"])
+            }
+            var step = execute(router.received(packet, from: neighbor, now: now), opened: opened)
+            if let answered { step.answeredPings.append(answered) }
+            if let reply, let answer = try? sendSealed(reply, to: packet.origin, now: now, nowMilliseconds: nowMilliseconds, random: &random) {
+                step.sends += answer.sends
+            }
+            return step
+        }
+    }
+
+    /// How long a neighbour's broadcast must wait for its budget (§13.11), or `nil` when it may go on
+    /// now (or is not a broadcast): the link's reader waits instead of dropping it.
+    func budgetWait(_ routed: RoutedPayload, from neighbor: NodeID, now: RouterInstant) -> Duration? {
+        guard case .broadcast? = routed.payload else { return nil }
+        return router.budgetWait(.broadcast, from: neighbor, now: now)
+    }
+
+    private static func violation(_ reason: String) -> Step {
+        var step = Step()
+        step.violation = reason
+        return step
+    }
+
+    /// Why a routed packet is over a size limit that binds receivers (§13.1, §13.6): a sealed packet,
+    /// or a signed advert or broadcast, larger than one Noise message (65,535 bytes).
+    private static func sizeViolation(_ routed: RoutedPayload) -> String? {
+        let (what, size): (String, Int)
+        switch routed.payload {
+        case .sealed(let sealed): (what, size) = ("a sealed packet", sealed.count)
+        case .linkState(let signed): (what, size) = ("a signed advert", signed.body.count + signed.signature.count)
+        case .broadcast(let signed): (what, size) = ("a signed broadcast", signed.body.count + signed.signature.count)
+        case nil: return nil
+        }
+        guard size > WireLimits.maxSealedSize else { return nil }
+        return "\(what) of \(size) bytes (maximum \(WireLimits.maxSealedSize))"
+    }
+
+    /// Whether the work a neighbour's packet asks for fits that neighbour's budget (§13.11):
+    /// verifying an advert or broadcast, opening a sealed packet for this node, relaying one for
+    /// another. A broadcast or sealed packet seen before is dropped here, before its costly work.
+    /// Drops are counted by the router and logged at debug, at most once a second.
+    private mutating func takeBudget(_ routed: RoutedPayload, header: Header, from neighbor: NodeID, now: RouterInstant) -> Bool {
+        let work: NeighborWork
+        switch routed.payload {
+        case .linkState: work = .verification
+        case .broadcast:
+            if router.hasSeen(header.packetID, now: now) { return false }
+            work = .broadcast
+        case .sealed:
+            guard header.destination == identity.nodeID else { work = .relaying; break }
+            if router.hasSeen(header.packetID, now: now) { return false }
+            work = .opening
+        case nil: return true
+        }
+        if router.takeBudget(work, from: neighbor, now: now) { return true }
+        if budgetLoggedAt.map({ now - $0 >= .seconds(1) }) ?? true {
+            budgetLoggedAt = now
+            logger.debug("dropped packets over a neighbour's budget", metadata: [
+                "mesh.from": "\(neighbor.shortHex)", "budget.work": "\(work)",
+                "budget.dropped": "\(router.budgets.dropped.map { "\($0.key)=\($0.value)" }.sorted())",
+            ])
+        }
+        return false
+    }
+
+    /// Remembers what a verified advert says about its origin (name, static key, attachments), unless
+    /// an advert with a newer sequence already did.
+    /// - Returns: ``SessionEvent/peerRenamed(_:previousName:)`` when the origin's name changed.
+    private mutating func learn(_ advert: LinkStatePayload, origin: NodeID) -> SessionEvent? {
+        guard origin != identity.nodeID,
+              let staticKey = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: advert.staticKey),
+              let peer = try? PeerID(id: origin, displayName: advert.displayName) else { return nil }
+        let old = known[origin]
+        if let seen = old?.sequence, advert.sequence <= seen { return nil }
+        known[origin] = Known(peer: peer, staticKey: staticKey, sequence: advert.sequence)
+        attachments[origin] = Self.attachments(advert.attachments)
+        guard let old, old.peer.displayName != peer.displayName else { return nil }
+        return .peerRenamed(peer, previousName: old.peer.displayName)
+    }
+
+    private mutating func takePongBudget(nowMilliseconds: Int64) -> Bool {
+        let second = nowMilliseconds / 1000
+        if pongBudget.second != second { pongBudget = (second, Self.maxPongsPerSecond) }
+        guard pongBudget.left > 0 else { return false }
+        pongBudget.left -= 1
+        return true
+    }
+
+    /// Opens a packet sealed for this node; `nil` (logged) when it does not open or is stale.
+    private static func openSealed(_ sealed: Data, header: Header, identity: LocalIdentity, originKey: Curve25519.KeyAgreement.PublicKey?,
+                                   nowMilliseconds: Int64, logger: Logger) -> (SealedPayload, PeerID)? {
+        let plaintext: SealedPayload
+        do {
+            plaintext = try Sealing.open(sealed, header: SealHeader(origin: header.origin, destination: identity.nodeID, packetID: header.packetIDBytes),
+                                         identity: identity, knownStaticKey: originKey)
+        } catch {
+            logger.notice("dropped a sealed packet", metadata: ["mesh.origin": "\(header.origin.shortHex)", "error": "\(error)"])
+            return nil
+        }
+        // Data messages have nothing else to recognise a replay by once the duplicate cache forgot
+        // its packet id; a channel applies its own replay window (§13.12: the chat's lines are
+        // deduplicated by message id on disk, so a laptop whose clock is far off still chats).
+        if case .data? = plaintext.content, skew(plaintext.sealedAtMs, nowMilliseconds: nowMilliseconds) > Self.freshness {
+            logger.notice("dropped sealed data: its clock differs from ours by more than \(Self.freshness) (a replay, or a clock far off)",
+                          metadata: ["mesh.origin": "\(header.origin.shortHex)"])
+            return nil
+        }
+        guard let sender = try? PeerID(id: header.origin, displayName: plaintext.displayName) else { return nil }
+        return (plaintext, sender)
+    }
+
+    private static func event(for broadcast: BroadcastPayload, origin: NodeID, hops: Int) -> SessionEvent? {
+        guard let sender = try? PeerID(id: origin, displayName: broadcast.displayName) else { return nil }
+        switch broadcast.content {
+        case .data(let data):
+            return .received(ReceivedMessage(sender: sender, mode: .reliable, content: .data(data.payload), hops: hops, isPrivate: false))
+        case .channel, nil:
+            return nil
+        }
+    }
+}

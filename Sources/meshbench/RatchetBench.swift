@@ -1,0 +1,88 @@
+import ArgumentParser
+import Crypto
+import Foundation
+import MeshLink
+import MeshRatchet
+import MeshWire
+
+/// The end-to-end cost of one 64-byte private line on one core, sealed by the sender and opened by
+/// the recipient (issue 15's figure): today's one-shot `Noise_X` sealing (§13.6: five X25519
+/// operations per line) beside the Double Ratchet (§19) — lines in one direction (a hash chain step
+/// each, no public-key operation) and strict ping-pong (a Diffie-Hellman ratchet step on every
+/// line, the worst case) — and the X3DH agreement that starts a session. Same run, same core.
+struct RatchetBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ratchet", abstract: "End-to-end seal+open cost of a 64-byte line: Noise_X sealing vs the Double Ratchet.")
+
+    @Option(help: "Seconds per measurement.") var seconds = 1.0
+    @Option(help: "Bytes per line.") var lineSize = 64
+
+    func run() throws {
+        let line = Data(repeating: 0x61, count: lineSize)
+        let alice = try LocalIdentity.generate(), bob = try LocalIdentity.generate()
+        var payload = Meshchat_V1_Data()
+        payload.payload = line
+        let header = SealHeader(origin: alice.nodeID, destination: bob.nodeID, packetID: Data(count: 16))
+        let known = alice.staticKey.publicKey
+        let noise = measure {
+            let sealed = try! Sealing.seal(.data(payload), displayName: "alice", sealedAtMilliseconds: 1, header: header,
+                                           recipientStaticKey: bob.staticKey.publicKey, identity: alice)
+            _ = try! Sealing.open(sealed, header: header, identity: bob, knownStaticKey: known)
+        }
+        print(row("Noise_X seal+open (§13.6, today)", noise, baseline: noise))
+
+        var rng = SystemRandomNumberGenerator()
+        let prekey = Curve25519.KeyAgreement.PrivateKey()
+        func session() throws -> (DoubleRatchet, DoubleRatchet) {
+            let ephemeral = Curve25519.KeyAgreement.PrivateKey()
+            let initiated = try PrekeyAgreement.initiate(identity: alice.staticKey, responderIdentity: bob.staticKey.publicKey,
+                                                         responderPrekey: prekey.publicKey, ephemeral: ephemeral)
+            let responded = try PrekeyAgreement.respond(identity: bob.staticKey, prekey: prekey,
+                                                        initiatorIdentity: alice.staticKey.publicKey,
+                                                        initiatorEphemeral: ephemeral.publicKey)
+            let a = try DoubleRatchet(initiatorSecret: initiated.secret, responderRatchetKey: prekey.publicKey,
+                                      associatedData: initiated.associatedData, using: &rng)
+            return (a, DoubleRatchet(responderSecret: responded.secret, ratchetKey: prekey, associatedData: responded.associatedData))
+        }
+        var (a, b) = try session()
+        let oneWay = measure {
+            let message = try! a.encrypt(line, additionalData: header.packetID)
+            _ = try! b.decrypt(message, additionalData: header.packetID, using: &rng)
+        }
+        print(row("ratchet, one direction (chain step per line)", oneWay, baseline: noise))
+        (a, b) = try session()
+        _ = try b.decrypt(a.encrypt(line), using: &rng)
+        var turn = false
+        let pingPong = measure {
+            turn.toggle()
+            if turn {
+                _ = try! a.decrypt(b.encrypt(line), using: &rng)
+            } else {
+                _ = try! b.decrypt(a.encrypt(line), using: &rng)
+            }
+        }
+        print(row("ratchet, ping-pong (DH ratchet step per line)", pingPong, baseline: noise))
+        let agreement = measure { _ = try! session() }
+        print(row("X3DH agreement, both ends (first contact)", agreement, baseline: noise))
+        print("goal (issue 15): no public-key operation per line in an established session, ≤ 10 µs per line on one core")
+    }
+
+    /// Seconds per operation.
+    private func measure(_ body: () -> Void) -> Double {
+        body()  // warm-up
+        var iterations = 0
+        let start = monotonicSeconds()
+        var elapsed = 0.0
+        repeat {
+            body()
+            iterations += 1
+            elapsed = monotonicSeconds() - start
+        } while elapsed < seconds
+        return elapsed / Double(iterations)
+    }
+
+    private func row(_ label: String, _ seconds: Double, baseline: Double) -> String {
+        label.padding(toLength: 50, withPad: " ", startingAt: 0)
+            + String(format: " %9.2f µs/line  %6.3f× Noise_X", seconds * 1e6, seconds / baseline)
+    }
+}
