@@ -29,7 +29,7 @@ extension ChatCommand {
         "invite": "For --manual: found peers are not invited by themselves. Example: /invite bob",
         "accept": "For --manual: an invitation waits 10 seconds for an answer. Example: /accept bob",
         "decline": "For --manual: the inviter is told it was declined. Example: /decline bob",
-        "send": "Sealed end to end in chunks (relays see only sizes), at most 64 MiB; the receiver takes it by itself unless it blocked you, checks the SHA-256 and stores it in its downloads directory (--downloads). A peer out of reach gets the offer when a route appears; a transfer waits paused (and says so) up to 10 minutes for a route that breaks. Example: /send @carol ~/photos/map.png",
+        "send": "Sealed end to end in chunks (relays see only sizes); the receiver takes it by itself, up to its --max-file-size (1 GiB by default), unless it blocked you, checks the SHA-256 and stores it in its downloads directory (--downloads). A peer out of reach gets the offer when a route appears; a transfer waits paused (and says so) up to 10 minutes for a route that breaks. Example: /send @carol ~/photos/map.png",
         "files": "Each transfer running now, either way, with its id, peer, name and progress.",
         "cancel": "Stops a transfer either way; the peer is told and a partial file is removed. ID: its first characters as /files shows them. Example: /cancel 5d1f",
         "help": "Example: /help msg",

@@ -116,7 +116,7 @@ public enum ChatCommand: Sendable, Hashable {
         ("peers", "/peers", "list connected, reachable and discovered peers: id, state, hops, next hop, address"),
         ("nick", "/nick NAME", "change your display name (1 to 63 bytes) for this run; every peer sees the change at once"),
         ("msg", "/msg @NAME TEXT", "send a private line, end-to-end encrypted, to one peer (name or id prefix); it waits for a route"),
-        ("send", "/send @NAME FILE", "send a file (at most 64 MiB), end-to-end encrypted, to one peer anywhere in the mesh; it lands in their downloads directory"),
+        ("send", "/send @NAME FILE", "send a file (up to the receiver's limit, 1 GiB unless it set another), end-to-end encrypted, to one peer anywhere in the mesh; it lands in their downloads directory"),
         ("files", "/files", "list the file transfers running now, both ways, with their progress"),
         ("cancel", "/cancel ID", "stop a file transfer, either way (ID: its id or a prefix of it, as /files shows)"),
         ("reply", "/reply TEXT", "send a private line to the last peer who sent you one"),

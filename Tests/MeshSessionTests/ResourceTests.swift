@@ -319,6 +319,37 @@ struct ResourceTests {
         #expect(!FileManager.default.fileExists(atPath: root + "/sid/outgoing/" + waiting.id.hex + ".json"))
     }
 
+    @Test("a source file changed while its transfer waited paused (same size, new bytes, new modification time): when the peer is reachable the transfer fails with sourceFailed on both sides before a chunk is sent, and the receiver keeps nothing")
+    func changedWhilePaused() async throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let a = try await ResourceNode("alice", directory: root + "/a")
+        let b = try await ResourceNode("bob", directory: root + "/b")
+        defer { Task { [a, b] in for node in [a, b] { await node.stop() } } }
+        let source = try file("draft.bin", bytes: 2_000_000)
+        let sending = try await a.session.sendResource(at: source.path, withName: "draft.bin", to: b.id)
+        #expect(sending.isPaused)
+        let sent = UpdateLog(sending)
+        // Rewritten in place with as many bytes: only the modification time tells (set apart from
+        // the first one explicitly, so that a coarse file system clock cannot hide it).
+        _ = try file("draft.bin", bytes: 2_000_000)
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -3600)], ofItemAtPath: source.path)
+        _ = try await Self.link(a, to: b)
+        func failure(_ log: UpdateLog) async throws -> ResourceFailure {
+            try await log.wait("failed") { update -> ResourceFailure? in
+                if case .failed(let failure) = update { return failure }
+                return nil
+            }
+        }
+        let mine = try await failure(sent)
+        #expect(mine.code == .sourceFailed && !mine.byPeer && mine.reason.contains("changed"), "\(mine)")
+        let theirs = try await failure(UpdateLog(try await Self.started(b)))
+        #expect(theirs.code == .sourceFailed && theirs.byPeer, "\(theirs)")
+        #expect(await a.chunkBytesSent == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/b/received").isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/b/incoming").isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/a/outgoing").isEmpty)
+    }
+
     @Test("records in the resource directory are untrusted: a chunk size out of range, a size over the limit, a bad id, garbage and an orphan .part are removed at start, nothing traps, and a valid record beside them is restored")
     func hostileRecords() async throws {
         defer { try? FileManager.default.removeItem(atPath: root) }
