@@ -109,7 +109,7 @@ let package = Package(
         .target(
             name: "MeshSession",
             dependencies: [
-                "MeshCore", "MeshTransport", "MeshLink", "MeshWire", "MeshDiscovery", "MeshRouting",
+                "MeshCore", "MeshTransport", "MeshLink", "MeshWire", "MeshDiscovery", "MeshRouting", "MeshTrust",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -212,8 +212,9 @@ let package = Package(
         .target(
             name: "MeshTestSupport",
             dependencies: [
-                "MeshRouting", "MeshWire", "MeshLink", "MeshTransport",
+                "MeshRouting", "MeshWire", "MeshLink", "MeshTransport", "MeshSession",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -243,6 +244,7 @@ let package = Package(
                 "MeshSession", "MeshTransport", "MeshLink", "MeshWire", "MeshTestSupport", "MeshFiles",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),

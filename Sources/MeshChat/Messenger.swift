@@ -104,7 +104,8 @@ public actor Messenger {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { [self] in
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: configuration.tick)
+                    // On the session's loop clock (virtual on a test loop); throws only when cancelled.
+                    do { try await session.sleep(for: configuration.tick) } catch { break }
                     await self.maintain()
                 }
             }
@@ -381,7 +382,9 @@ public actor Messenger {
         } catch {
             return report(error)
         }
-        let now = Date()
+        // The retry backoff runs on the session loop's clock (virtual on a test loop), read here
+        // and stored as the attempt time; nothing else reads that time.
+        let now = session.loopDate
         for entry in pending where force || isDue(entry, now: now) {
             do {
                 let line = ChatPayload.privateLine(id: try NodeID(hex: entry.message.id), text: entry.message.text,

@@ -36,6 +36,8 @@ public enum ChatCommand: Sendable, Hashable {
     case mesh
     /// `/ping @name`: the round trip to a node across the mesh.
     case ping(String)
+    /// `/verify @name`: the safety number to compare with a peer (PROTOCOL.md §20.1).
+    case verify(String)
     /// `/block @name`: ignore a peer's lines, private lines and pins (remembered).
     case block(String)
     /// `/unblock @name`: stop ignoring a peer.
@@ -114,12 +116,13 @@ public enum ChatCommand: Sendable, Hashable {
         ("peers", "/peers", "list connected, reachable and discovered peers: id, state, hops, next hop, address"),
         ("nick", "/nick NAME", "change your display name (1 to 63 bytes) for this run; every peer sees the change at once"),
         ("msg", "/msg @NAME TEXT", "send a private line, end-to-end encrypted, to one peer (name or id prefix); it waits for a route"),
-        ("send", "/send @NAME FILE", "send a file (at most 64 MiB), end-to-end encrypted, to one peer anywhere in the mesh; it lands in their downloads directory"),
+        ("send", "/send @NAME FILE", "send a file (up to the receiver's limit, 1 GiB unless it set another), end-to-end encrypted, to one peer anywhere in the mesh; it lands in their downloads directory"),
         ("files", "/files", "list the file transfers running now, both ways, with their progress"),
         ("cancel", "/cancel ID", "stop a file transfer, either way (ID: its id or a prefix of it, as /files shows)"),
         ("reply", "/reply TEXT", "send a private line to the last peer who sent you one"),
         ("route", "/route @NAME", "show the path to a peer across the mesh with each link's latency"),
         ("ping", "/ping @NAME", "measure the round trip to a peer across the mesh (a sealed ping and pong)"),
+        ("verify", "/verify @NAME", "show the safety number to compare with a peer, and both key fingerprints"),
         ("mesh", "/mesh", "show the mesh as this node knows it: every node and link, as a tree from you"),
         ("block", "/block @NAME", "ignore a peer's lines, private lines and pins from now on (remembered; /block alone lists them)"),
         ("unblock", "/unblock @NAME", "stop ignoring a peer"),
@@ -226,6 +229,10 @@ public enum ChatCommand: Sendable, Hashable {
             let target = argument.trimmingPrefix("@")
             guard !target.isEmpty, !target.contains(" ") else { throw .badArgument(command: "ping", "one peer is required") }
             return .ping(target)
+        case "verify":
+            let target = argument.trimmingPrefix("@")
+            guard !target.isEmpty, !target.contains(" ") else { throw .badArgument(command: "verify", "one peer is required") }
+            return .verify(target)
         case "block", "ignore":
             return .block(argument.trimmingPrefix("@"))
         case "unblock", "unignore":

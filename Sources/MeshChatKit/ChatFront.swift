@@ -240,6 +240,8 @@ public struct ChatFront: Sendable {
                     emit(.error("/ping: \(error)"))
                 }
             }
+        case .verify(let target):
+            verify(target)
         case .block(let target):
             do {
                 if target.isEmpty {

@@ -73,6 +73,9 @@ public enum ChatOutput: Sendable {
     case mesh([MeshNodeRow])
     /// The answer to `/ping`: the round trip across `hops` links, or `nil` when no pong came in time.
     case pong(PeerID, roundTrip: Duration?, hops: Int)
+    /// The answer to `/verify`: the safety number with a peer and each side's half (its key's
+    /// fingerprint, PROTOCOL.md §20.1).
+    case verify(PeerID, SafetyNumber, mine: String, theirs: String)
     /// The blocked peers, after `/block` or `/unblock` or when listed.
     case blocked([PeerID])
     /// A display name changed: mine after `/nick` (`isMe`), or a peer's; `peer` has the new name.

@@ -35,6 +35,8 @@ public struct ChatSettings: Sendable, Hashable {
     public var info: [String: String]?
     /// Where received files go (absolute once read from a file or the command line).
     public var downloads: String?
+    /// The largest file accepted from a peer, in bytes (1 to 16 GiB).
+    public var maxFileSize: UInt64?
 
     /// Creates settings with nothing set.
     public init() {}
@@ -60,6 +62,7 @@ public struct ChatSettings: Sendable, Hashable {
         merged.manual = manual ?? lower.manual
         merged.info = info ?? lower.info
         merged.downloads = downloads ?? lower.downloads
+        merged.maxFileSize = maxFileSize ?? lower.maxFileSize
         return merged
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MeshDiscovery
+import MeshFiles
 import Places
 import TOMLKit
 
@@ -51,6 +52,7 @@ public enum ConfigFile {
         Key(name: "places", expects: "a string (a place data file) or a list of them"),
         Key(name: "location", expects: "a string \"LAT,LON\" in decimal degrees"),
         Key(name: "downloads", expects: "a string: the directory received files go to"),
+        Key(name: "max_file_size", expects: "the largest file accepted from a peer: bytes, or a string such as \"4GiB\" or \"500MiB\" (at most 16 GiB)"),
         Key(name: "log_level", expects: "one of " + Logger.Level.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")),
     ]
 
@@ -171,6 +173,19 @@ extension ConfigFile {
                 let directory = try string(key, value)
                 guard !directory.isEmpty else { throw error(.invalidValue, key, "the directory is empty") }
                 settings.downloads = resolve(directory)
+            case "max_file_size":
+                let parsed: UInt64?
+                if value.type == .string, let text = value.string {
+                    parsed = FileTransferLimits.size(parsing: text)
+                } else if value.type == .int, let number = value.int {
+                    parsed = number > 0 ? FileTransferLimits.size(parsing: String(number)) : nil
+                } else {
+                    throw wrongType(key, value)
+                }
+                guard let parsed else {
+                    throw error(.invalidValue, key, "not a size from 1 byte to 16 GiB (write bytes, or e.g. \"4GiB\", \"500MiB\")")
+                }
+                settings.maxFileSize = parsed
             case "places":
                 let files = try strings(key, value)
                 if let empty = files.firstIndex(of: "") { throw error(.invalidValue, key, "file \(empty + 1) is empty") }

@@ -134,6 +134,9 @@ public struct JSONRenderer: Sendable {
         case .pong(let peer, let roundTrip, let hops):
             return .object([("event", "pong"), ("peer", Self.peer(peer)), ("hops", .int(hops)),
                             ("rtt_ms", roundTrip.map { .double(Self.milliseconds($0)) } ?? .null)])
+        case .verify(let peer, let number, let mine, let theirs):
+            return .object([("event", "verify"), ("peer", Self.peer(peer)), ("safetyNumber", .string(number.digits)),
+                            ("fingerprints", .object([("mine", .string(mine)), ("theirs", .string(theirs))]))])
         case .blocked(let peers):
             return .object([("event", "blocked"), ("peers", .array(peers.map(Self.peer)))])
         case .nick(let peer, let previous, let isMe):

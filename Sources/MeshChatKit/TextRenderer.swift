@@ -156,6 +156,9 @@ public struct TextRenderer: Sendable {
         case .pong(let peer, let roundTrip, let hops):
             guard let roundTrip else { return "! no pong from \(peer) within 5 s (\(hops) hop\(hops == 1 ? "" : "s") away)" }
             return "* pong from \(peer.displayName): \(JSONRenderer.milliseconds(roundTrip)) ms (\(hops) hop\(hops == 1 ? "" : "s"))"
+        case .verify(let peer, let number, let mine, let theirs):
+            return "* safety number with \(peer.displayName) (\(peer.id.shortHex)): \(number.grouped)\n"
+                + "  compare it with \(peer.displayName)'s screen; your key \(mine), \(peer.displayName)'s key \(theirs)"
         case .blocked(let peers):
             return peers.isEmpty ? "* nobody is blocked" : "* blocked: " + peers.map(\.description).joined(separator: ", ")
         case .nick(let peer, let previous, let isMe):

@@ -11,10 +11,18 @@ public typealias FileTransferFailure = ResourceFailure
 /// The chat's limits on files (PROTOCOL.md §16.6, §16.7), on top of the library's
 /// ``MeshSession/ResourceLimits``.
 public enum FileTransferLimits {
-    /// The largest file `/send` sends and the chat accepts: 64 MiB. Big enough for photos,
-    /// documents and small archives; small enough that a transfer across a few relays ends in
-    /// minutes and a receiver's disk is not filled by one peer.
-    public static let maxFileSize: UInt64 = 64 * 1024 * 1024
+    /// The largest file the chat accepts unless its settings say otherwise (`--max-file-size`,
+    /// `max_file_size`): 1 GiB, a video or a disk image. Transfers resume across dropped links and
+    /// restarts of either side (PROTOCOL.md §16.4), so size costs time, not a fresh start; the
+    /// receiver's free-space reserve (``MeshSession/ResourceConfiguration/minFreeBytes``) binds
+    /// on top of it.
+    public static let defaultMaxFileSize: UInt64 = 1 << 30
+    /// The largest file `/send` offers: the protocol's limit, 16 GiB (PROTOCOL.md §16.7). Whether
+    /// the receiver takes it is its own limit's business (an offer over it fails with `tooLarge`).
+    public static let maxSendSize = ResourceLimits.maxSize
+    /// The old fixed limit, from before transfers were resumable.
+    @available(*, deprecated, renamed: "defaultMaxFileSize")
+    public static let maxFileSize: UInt64 = defaultMaxFileSize
     /// The longest name a received file is stored under, in UTF-8 bytes (extension kept).
     public static let maxStoredNameBytes = 200
     /// The longest name offered, in UTF-8 bytes.
@@ -27,6 +35,33 @@ public enum FileTransferLimits {
     public static let unreachableTimeout = ResourceLimits.unreachableTimeout
     /// How long the chat takes to answer an offer (it answers at once; this bounds a stuck front).
     public static let answerTimeout: Duration = .seconds(30)
+
+    /// Reads a file size as people write it: a number of bytes, or a whole number with a binary
+    /// unit `K`, `M`, `G` (or `KiB`, `MiB`, `GiB`; any case, a space allowed before it), e.g.
+    /// `4GiB`, `500M`, `1048576`.
+    /// - Parameter text: the size, untrusted.
+    /// - Returns: the bytes, or `nil` for anything else (a sign, a fraction, an unknown unit, a
+    ///   value over ``MeshSession/ResourceLimits/maxSize``, or 0).
+    public static func size(parsing text: String) -> UInt64? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let digits = trimmed.prefix { $0.isASCII && $0.isNumber }
+        guard !digits.isEmpty, digits.count <= 20, let number = UInt64(digits) else { return nil }
+        let unit = trimmed.dropFirst(digits.count).trimmingCharacters(in: .whitespaces).lowercased()
+        let shifts: [String: UInt64] = ["": 0, "b": 0, "k": 10, "kib": 10, "m": 20, "mib": 20, "g": 30, "gib": 30]
+        guard let shift = shifts[unit] else { return nil }
+        let (bytes, overflow) = number.multipliedReportingOverflow(by: 1 << shift)
+        guard !overflow, bytes > 0, bytes <= ResourceLimits.maxSize else { return nil }
+        return bytes
+    }
+
+    /// A size for people: whole GiB, MiB or KiB when it is one, else bytes (`1 GiB`, `64 MiB`).
+    /// - Parameter bytes: the size.
+    public static func describe(_ bytes: UInt64) -> String {
+        for (shift, unit) in [(UInt64(30), "GiB"), (20, "MiB"), (10, "KiB")] where bytes > 0 && bytes % (1 << shift) == 0 {
+            return "\(bytes >> shift) \(unit)"
+        }
+        return "\(bytes) bytes"
+    }
 }
 
 /// Which way a transfer goes.

@@ -7,8 +7,8 @@ import MeshSession
 /// ``send(path:to:)`` checks a file against the chat's limits and hands it to
 /// ``MeshSession/Session/sendResource(at:withName:to:)``. Offers from peers are answered at once
 /// (the session's policy must be ``MeshSession/ResourceAcceptPolicy/ask(timeout:)``, see
-/// ``acceptPolicy``): refused from a blocked sender or over ``FileTransferLimits/maxFileSize``,
-/// accepted otherwise. A received resource is moved from the session's resource directory to the
+/// ``acceptPolicy``): refused from a blocked sender or over ``maxFileSize``, accepted otherwise.
+/// A received resource is moved from the session's resource directory to the
 /// downloads directory under its sanitised, never-overwriting name (``FileNames``) — the naming
 /// rules live here, with the application that picks where files go, since the library never uses
 /// a sender's name as a path.
@@ -21,6 +21,8 @@ public actor FileTransfers {
     public nonisolated let events: EventQueue<FileTransferEvent>
     /// Where received files go (created with mode 0700 on the first one).
     public nonisolated let downloads: String
+    /// The largest file accepted from a peer.
+    public nonisolated let maxFileSize: UInt64
     private let session: Session
     private let logger: Logger
     private var blocked: Set<NodeID> = []
@@ -35,13 +37,16 @@ public actor FileTransfers {
 
     /// Creates the shell.
     /// - Parameters:
-    ///   - session: the session, configured with ``acceptPolicy`` and
-    ///     `maxIncomingSize` = ``FileTransferLimits/maxFileSize``.
+    ///   - session: the session, configured with ``acceptPolicy`` and `maxIncomingSize` =
+    ///     `maxFileSize`.
     ///   - downloads: the directory for received files.
+    ///   - maxFileSize: the largest file accepted from a peer (offers over it are refused; at
+    ///     most ``MeshSession/ResourceLimits/maxSize``).
     ///   - logger: where refused input is logged.
-    public init(session: Session, downloads: String, logger: Logger) {
+    public init(session: Session, downloads: String, maxFileSize: UInt64 = FileTransferLimits.defaultMaxFileSize, logger: Logger) {
         self.session = session
         self.downloads = downloads
+        self.maxFileSize = min(maxFileSize, ResourceLimits.maxSize)
         self.logger = logger
         self.events = EventQueue(capacity: 1024)
         (watched, watch) = AsyncStream.makeStream(of: ResourceProgress.self)
@@ -74,7 +79,8 @@ public actor FileTransfers {
 
     /// Offers a file to a peer; the rest is reported through ``events``.
     /// - Parameters:
-    ///   - path: an absolute path of a regular, readable file of at most ``FileTransferLimits/maxFileSize`` bytes.
+    ///   - path: an absolute path of a regular, readable file of at most
+    ///     ``FileTransferLimits/maxSendSize`` bytes (the receiver's own limit decides whether it takes it).
     ///   - peer: the receiver; out of reach, the transfer starts paused (PROTOCOL.md §16.4.1).
     /// - Returns: the transfer.
     /// - Throws: ``FileTransferError`` naming what was wrong; nothing is sent then.
@@ -87,8 +93,9 @@ public actor FileTransfers {
         } catch {
             throw FileTransferError("cannot open \(path): \((error as NSError).localizedDescription)")
         }
-        guard size <= FileTransferLimits.maxFileSize else {
-            throw FileTransferError("\(path) has \(size) bytes, over the limit of \(FileTransferLimits.maxFileSize) bytes (64 MiB)")
+        guard size <= FileTransferLimits.maxSendSize else {
+            throw FileTransferError("\(path) has \(size) bytes, over the limit of \(FileTransferLimits.maxSendSize) bytes "
+                                    + "(\(FileTransferLimits.describe(FileTransferLimits.maxSendSize)))")
         }
         let name = FileNames.cut((path as NSString).lastPathComponent, to: FileTransferLimits.maxOfferedNameBytes)
         let progress: ResourceProgress
@@ -140,7 +147,7 @@ public actor FileTransfers {
     private func handle(_ event: ResourceEvent) async {
         switch event {
         case .offered(let offer):
-            let accept = !blocked.contains(offer.sender.id) && offer.size <= FileTransferLimits.maxFileSize
+            let accept = !blocked.contains(offer.sender.id) && offer.size <= maxFileSize
             if !accept {
                 logger.notice(blocked.contains(offer.sender.id) ? "refused a file from a blocked peer" : "refused a file over the size limit",
                               metadata: ["mesh.peer": "\(offer.sender.id.shortHex)", "file.id": "\(offer.id.shortHex)"])

@@ -148,8 +148,8 @@ public actor PlaceService {
         let asked = pending[lookup.id]?.asked ?? [:]
         if !asked.isEmpty {
             let timeout = answerTimeout
-            let timer = Task { [weak self] in
-                try? await Task.sleep(for: timeout)
+            let timer = Task { [weak self, session] in
+                try? await session.sleep(for: timeout)
                 await self?.finish(lookup.id)
             }
             await withCheckedContinuation { continuation in

@@ -91,6 +91,9 @@ package final class MeshNode: Sendable {
     /// The peer handle of a node known from its advert or handshake.
     func peer(_ node: NodeID) -> PeerID? { state.withLockedValue { $0.machine.peer(node) } }
 
+    /// A node's verified Ed25519 identity key, if known.
+    func identityKey(of node: NodeID) -> Data? { state.withLockedValue { $0.machine.identityKey(of: node) } }
+
     /// The attachment a node's latest verified advert carries for a channel (§13.12).
     func attachment(of node: NodeID, channel: UInt32) -> Data? {
         state.withLockedValue { $0.machine.attachment(of: node, channel: channel) }
@@ -110,8 +113,8 @@ package final class MeshNode: Sendable {
     // MARK: Inputs
 
     /// A link to a neighbour was admitted (see ``MeshNodeStateMachine/neighborUp(_:staticKey:latency:now:)``).
-    package func neighborUp(_ peer: PeerID, staticKey: Data, latency: Duration?) -> Step {
-        input { machine, now in machine.neighborUp(peer, staticKey: staticKey, latency: latency, now: now) }
+    package func neighborUp(_ peer: PeerID, staticKey: Data, identityKey: Data? = nil, latency: Duration?) -> Step {
+        input { machine, now in machine.neighborUp(peer, staticKey: staticKey, identityKey: identityKey, latency: latency, now: now) }
     }
 
     /// This node's display name changed.

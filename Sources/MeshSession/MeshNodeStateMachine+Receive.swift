@@ -236,7 +236,7 @@ extension MeshNodeStateMachine {
               let peer = try? PeerID(id: origin, displayName: advert.displayName) else { return nil }
         let old = known[origin]
         if let seen = old?.sequence, advert.sequence <= seen { return nil }
-        known[origin] = Known(peer: peer, staticKey: staticKey, sequence: advert.sequence)
+        known[origin] = Known(peer: peer, staticKey: staticKey, identityKey: advert.identityKey, sequence: advert.sequence)
         attachments[origin] = Self.attachments(advert.attachments)
         guard let old, old.peer.displayName != peer.displayName else { return nil }
         return .peerRenamed(peer, previousName: old.peer.displayName)

@@ -30,6 +30,8 @@ package struct MeshNodeStateMachine: Sendable {
     struct Known: Sendable {
         var peer: PeerID
         var staticKey: Curve25519.KeyAgreement.PublicKey
+        /// Its Ed25519 identity key (32 bytes), as its handshake or its signed advert proved it.
+        var identityKey: Data?
         /// The sequence of the advert the name and key came from; `nil` when they came from a
         /// handshake (which is always current).
         var sequence: UInt64?
@@ -156,6 +158,11 @@ package struct MeshNodeStateMachine: Sendable {
     /// The peer handle of a node known from its advert or handshake.
     func peer(_ node: NodeID) -> PeerID? { known[node]?.peer }
 
+    /// A node's Ed25519 identity key as its handshake or signed advert proved it, if known.
+    func identityKey(of node: NodeID) -> Data? {
+        node == identity.nodeID ? identity.signingKey.publicKey.rawRepresentation : known[node]?.identityKey
+    }
+
     /// The attachment a node's latest verified advert carries for a channel (this node's own for
     /// this node), §13.12.
     func attachment(of node: NodeID, channel: UInt32) -> Data? {
@@ -193,14 +200,16 @@ package struct MeshNodeStateMachine: Sendable {
 
     /// A link to a neighbour was admitted; its handshake proved the neighbour's static key, so the
     /// neighbour is known (name and key) before its first advert arrives.
-    package mutating func neighborUp(_ peer: PeerID, staticKey: Data, latency: Duration?, now: RouterInstant) -> Step {
+    package mutating func neighborUp(_ peer: PeerID, staticKey: Data, identityKey: Data? = nil, latency: Duration?,
+                                     now: RouterInstant) -> Step {
         let micros = latency.map(Self.micros) ?? 1_000
         var renamed: SessionEvent?
         if let key = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: staticKey) {
             if let old = known[peer.id]?.peer, old.displayName != peer.displayName {
                 renamed = .peerRenamed(peer, previousName: old.displayName)
             }
-            known[peer.id] = Known(peer: peer, staticKey: key, sequence: known[peer.id]?.sequence)
+            known[peer.id] = Known(peer: peer, staticKey: key, identityKey: identityKey ?? known[peer.id]?.identityKey,
+                                   sequence: known[peer.id]?.sequence)
         }
         var step = execute(router.neighborUp(peer.id, latencyMicros: micros, now: now))
         if let renamed { step.events.insert(renamed, at: 0) }

@@ -39,6 +39,8 @@ public struct TCPTransport: Sendable {
         /// The display name for each new link's handshake, asked when the link starts (a node that
         /// renames itself); `nil`, or a `nil` answer, keeps ``TCPTransport/handshake``'s.
         public var displayName: (@Sendable () -> String?)?
+        /// Where links come from instead of sockets (an in-memory fabric in tests); `nil` uses TCP.
+        package var fabric: (any LinkFabric)?
         /// Creates the defaults.
         public init() {}
     }
@@ -85,28 +87,32 @@ public struct TCPTransport: Sendable {
         let handshake = self.handshake
         let budget = self.budget
         let logger = self.logger
+        let initialize: LinkInitializer = { channel in
+            channel.eventLoop.makeCompletedFuture {
+                guard budget.acquire() else {
+                    logger.notice("refused a connection: too many handshakes in progress",
+                                  metadata: ["link.remote": "\(channel.remoteAddress.map { "\($0)" } ?? "?")",
+                                             "limit": "\(budget.limit)"])
+                    channel.close(promise: nil)
+                    return try Self.wrap(channel, handler: nil, settings: settings)
+                }
+                let machine = try HandshakeStateMachine(role: .responder, configuration: settings.current(handshake))
+                let handler = LinkHandler(handshake: machine, budget: budget, timing: settings.timing,
+                                          interceptor: settings.interceptor, admission: settings.admission,
+                                          logger: logger)
+                return try Self.wrap(channel, handler: handler, settings: settings)
+            }
+        }
+        if let fabric = settings.fabric {
+            return try await fabric.listen(host: host, port: port, group: group, initialize: initialize)
+        }
         return try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(.writeBufferWaterMark,
                                 value: .init(low: settings.writeLowWaterMark, high: settings.writeHighWaterMark))
-            .bind(host: host, port: port) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    guard budget.acquire() else {
-                        logger.notice("refused a connection: too many handshakes in progress",
-                                      metadata: ["link.remote": "\(channel.remoteAddress.map { "\($0)" } ?? "?")",
-                                                 "limit": "\(budget.limit)"])
-                        channel.close(promise: nil)
-                        return try Self.wrap(channel, handler: nil, settings: settings)
-                    }
-                    let machine = try HandshakeStateMachine(role: .responder, configuration: settings.current(handshake))
-                    let handler = LinkHandler(handshake: machine, budget: budget, timing: settings.timing,
-                                              interceptor: settings.interceptor, admission: settings.admission,
-                                              logger: logger)
-                    return try Self.wrap(channel, handler: handler, settings: settings)
-                }
-            }
+            .bind(host: host, port: port, childChannelInitializer: initialize)
     }
 
     /// Opens a link to a peer.
@@ -127,20 +133,24 @@ public struct TCPTransport: Sendable {
             return configuration
         }()
         let logger = self.logger
+        let initialize: LinkInitializer = { channel in
+            channel.eventLoop.makeCompletedFuture {
+                let machine = try HandshakeStateMachine(role: .initiator, configuration: settings.current(handshake))
+                let handler = LinkHandler(handshake: machine, budget: nil, timing: settings.timing,
+                                          interceptor: settings.interceptor, admission: settings.admission,
+                                          expectedPeer: expecting, logger: logger)
+                return try Self.wrap(channel, handler: handler, settings: settings)
+            }
+        }
+        if let fabric = settings.fabric {
+            return try await fabric.connect(host: host, port: port, group: group, initialize: initialize)
+        }
         return try await ClientBootstrap(group: group)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelOption(.writeBufferWaterMark,
                            value: .init(low: settings.writeLowWaterMark, high: settings.writeHighWaterMark))
             .connectTimeout(settings.connectTimeout)
-            .connect(host: host, port: port) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let machine = try HandshakeStateMachine(role: .initiator, configuration: settings.current(handshake))
-                    let handler = LinkHandler(handshake: machine, budget: nil, timing: settings.timing,
-                                              interceptor: settings.interceptor, admission: settings.admission,
-                                              expectedPeer: expecting, logger: logger)
-                    return try Self.wrap(channel, handler: handler, settings: settings)
-                }
-            }
+            .connect(host: host, port: port, channelInitializer: initialize)
     }
 
     private static func wrap(_ channel: any Channel, handler: LinkHandler?, settings: Settings) throws -> LinkChannel {

@@ -26,6 +26,15 @@ public struct SafetyNumber: Hashable, Sendable, CustomStringConvertible {
         digits = halves.joined()
     }
 
+    /// A safety number as written down or received (60 decimal digits; spaces are ignored).
+    /// - Parameter digits: the digits.
+    /// - Returns: `nil` unless there are exactly 60 digits and nothing else but spaces.
+    public init?(digits: String) {
+        let plain = digits.filter { $0 != " " }
+        guard plain.count == 60, plain.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        self.digits = plain
+    }
+
     /// One identity's 30 digits (also shown on its own as the key's fingerprint).
     /// - Parameter key: an Ed25519 identity public key.
     /// - Returns: 30 decimal digits.
@@ -39,6 +48,13 @@ public struct SafetyNumber: Hashable, Sendable, CustomStringConvertible {
             let text = String(value)
             return String(repeating: "0", count: 5 - text.count) + text
         }.joined()
+    }
+
+    /// One identity's 30 digits from its raw key bytes.
+    /// - Parameter rawKey: 32 bytes of an Ed25519 public key.
+    /// - Returns: 30 decimal digits, or `nil` when the bytes are not a key.
+    public static func half(rawKey: Data) -> String? {
+        (try? Curve25519.Signing.PublicKey(rawRepresentation: rawKey)).map(half)
     }
 
     /// 12 groups of 5 digits separated by spaces, for reading aloud or side by side.

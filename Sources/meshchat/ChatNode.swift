@@ -49,7 +49,7 @@ struct ChatNode: Sendable {
         var configuration = Session.Configuration()
         // `/send` is a resource (PROTOCOL.md §16); the chat answers each offer (FileTransfers).
         configuration.resources.acceptPolicy = FileTransfers.acceptPolicy
-        configuration.resources.maxIncomingSize = FileTransferLimits.maxFileSize
+        configuration.resources.maxIncomingSize = settings.maxFileSize
         configuration.resources.maxIncomingPerPeer = FileTransferLimits.maxTransfersPerPeer
         configuration.resources.maxIncoming = FileTransferLimits.maxIncomingTransfers
         configuration.port = settings.port

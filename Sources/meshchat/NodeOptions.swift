@@ -94,6 +94,7 @@ struct NodeOptions: ParsableArguments {
         flags.manual = extra.manual
         flags.info = extra.info
         flags.downloads = extra.downloads
+        flags.maxFileSize = extra.maxFileSize
         return try NodeSettings(flags.overriding(file))
     }
 }
@@ -114,6 +115,8 @@ struct NodeSettings: Sendable {
     var logLevel: Logger.Level
     /// Where received files go (the chat's `--downloads`, or the file's `downloads`).
     var downloads: String
+    /// The largest file accepted from a peer (the chat's `--max-file-size`, or the file's `max_file_size`).
+    var maxFileSize: UInt64
 
     /// Fills in the defaults.
     /// - Parameter settings: the layered settings (every value already validated).
@@ -132,6 +135,7 @@ struct NodeSettings: Sendable {
         location = settings.location
         logLevel = settings.logLevel ?? .notice
         downloads = settings.downloads ?? FileTransfers.defaultDownloads(environment: ProcessInfo.processInfo.environment)
+        maxFileSize = settings.maxFileSize ?? FileTransferLimits.defaultMaxFileSize
         if manual && !discovery {
             throw ValidationError("--manual needs discovery; it cannot be combined with --no-discovery (or discovery = false in the configuration file).")
         }

@@ -23,7 +23,7 @@ struct MeshChat: AsyncParsableCommand {
             Settings may also come from a TOML configuration file, $XDG_CONFIG_HOME/meshchat/config.toml \
             (else ~/.config/meshchat/config.toml) or --config FILE: keys name, port, connect, data_dir, hop_limit, \
             service, discovery, manual, info, places, location (LAT,LON: your location until /here sets one), \
-            downloads, log_level. Options on the command line override the file.
+            downloads, max_file_size, log_level. Options on the command line override the file.
             Exit status: 0 after /quit or the end of input; 1 when the chat cannot start (a port in use, \
             an unreadable key file, another meshchat running with the same data directory); 64 for a bad \
             command line; 78 for a bad configuration file (the message names the file, line and key).
@@ -53,6 +53,9 @@ struct MeshChat: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Where received files go, created with mode 0700 (default: $XDG_DOWNLOAD_DIR/meshchat or ~/Downloads/meshchat).", valueName: "DIR"))
     var downloads: String?
 
+    @Option(name: .long, help: ArgumentHelp("The largest file accepted from a peer: bytes, or with a unit K, M, G (KiB, MiB, GiB), at most 16 GiB (default 1 GiB); offers over it are refused with tooLarge. Files you send are bounded by the receiver's limit.", valueName: "SIZE"))
+    var maxFileSize: String?
+
     @Flag(name: .long, help: "Print one JSON object per event on stdout.")
     var json = false
 
@@ -62,6 +65,9 @@ struct MeshChat: AsyncParsableCommand {
     func validate() throws {
         if node.discovery == false && manual == true {
             throw ValidationError("--manual needs discovery; it cannot be combined with --no-discovery.")
+        }
+        if let maxFileSize, FileTransferLimits.size(parsing: maxFileSize) == nil {
+            throw ValidationError("--max-file-size \"\(maxFileSize.prefix(40))\" is not a size; use 1 byte to 16 GiB, e.g. 4GiB or 500MiB.")
         }
         do {
             try Advertisement.validate(try Self.discoveryInfo(info))
@@ -92,6 +98,7 @@ struct MeshChat: AsyncParsableCommand {
             extra.manual = manual
             extra.info = info.isEmpty ? nil : try Self.discoveryInfo(info)
             extra.downloads = downloads.map { ChatFront.resolve($0) }
+            extra.maxFileSize = maxFileSize.flatMap(FileTransferLimits.size(parsing:))
             settings = try node.resolve(adding: extra)
         } catch let error as ConfigFileError {
             if json { output.writeLine(JSONRenderer().render(.error("\(error)")) ?? "") }
@@ -122,7 +129,8 @@ struct MeshChat: AsyncParsableCommand {
                 if let terminal { terminal.show($0) } else if let line = ChatFront.render($0, json: json) { output.writeLine(line) }
             }
             let finder = try node.finder(mode: settings.manual ? .manual : .automatic, render: render)
-            let files = FileTransfers(session: node.session, downloads: settings.downloads, logger: logger)
+            let files = FileTransfers(session: node.session, downloads: settings.downloads, maxFileSize: settings.maxFileSize,
+                                      logger: logger)
             front = ChatFront(session: node.session, messenger: node.messenger, places: node.places, options: options, finder: finder,
                               files: files, logger: logger, show: render)
             front.emit(.ready(id: node.me.peerID.id.hex, name: node.me.peerID.displayName, port: node.port))

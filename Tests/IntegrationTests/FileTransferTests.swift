@@ -200,7 +200,7 @@ struct FileTransferTests {
         try await PlacesMeshTests.stop(alice, bob, carol)
     }
 
-    @Test("a missing file, a file over 64 MiB, an unknown peer and a missing argument are one-line errors with the usage, nothing sent; a blocked sender is refused; /files and /cancel")
+    @Test("a missing file, a file over 16 GiB, an unknown peer and a missing argument are one-line errors with the usage, nothing sent; a blocked sender is refused; /files and /cancel")
     func errorsAndBlocked() async throws {
         let directory = TemporaryDirectory()
         let downloads = directory.appending("bob-downloads")
@@ -213,13 +213,13 @@ struct FileTransferTests {
         let big = directory.appending("big.iso")
         #expect(FileManager.default.createFile(atPath: big, contents: nil))
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: big))
-        try handle.truncate(atOffset: 64 * 1024 * 1024 + 1)   // sparse
+        try handle.truncate(atOffset: (16 << 30) + 1)   // sparse
         try handle.close()
         let small = directory.appending("note.txt")
         try Data("hello".utf8).write(to: URL(fileURLWithPath: small))
 
         for (line, fragment) in [("/send @bob \(directory.appending("missing.txt"))", "missing.txt"),
-                                 ("/send @bob \(big)", "over the limit of 67108864"),
+                                 ("/send @bob \(big)", "over the limit of 17179869184 bytes (16 GiB)"),
                                  ("/send @nobody \(small)", "nobody"),
                                  ("/send @bob", "the file is missing")] {
             let error = try await PlacesMeshTests.ask(alice, line, "\"event\":\"error\"")
@@ -265,6 +265,41 @@ struct FileTransferTests {
         #expect(theirs.string("code") == "cancelled")
         #expect(theirs.object["by_peer"] as? Bool == true)
         #expect(try FileManager.default.contentsOfDirectory(atPath: downloads) == ["note.txt"])
+        try await PlacesMeshTests.stop(alice, bob)
+    }
+
+    @Test("the receiver's --max-file-size binds: a file one byte over it is refused (the sender sees tooLarge from the peer, nothing is stored), one of exactly its size arrives; over the old 64 MiB cap is no error for the sender")
+    func receiverSizeLimit() async throws {
+        let directory = TemporaryDirectory()
+        let downloads = directory.appending("bob-downloads")
+        let bob = try ChatProcess.local("bob", directory, ["--downloads", downloads, "--max-file-size", "1MiB"])
+        let port = try #require(JSONLine(try await bob.waitForEvent("\"event\":\"ready\""))?.int("port"))
+        let alice = try ChatProcess.local("alice", directory, ["--connect", "127.0.0.1:\(port)"])
+        try await alice.waitForEvent("\"event\":\"reachable\"", "\"name\":\"bob\"")
+
+        let over = directory.appending("over.bin"), exact = directory.appending("exact.bin")
+        _ = try Self.randomFile(over, bytes: (1 << 20) + 1)
+        let content = try Self.randomFile(exact, bytes: 1 << 20)
+        alice.send("/send @bob \(over)")
+        let failed = try #require(JSONLine(try await alice.waitForEvent("\"event\":\"fileFailed\"")))
+        #expect(failed.string("code") == "tooLarge")
+        #expect(failed.object["by_peer"] as? Bool == true)
+        #expect(!bob.output.contains { $0.contains("\"event\":\"fileReceived\"") })
+        alice.send("/send @bob \(exact)")
+        let received = try #require(JSONLine(try await bob.waitForEvent("\"event\":\"fileReceived\"")))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: try #require(received.string("path")))) == content)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: downloads) == ["exact.bin"])
+
+        // The sender's side has no 64 MiB cap any more: a 65 MiB file is offered (bob refuses it).
+        let large = directory.appending("large.bin")
+        #expect(FileManager.default.createFile(atPath: large, contents: nil))
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: large))
+        try handle.truncate(atOffset: 65 << 20)   // sparse
+        try handle.close()
+        let mark = alice.output.count
+        alice.send("/send @bob \(large)")
+        let refused = try await alice.waitForLine(timeout: .seconds(60), from: mark) { $0.contains("\"event\":\"fileFailed\"") || $0.contains("\"event\":\"error\"") }
+        #expect(JSONLine(refused)?.string("code") == "tooLarge", "\(refused)")
         try await PlacesMeshTests.stop(alice, bob)
     }
 

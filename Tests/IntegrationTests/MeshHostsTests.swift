@@ -19,10 +19,8 @@ struct MeshHostsTests {
         defer { _ = try? MultiHostTests.hosts(["down"], prefix: prefix) }
         let directory = TemporaryDirectory()
         let service = DiscoveryTests.uniqueService()
-        let environment = ["MESHCHAT_NETNS_PREFIX": prefix]
         func start(_ name: String, on host: String, extra: [String] = []) throws -> ChatProcess {
-            try DiscoveryTests.peer(name, service: service, directory, extra: extra,
-                                    launcher: ["scripts/netns-hosts", "exec", host], environment: environment)
+            try MultiHostTests.peer(name, on: host, prefix: prefix, service: service, directory, extra: extra)
         }
         let alice = try start("alice", on: "A")
         // B logs everything it does, so that its logs would show a leaked text.
@@ -87,10 +85,8 @@ struct MeshHostsTests {
         let data = directory.appending("london.geojson")
         try Data(PlacesMeshTests.fixture.utf8).write(to: URL(fileURLWithPath: data))
         let service = DiscoveryTests.uniqueService()
-        let environment = ["MESHCHAT_NETNS_PREFIX": prefix]
         func start(_ name: String, on host: String, extra: [String] = []) throws -> ChatProcess {
-            try DiscoveryTests.peer(name, service: service, directory, extra: extra,
-                                    launcher: ["scripts/netns-hosts", "exec", host], environment: environment)
+            try MultiHostTests.peer(name, on: host, prefix: prefix, service: service, directory, extra: extra)
         }
         let alice = try start("alice", on: "A")
         let bob = try start("bob", on: "B")

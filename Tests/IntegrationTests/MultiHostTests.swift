@@ -22,6 +22,14 @@ struct MultiHostTests {
         return result.output
     }
 
+    /// meshchat `name` on namespace host `host` (of the hosts `prefix` made), with `--json`, its
+    /// own data directory in `directory`, and discovery of `service` only.
+    static func peer(_ name: String, on host: String, prefix: String, service: String, _ directory: TemporaryDirectory,
+                     extra: [String] = []) throws -> ChatProcess {
+        try DiscoveryTests.peer(name, service: service, directory, extra: extra,
+                                launcher: ["scripts/netns-hosts", "exec", host], environment: ["MESHCHAT_NETNS_PREFIX": prefix])
+    }
+
     @Test("on two hosts joined by a veth link, meshchat peers find each other, chat, and see each other leave")
     func twoHosts() async throws {
         try #require(geteuid() == 0, "network-namespace hosts need root (CI runs as root): run scripts/test as root")

@@ -1,5 +1,6 @@
 import Logging
 import MeshChatKit
+import MeshFiles
 import Places
 import Testing
 
@@ -37,6 +38,7 @@ struct ConfigFileTests {
             discovery = false
             manual = false
             downloads = "inbox"
+            max_file_size = "4GiB"
 
             [info]
             room = "blue"
@@ -54,6 +56,18 @@ struct ConfigFileTests {
         #expect(settings.manual == false)
         #expect(settings.info == ["room": "blue"])
         #expect(settings.downloads == "/home/ann/.config/meshchat/inbox")
+        #expect(settings.maxFileSize == 4 << 30)
+        #expect(try Self.parse("max_file_size = 1048576\n").maxFileSize == 1 << 20)
+    }
+
+    @Test("a file size is bytes or a whole number with a binary unit, 1 byte to 16 GiB; anything else is refused", arguments: [
+        ("1048576", UInt64?.some(1 << 20)), ("500M", 500 << 20), ("500 MiB", 500 << 20), ("4gib", 4 << 30), ("64k", 64 << 10),
+        ("16GiB", 16 << 30), ("7b", 7), (" 12 ", 12),
+        ("0", nil), ("17GiB", nil), ("-1", nil), ("1.5G", nil), ("4TiB", nil), ("G", nil), ("", nil),
+        ("99999999999999999999G", nil), ("184467440737095516160", nil), ("4 G B", nil), ("١٢", nil),
+    ])
+    func fileSize(_ text: String, _ bytes: UInt64?) {
+        #expect(FileTransferLimits.size(parsing: text) == bytes, "\(text)")
     }
 
     @Test("a single string is a one-item list for places and connect; an empty file sets nothing")
@@ -107,6 +121,7 @@ struct ConfigFileTests {
         ("location = [51.5, -0.1]", "location", "found a list"),
         ("info = \"room=blue\"", "info", "found a string"),
         ("[info]\nroom = 5", "info.room", "expected a string, found an integer"),
+        ("max_file_size = true", "max_file_size", "found a boolean"),
     ])
     func wrongType(_ text: String, _ key: String, _ message: String) throws {
         let error = try #require(Self.failure("# settings\n" + text + "\n"))
@@ -133,6 +148,9 @@ struct ConfigFileTests {
         ("data_dir = \"\"", "data_dir", "empty"),
         ("downloads = \"\"", "downloads", "empty"),
         ("places = [\"\"]", "places", "file 1 is empty"),
+        ("max_file_size = 0", "max_file_size", "not a size from 1 byte to 16 GiB"),
+        ("max_file_size = \"lots\"", "max_file_size", "not a size"),
+        ("max_file_size = \"32GiB\"", "max_file_size", "not a size"),
         ("[info]\n_id = \"x\"", "info", "reserved"),
     ])
     func invalidValue(_ text: String, _ key: String, _ message: String) throws {

@@ -61,6 +61,7 @@ struct RendererTests {
         case .blocked: "blocked"
         case .nick: "nick"
         case .pong: "pong"
+        case .verify: "verify"
         case .joined: "joined"
         case .left: "left"
         case .rooms: "rooms"
@@ -112,6 +113,9 @@ struct RendererTests {
         Case(label: "blocked", output: .blocked([carol]), keys: ["peers"], nested: ["peers": peerKeys]),
         Case(label: "nick", output: .nick(bob, previous: "robert", isMe: false), keys: ["peer", "previous", "me"], nested: ["peer": peerKeys]),
         Case(label: "pong", output: .pong(carol, roundTrip: .microseconds(812), hops: 2), keys: ["peer", "hops", "rtt_ms"], nested: ["peer": peerKeys]),
+        Case(label: "verify", output: .verify(bob, SafetyNumber(digits: String(repeating: "0123456789", count: 6))!,
+                                              mine: String(repeating: "012345", count: 5), theirs: String(repeating: "543210", count: 5)),
+             keys: ["peer", "safetyNumber", "fingerprints"], nested: ["peer": peerKeys, "fingerprints": ["mine", "theirs"]]),
         Case(label: "joined", output: .joined(lunch), keys: ["room", "password"]),
         Case(label: "left", output: .left(lunch, now: nil), keys: ["room", "password", "now"]),
         Case(label: "left (to another room)", output: .left(lunch, now: RoomRef(name: "#lunch", hasPassword: false)), keys: ["room", "password", "now"],

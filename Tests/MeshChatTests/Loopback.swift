@@ -1,6 +1,7 @@
 import Foundation
 import MeshLink
 import MeshSession
+import MeshTestSupport
 import Synchronization
 
 /// A session on loopback with its event stream read by the test.
@@ -31,19 +32,7 @@ struct Timeout: Error, CustomStringConvertible { var description: String }
 /// The next element of an event queue that `match` maps to a value, skipping others; fails at the deadline.
 func next<Element: Sendable, T: Sendable>(_ queue: EventQueue<Element>, timeout: Duration = .seconds(10),
                                                  _ match: @escaping @Sendable (Element) -> T?) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask {
-            for await element in queue { if let value = match(element) { return value } }
-            return nil
-        }
-        group.addTask {
-            try await Task.sleep(for: timeout)
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let value = try await group.next() ?? nil else { throw Timeout(description: "no matching event within \(timeout)") }
-        return value
-    }
+    try await nextMatch(queue, timeout: timeout, match)
 }
 
 /// Waits until `condition` holds (bounded polling, for state with no event of its own: a row on

@@ -121,6 +121,18 @@ struct MeshNodeStateMachineTests {
         })
     }
 
+    @Test("identity keys are known from the handshake for neighbours and from signed adverts two hops away")
+    func identityKeys() {
+        let line = Line.settled()
+        let alice = line.nodes[0].identityKey(of: line.ids[0])
+        let carol = line.nodes[2].identityKey(of: line.ids[2])
+        #expect(alice?.count == 32 && carol?.count == 32 && alice != carol)
+        #expect(line.nodes[2].identityKey(of: line.ids[0]) == alice)
+        #expect(line.nodes[0].identityKey(of: line.ids[2]) == carol)
+        #expect(line.nodes[1].identityKey(of: line.ids[0]) == alice)
+        #expect(line.nodes[0].identityKey(of: NodeID.random()) == nil)
+    }
+
     @Test("a sealed packet from A is relayed by B and opened only at C")
     func sealedRelayed() throws {
         var line = Line.settled()

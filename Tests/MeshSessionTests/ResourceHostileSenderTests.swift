@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 @testable import MeshSession
+import MeshTestSupport
 import MeshWire
 import Testing
 
@@ -126,6 +127,65 @@ struct ResourceHostileSenderTests {
         try await send(extra, Self.offer(name: "one more.bin", content: content))
         #expect(try await Self.cancelCode(channel, extra) == .busy)
         #expect(mallory.session.connectedPeers.map(\.id) == [bob.id.id])
+    }
+
+    /// What bob answers about `id`: the hash of a `ResourceDone`, or a word for anything else.
+    static func answer(_ channel: MeshChannel, _ id: Data) async throws -> String {
+        try await reply(channel, id) { body -> String? in
+            switch body {
+            case .done(let done): return done.sha256.hexString
+            case .ack: return "ack"
+            case .cancel(let cancel): return "cancel \(cancel.code)"
+            default: return nil
+            }
+        }
+    }
+
+    @Test("a transfer received whole is remembered on disk: after the receiver restarts (its 10-minute memory gone), a repeated offer and a late chunk of it are answered with its ResourceDone again; no second transfer starts, no second file is stored")
+    func lateDuplicate() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("meshchat-late-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let mallory = try await ResourceNode("mallory", directory: root + "/m")
+        var bob = try await ResourceNode("bob", directory: root + "/b")
+        defer { Task { [mallory, bob] in for node in [mallory, bob] { await node.stop() } } }
+        let bobPeer = try await ResourceTests.link(mallory, to: bob)
+        try await ResourceTests.waitUntil("mallory's shell registered channel 17") { await mallory.session.resourceShell.channel != nil }
+        await mallory.session.resourceShell.channel?.close()
+        let channel = try mallory.session.register(channel: .resources)
+        let content = Data("ten bytes!".utf8)
+        let hash = Data(SHA256.hash(data: content)).hexString
+        let id = ResourceID.random().bytes
+
+        try await channel.send(Self.message(id, Self.offer(name: "once.txt", content: content)), to: bobPeer)
+        #expect(try await Self.answer(channel, id) == "ack")
+        try await channel.send(Self.message(id, Self.chunk(0, content)), to: bobPeer)
+        _ = try await Self.reply(channel, id) { body -> Bool? in
+            if case .done = body { return true }
+            return nil
+        }
+        let path = try await nextResourceEvent(bob) { event -> String? in
+            if case .finishedReceiving(_, .success(let path)) = event { return path }
+            return nil
+        }
+        try FileManager.default.removeItem(atPath: path)  // the application took it away
+        #expect(FileManager.default.fileExists(atPath: root + "/b/finished/" + mallory.id.id.hex + "-" + id.hexString))
+
+        bob = try await bob.restarted()
+        let again = try await ResourceTests.link(mallory, to: bob)
+        try await channel.send(Self.message(id, Self.offer(name: "once.txt", content: content)), to: again)
+        #expect(try await Self.answer(channel, id) == hash)
+        try await channel.send(Self.message(id, Self.chunk(0, content)), to: again)
+        #expect(try await Self.answer(channel, id) == hash)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/b/incoming").isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/b/received").isEmpty)
+
+        // A malformed record is untrusted input: removed, and the transfer is unknown again.
+        let other = ResourceID.random().bytes
+        let record = root + "/b/finished/" + mallory.id.id.hex + "-" + other.hexString
+        try Data("not a hash".utf8).write(to: URL(fileURLWithPath: record))
+        try await channel.send(Self.message(other, Self.chunk(0, content)), to: again)
+        #expect(try await Self.answer(channel, other) == "cancel \(ResourceCancelCode.unknownTransfer.rawValue)")
+        #expect(!FileManager.default.fileExists(atPath: record))
     }
 }
 

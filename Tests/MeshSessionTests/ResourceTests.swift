@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import MeshLink
 @testable import MeshSession
+import MeshTestSupport
 import Synchronization
 import Testing
 
@@ -97,24 +98,6 @@ final class UpdateLog: Sendable {
 func nextResourceEvent<T: Sendable>(_ node: ResourceNode, timeout: Duration = .seconds(30),
                                     _ match: @escaping @Sendable (ResourceEvent) -> T?) async throws -> T {
     try await nextMatch(node.session.resourceEvents, timeout: timeout, match)
-}
-
-/// The next element of a queue that `match` maps to a value, skipping others; fails at the deadline.
-func nextMatch<Element: Sendable, T: Sendable>(_ queue: EventQueue<Element>, timeout: Duration = .seconds(30),
-                                               _ match: @escaping @Sendable (Element) -> T?) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask {
-            for await event in queue { if let value = match(event) { return value } }
-            return nil
-        }
-        group.addTask {
-            try await Task.sleep(for: timeout)
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let value = try await group.next() ?? nil else { throw TimeoutError(description: "no match within \(timeout)") }
-        return value
-    }
 }
 
 /// Resources (PROTOCOL.md §16) on real sessions over loopback sockets.
@@ -334,6 +317,37 @@ struct ResourceTests {
         guard case .failed(let changed)? = restored.outcome else { Issue.record("expected a failure, got \(String(describing: restored.outcome))"); return }
         #expect(changed.code == .sourceFailed)
         #expect(!FileManager.default.fileExists(atPath: root + "/sid/outgoing/" + waiting.id.hex + ".json"))
+    }
+
+    @Test("a source file changed while its transfer waited paused (same size, new bytes, new modification time): when the peer is reachable the transfer fails with sourceFailed on both sides before a chunk is sent, and the receiver keeps nothing")
+    func changedWhilePaused() async throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let a = try await ResourceNode("alice", directory: root + "/a")
+        let b = try await ResourceNode("bob", directory: root + "/b")
+        defer { Task { [a, b] in for node in [a, b] { await node.stop() } } }
+        let source = try file("draft.bin", bytes: 2_000_000)
+        let sending = try await a.session.sendResource(at: source.path, withName: "draft.bin", to: b.id)
+        #expect(sending.isPaused)
+        let sent = UpdateLog(sending)
+        // Rewritten in place with as many bytes: only the modification time tells (set apart from
+        // the first one explicitly, so that a coarse file system clock cannot hide it).
+        _ = try file("draft.bin", bytes: 2_000_000)
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -3600)], ofItemAtPath: source.path)
+        _ = try await Self.link(a, to: b)
+        func failure(_ log: UpdateLog) async throws -> ResourceFailure {
+            try await log.wait("failed") { update -> ResourceFailure? in
+                if case .failed(let failure) = update { return failure }
+                return nil
+            }
+        }
+        let mine = try await failure(sent)
+        #expect(mine.code == .sourceFailed && !mine.byPeer && mine.reason.contains("changed"), "\(mine)")
+        let theirs = try await failure(UpdateLog(try await Self.started(b)))
+        #expect(theirs.code == .sourceFailed && theirs.byPeer, "\(theirs)")
+        #expect(await a.chunkBytesSent == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/b/received").isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/b/incoming").isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/a/outgoing").isEmpty)
     }
 
     @Test("records in the resource directory are untrusted: a chunk size out of range, a size over the limit, a bad id, garbage and an orphan .part are removed at start, nothing traps, and a valid record beside them is restored")

@@ -11,7 +11,12 @@ import MeshWire
 ///   offer is accepted and then at most every ``ResourceLimits/checkpointInterval`` (after the
 ///   `.part` file is synced, so it never claims a chunk that is not on disk);
 /// - `received/<sender>-<id>`: a complete, verified resource handed to the application (which
-///   moves it away).
+///   moves it away);
+/// - `finished/<sender>-<id>`: the SHA-256 (64 hex digits) of a transfer this node received
+///   whole, written before its `ResourceDone` goes out and kept (the newest
+///   ``ResourceLimits/maxFinishedRecords``), so that a sender that comes back after the
+///   in-memory ``ResourceLimits/finishedMemory``, or after this node restarted, is told the
+///   transfer is done instead of sending the file a second time.
 ///
 /// Every record is read as untrusted input: a malformed one is logged and removed, never trusted.
 struct ResourceJournal: Sendable {
@@ -21,6 +26,7 @@ struct ResourceJournal: Sendable {
     var outgoingDirectory: String { directory + "/outgoing" }
     var incomingDirectory: String { directory + "/incoming" }
     var receivedDirectory: String { directory + "/received" }
+    var finishedDirectory: String { directory + "/finished" }
 
     /// A transfer this node sends.
     struct Outgoing: Codable, Sendable, Hashable {
@@ -48,9 +54,9 @@ struct ResourceJournal: Sendable {
         var stored: [Int]
     }
 
-    /// Creates the three directories (mode 0700).
+    /// Creates the directories (mode 0700).
     func prepare() throws(ResourceStorageError) {
-        for path in [directory, outgoingDirectory, incomingDirectory, receivedDirectory] {
+        for path in [directory, outgoingDirectory, incomingDirectory, receivedDirectory, finishedDirectory] {
             try ResourceStorage.makeDirectory(path)
         }
     }
@@ -58,6 +64,33 @@ struct ResourceJournal: Sendable {
     func outgoingPath(_ id: ResourceID) -> String { outgoingDirectory + "/" + id.hex + ".json" }
     func incomingStem(_ sender: NodeID, _ id: ResourceID) -> String { incomingDirectory + "/" + sender.hex + "-" + id.hex }
     func receivedPath(_ sender: NodeID, _ id: ResourceID) -> String { receivedDirectory + "/" + sender.hex + "-" + id.hex }
+
+    func finishedPath(_ sender: NodeID, _ id: ResourceID) -> String { finishedDirectory + "/" + sender.hex + "-" + id.hex }
+
+    /// Records durably that a transfer was received whole with this hash, then forgets the oldest
+    /// records past ``ResourceLimits/maxFinishedRecords``.
+    func saveFinished(_ sender: NodeID, _ id: ResourceID, sha256: Data) throws(ResourceStorageError) {
+        try ResourceStorage.makeDirectory(finishedDirectory)
+        try ResourceStorage.writeAtomically(Data(sha256.hexString.utf8), to: finishedPath(sender, id))
+        let names = ResourceStorage.names(in: finishedDirectory).filter { !$0.hasSuffix(".tmp") }
+        guard names.count > ResourceLimits.maxFinishedRecords else { return }
+        let aged = names.map { name in (name, ResourceStorage.stamp(finishedDirectory + "/" + name)?.modified ?? 0) }
+        for (name, _) in aged.sorted(by: { $0.1 < $1.1 }).prefix(names.count - ResourceLimits.maxFinishedRecords) {
+            ResourceStorage.remove(finishedDirectory + "/" + name)
+        }
+    }
+
+    /// The hash a transfer was received whole with, when this node recorded one (an unreadable or
+    /// malformed record is removed and counts as none: it is untrusted input like every record).
+    func finished(_ sender: NodeID, _ id: ResourceID) -> Data? {
+        let path = finishedPath(sender, id)
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        guard data.count == 64, let hash = Data(hexDigits: String(decoding: data, as: UTF8.self)), hash.count == 32 else {
+            ResourceStorage.remove(path)
+            return nil
+        }
+        return hash
+    }
 
     func save(_ record: Outgoing) throws(ResourceStorageError) {
         try ResourceStorage.writeAtomically(Self.encode(record), to: outgoingDirectory + "/" + record.id + ".json")

@@ -43,6 +43,10 @@ public enum ResourceLimits {
     public static let finishedMemory: Duration = .seconds(600)
     /// Finished transfers remembered at most (oldest forgotten first).
     public static let maxFinishedRemembered = 256
+    /// Transfers received whole that a receiver records on disk, beyond ``finishedMemory`` and
+    /// across its restarts (the newest kept; 64 bytes each): a sender that comes back later with
+    /// the same transfer is answered with its `ResourceDone`, and the file is not sent twice.
+    public static let maxFinishedRecords = 1_024
     /// The least time between two progress updates of one transfer.
     public static let progressInterval: Duration = .milliseconds(500)
     /// The most time between two writes of a receiver's state file while chunks arrive (PROTOCOL.md

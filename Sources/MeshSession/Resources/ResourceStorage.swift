@@ -143,7 +143,20 @@ enum ResourceStorage {
     /// A regular file's size and modification time (seconds and nanoseconds), or `nil`.
     static func stamp(_ path: String) -> (size: UInt64, modified: Int64)? {
         var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        guard stat(path, &info) == 0 else { return nil }
+        return stamp(info)
+    }
+
+    /// The size and modification time of the file an open handle reads (the one it was opened
+    /// as, even when a new file has replaced it under its name since), or `nil`.
+    static func stamp(_ handle: FileHandle) -> (size: UInt64, modified: Int64)? {
+        var info = stat()
+        guard fstat(handle.fileDescriptor, &info) == 0 else { return nil }
+        return stamp(info)
+    }
+
+    private static func stamp(_ info: stat) -> (size: UInt64, modified: Int64)? {
+        guard (info.st_mode & S_IFMT) == S_IFREG, info.st_size >= 0 else { return nil }
         let modified = Int64(info.st_mtim.tv_sec).multipliedReportingOverflow(by: 1_000_000_000).partialValue
             &+ Int64(info.st_mtim.tv_nsec)
         return (UInt64(info.st_size), modified)

@@ -46,7 +46,8 @@ extension ResourceTransfers {
         }
         var machine = ResourceSendStateMachine(id: id, offer: offer)
         let actions = machine.start(now: .now, reachable: false)
-        outgoing[id] = Outgoing(machine: machine, peer: peer, handle: handle, progress: progress, reachable: false)
+        outgoing[id] = Outgoing(machine: machine, peer: peer, handle: handle, modified: record.modified, progress: progress,
+                                reachable: false)
         logger.info("restored a resource transfer to send", metadata: metadata)
         report(.restored(progress))
         await perform(actions, outgoing: id)
@@ -93,7 +94,9 @@ extension ResourceTransfers {
     /// The session stops: received state is checkpointed, and every progress sequence ends
     /// without an outcome (the transfers resume at the next start on the same directory).
     func suspendAll() {
-        for key in incoming.keys { checkpoint(key) }
+        checkpoints?.finish()
+        checkpoints = nil
+        for key in incoming.keys { checkpointNow(key) }
         for transfer in outgoing.values { transfer.progress.suspend() }
         for transfer in incoming.values { transfer.progress.suspend() }
         outgoing = [:]

@@ -18,6 +18,10 @@ extension ResourceTransfers {
             if let done = memory.done { await send(.done(done), id: key.id, to: sender) }
             return
         }
+        if let done = recordedDone(key) {
+            await send(.done(done), id: key.id, to: sender)
+            return
+        }
         if pending[key] != nil { return }
         let metadata: Logger.Metadata = ["mesh.peer": "\(sender.id.shortHex)", "resource.id": "\(key.id.shortHex)"]
         let offer: ResourceOffer
@@ -122,6 +126,17 @@ extension ResourceTransfers {
         finished[key] = (done, now + ResourceLimits.finishedMemory)
     }
 
+    /// The `ResourceDone` of a transfer received whole before what memory holds (earlier than
+    /// ``ResourceLimits/finishedMemory``, or before a restart), from its record on disk; it is
+    /// remembered in memory again.
+    func recordedDone(_ key: Key) -> ResourceDonePayload? {
+        guard let hash = journal?.finished(key.peer, key.id) else { return nil }
+        var done = ResourceDonePayload()
+        done.sha256 = hash
+        remember(key, done: done)
+        return done
+    }
+
     func report(_ event: ResourceEvent) {
         if !events.offer(event) { logger.notice("a resource event was dropped: the application reads no resource events") }
     }
@@ -139,10 +154,11 @@ extension ResourceTransfers {
                 let offer = transfer.machine.offer
                 let data: Data
                 do {
+                    try Self.checkUnchanged(transfer)
                     data = try ResourceStorage.read(transfer.handle, offset: offer.offset(ofChunk: index), length: offer.length(ofChunk: index))
                 } catch {
                     guard var current = outgoing[id] else { return }
-                    let more = current.machine.cancel(.sourceFailed, "the sender cannot read the file: \(error.message)")
+                    let more = current.machine.cancel(.sourceFailed, "the sender cannot send the file: \(error.message)")
                     outgoing[id] = current
                     await perform(more, outgoing: id)
                     return
@@ -180,6 +196,15 @@ extension ResourceTransfers {
         }
     }
 
+    /// Throws unless the source still has the size and modification time it was offered with
+    /// (PROTOCOL.md §16.4.2): a receiver never gets a mix of two versions.
+    private static func checkUnchanged(_ transfer: Outgoing) throws(ResourceStorageError) {
+        guard let stamp = ResourceStorage.stamp(transfer.handle), stamp.size == transfer.machine.offer.size,
+              stamp.modified == transfer.modified else {
+            throw ResourceStorageError("the file changed since it was offered (size or modification time)")
+        }
+    }
+
     private func logPause(_ paused: Bool, _ direction: ResourceProgress.Direction, metadata: Logger.Metadata) {
         let other = direction == .outgoing ? "receiver" : "sender"
         logger.info(paused ? "paused a resource transfer: the \(other) is out of reach" : "resumed a resource transfer: the \(other) is reachable",
@@ -204,7 +229,7 @@ extension ResourceTransfers {
                     return
                 }
                 incoming[key]?.unsaved += 1
-                if let current = incoming[key], current.unsaved >= ResourceLimits.checkpointChunks { checkpoint(key) }
+                if let current = incoming[key], current.unsaved >= ResourceLimits.checkpointChunks { requestCheckpoint(key) }
             case .sendAck(let ack):
                 await send(.ack(ack), id: key.id, to: transfer.peer)
             case .verify:
@@ -225,6 +250,12 @@ extension ResourceTransfers {
                 return
             case .sendDone(let done):
                 remember(key, done: done)
+                do {
+                    // On disk before the sender hears it (§16.5): it forgets the transfer then.
+                    try await EventLoops.runBlocking { try journal.saveFinished(key.peer, key.id, sha256: done.sha256) }
+                } catch {
+                    logger.error("cannot record a received resource as finished: \(error)", metadata: metadata)
+                }
                 await send(.done(done), id: key.id, to: transfer.peer)
             case .sendCancel(let code, let reason):
                 await send(.cancel(Self.cancel(code, reason)), id: key.id, to: transfer.peer)
@@ -237,11 +268,17 @@ extension ResourceTransfers {
             case .completed:
                 incoming[key] = nil
                 let target = journal.receivedPath(key.peer, key.id)
+                let handle = transfer.handle
+                // Known as finished while the file is moved (off the actor): a repeated chunk
+                // meanwhile is ignored, not taken for an unknown transfer; `.sendDone` follows.
+                remember(key, done: nil)
                 do {
-                    try ResourceStorage.sync(transfer.handle)
-                    try journal.prepare()
-                    try ResourceStorage.move(stem + ".part", to: target)
-                    ResourceStorage.remove(stem + ".json")
+                    try await EventLoops.runBlocking {
+                        try ResourceStorage.sync(handle)
+                        try journal.prepare()
+                        try ResourceStorage.move(stem + ".part", to: target)
+                        ResourceStorage.remove(stem + ".json")
+                    }
                 } catch {
                     ResourceStorage.remove(stem + ".part")
                     ResourceStorage.remove(stem + ".json")
@@ -278,20 +315,52 @@ extension ResourceTransfers {
         await perform(actions, incoming: key, chunk: nil)
     }
 
-    /// Syncs a transfer's `.part` file, then records the chunks it holds (PROTOCOL.md §16.4.2):
-    /// the state file never claims a chunk that is not on disk.
-    func checkpoint(_ key: Key) {
-        guard var transfer = incoming[key], let journal, transfer.machine.state != .finished else { return }
+    /// Asks the checkpoint task for a checkpoint of a transfer (once until it is taken); without
+    /// that task (the shell does not run), takes it at once.
+    func requestCheckpoint(_ key: Key) {
+        guard let transfer = incoming[key], !transfer.checkpointQueued else { return }
+        guard let checkpoints else { return checkpointNow(key) }
+        incoming[key]?.checkpointQueued = true
+        checkpoints.yield(key)
+    }
+
+    /// Syncs a transfer's `.part` file, then records the chunks it holds (PROTOCOL.md §16.4.2),
+    /// on NIO's blocking pool: the shell goes on meanwhile. The record claims what was written
+    /// when the checkpoint began, so it never claims a chunk that is not on disk.
+    func checkpoint(_ key: Key) async {
+        guard let journal, let (handle, record) = beginCheckpoint(key) else { return }
+        do {
+            try await EventLoops.runBlocking {
+                try ResourceStorage.sync(handle)
+                try journal.save(record)
+            }
+        } catch {
+            logger.error("cannot record a received resource's state: \(error)", metadata: ["resource.id": "\(key.id.shortHex)"])
+        }
+        // Ended meanwhile (completed or failed, its files removed): so goes the record just written.
+        if incoming[key] == nil { ResourceStorage.remove(journal.incomingStem(key.peer, key.id) + ".json") }
+    }
+
+    /// ``checkpoint(_:)`` on the caller's thread (the session stops).
+    func checkpointNow(_ key: Key) {
+        guard let journal, let (handle, record) = beginCheckpoint(key) else { return }
+        do {
+            try ResourceStorage.sync(handle)
+            try journal.save(record)
+        } catch {
+            logger.error("cannot record a received resource's state: \(error.message)", metadata: ["resource.id": "\(key.id.shortHex)"])
+        }
+    }
+
+    /// The record of what a running transfer holds now, with its checkpoint bookkeeping reset.
+    private func beginCheckpoint(_ key: Key) -> (FileHandle, ResourceJournal.Incoming)? {
+        guard var transfer = incoming[key], transfer.machine.state != .finished else { return nil }
         transfer.record.next = transfer.machine.next
         transfer.record.stored = transfer.machine.storedAhead
         transfer.unsaved = 0
         transfer.checkpointedAt = .now
-        do {
-            try ResourceStorage.sync(transfer.handle)
-            try journal.save(transfer.record)
-        } catch {
-            logger.error("cannot record a received resource's state: \(error.message)", metadata: ["resource.id": "\(key.id.shortHex)"])
-        }
+        transfer.checkpointQueued = false
         incoming[key] = transfer
+        return (transfer.handle, transfer.record)
     }
 }

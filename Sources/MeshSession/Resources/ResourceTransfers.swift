@@ -31,6 +31,8 @@ actor ResourceTransfers {
     var pending: [Key: Pending] = [:]
     /// Finished incoming transfers: the confirmation to repeat to a sender that did not hear it.
     var finished: [Key: (done: ResourceDonePayload?, until: ContinuousClock.Instant)] = [:]
+    /// The checkpoint task's queue (``requestCheckpoint(_:)``), while ``run(session:)`` runs.
+    var checkpoints: AsyncStream<Key>.Continuation?
     /// Chunk bytes sent, retransmissions included (tests and benchmarks: ≤ 1.1 × the size).
     private(set) var chunkBytesSent: UInt64 = 0
 
@@ -40,6 +42,10 @@ actor ResourceTransfers {
         var machine: ResourceSendStateMachine
         var peer: PeerID
         var handle: FileHandle
+        /// The source's modification time when it was offered (nanoseconds): a chunk is read
+        /// only while the file still has it and the offered size, so that a receiver never gets
+        /// a mix of two versions (PROTOCOL.md §16.4.2).
+        var modified: Int64
         var progress: ResourceProgress
         var reachable: Bool
         var lastProgress: ContinuousClock.Instant?
@@ -55,6 +61,8 @@ actor ResourceTransfers {
         var lastProgress: ContinuousClock.Instant?
         var checkpointedAt: ContinuousClock.Instant
         var unsaved = 0
+        /// A checkpoint was asked of the checkpoint task and not taken yet.
+        var checkpointQueued = false
     }
 
     struct Pending {
@@ -97,13 +105,21 @@ actor ResourceTransfers {
         self.channel = channel
         await load()
         let tick = self.tick
+        let (requests, checkpoints) = AsyncStream.makeStream(of: Key.self)
+        self.checkpoints = checkpoints
         await withDiscardingTaskGroup { group in
             group.addTask {
                 for await message in channel.messages { await self.received(message) }
             }
+            // Checkpoints sync the .part file and write the record on NIO's blocking pool, one at
+            // a time, while the shell goes on with chunks (an fsync costs tens of milliseconds).
+            group.addTask {
+                for await key in requests { await self.checkpoint(key) }
+            }
             group.addTask {
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: tick)
+                    // On the session's loop clock (virtual on a test loop); throws only when cancelled.
+                    do { try await session.sleep(for: tick) } catch { break }
                     await self.timersFired(now: .now)
                 }
             }
@@ -160,7 +176,8 @@ actor ResourceTransfers {
         // The route is looked up after hashing: a relay may have gone away meanwhile.
         let reachable = isReachable(peer.id)
         let actions = machine.start(now: .now, reachable: reachable)
-        outgoing[id] = Outgoing(machine: machine, peer: peer, handle: handle, progress: progress, reachable: reachable)
+        outgoing[id] = Outgoing(machine: machine, peer: peer, handle: handle, modified: stamp.modified, progress: progress,
+                                reachable: reachable)
         logger.info("offering a resource", metadata: ["mesh.peer": "\(peer.id.shortHex)", "resource.id": "\(id.shortHex)", "resource.size": "\(size)"])
         await perform(actions, outgoing: id)
         return progress
@@ -230,6 +247,8 @@ actor ResourceTransfers {
                 await perform(actions, incoming: key, chunk: chunk)
             } else if let memory = finished[key] {
                 if let done = memory.done { await send(.done(done), id: id, to: sender) }
+            } else if let done = recordedDone(key) {
+                await send(.done(done), id: id, to: sender)
             } else if pending[key] == nil {
                 logger.notice("refused a resource chunk: unknown transfer", metadata: ["mesh.peer": "\(sender.id.shortHex)", "resource.id": "\(id.shortHex)"])
                 await send(.cancel(Self.cancel(.unknownTransfer, "no transfer \(id.shortHex) here")), id: id, to: sender)
@@ -292,7 +311,7 @@ actor ResourceTransfers {
             incoming[key] = transfer
             await perform(actions, incoming: key, chunk: nil)
             if let current = incoming[key], current.unsaved > 0, now - current.checkpointedAt >= ResourceLimits.checkpointInterval {
-                checkpoint(key)
+                requestCheckpoint(key)
             }
         }
         for (key, offer) in pending where offer.until <= now {

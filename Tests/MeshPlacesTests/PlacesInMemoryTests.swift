@@ -1,0 +1,59 @@
+import Foundation
+import MeshPlaces
+import MeshSession
+import MeshStore
+import MeshTestSupport
+import Places
+import Testing
+
+/// Places alone on the in-memory tier: A—B—C on an `InMemoryFabric` (no sockets, virtual time),
+/// a ``PlaceService`` on A (holding a data set) and on C (none); B only relays.
+@Suite("Places on the in-memory mesh")
+struct PlacesInMemoryTests {
+    /// A places service on a node, fed the node's session events, run for the mesh's lifetime.
+    static func places(on node: TestNode, local: LocalPlaces, in mesh: TestMesh) async throws -> (PlaceService, EventQueue<PlacesEvent>) {
+        let service = try PlaceService(session: node.session, store: try MessageStore.inMemory(), local: local,
+                                       logger: node.logs.logger(label: "\(node.name).places"))
+        await service.advertise()
+        let shown = EventQueue<PlacesEvent>(capacity: 64)
+        let session = node.session
+        mesh.spawn { for await event in session.events { _ = await service.handle(event) } }
+        mesh.spawn { await service.run { await shown.push($0) } }
+        return (service, shown)
+    }
+
+    @Test("C learns A's data set across B, its lookup is answered from A's data 2 hops away, and A's pin and withdrawal reach C")
+    func lookupAndPinAcrossHops() async throws {
+        try await withTestMesh { mesh in
+            let a = try await mesh.node("alice", readsEvents: false)
+            let b = try await mesh.node("bob")
+            let c = try await mesh.node("carol", readsEvents: false)
+            let (alice, _) = try await Self.places(on: a, local: LocalPlacesTests.local([("london", LocalPlacesTests.places)]), in: mesh)
+            let (carol, shownAtC) = try await Self.places(on: c, local: LocalPlaces(), in: mesh)
+            try await mesh.link(a, b)
+            try await mesh.link(b, c)
+            try await mesh.advance(until: "C learns A's data set") { !carol.peersWithData.isEmpty }
+            let (peer, sets) = try #require(carol.peersWithData.first)
+            #expect(peer.id == a.peer.id && sets.map(\.name) == ["london"])
+            #expect(c.session.route(to: a.peer)?.hops == 2)
+
+            let result = await carol.lookup(try PlaceLookup(centre: LocalPlacesTests.london, radius: .kilometres(2), text: "pizza"))
+            #expect(result.hits.map(\.name) == ["Pizza Express", "PIZZA hut"])
+            #expect(result.hits.allSatisfy { $0.source?.id == a.peer.id })
+
+            let (pin, _) = try await alice.pin(LocalPlacesTests.london, label: "Meet here")
+            let added = try await mesh.next(shownAtC) { event -> SharedPin? in
+                if case .pinAdded(let pin) = event { return pin }
+                return nil
+            }
+            #expect(added.id == pin.id && added.author.id == a.peer.id)
+            #expect(try await alice.unpin([pin.id]).map(\.id) == [pin.id])
+            let withdrawn = try await mesh.next(shownAtC) { event -> SharedPin? in
+                if case .pinWithdrawn(let pin) = event { return pin }
+                return nil
+            }
+            #expect(withdrawn.id == pin.id)
+            #expect(try await carol.pins().isEmpty)
+        }
+    }
+}
