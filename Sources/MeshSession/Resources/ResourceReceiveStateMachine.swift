@@ -6,8 +6,9 @@ import struct Foundation.Data
 /// Created from a validated offer (``ResourceOffer/init(validating:)``) that the shell decided to
 /// accept. States: **receiving** (chunks are stored in any order within
 /// ``ResourceLimits/window`` of the cumulative acknowledgement; every second chunk stored in
-/// order, the last, and each chunk stored out of order or duplicate is acknowledged), **verifying** (every chunk is stored; the shell hashes the `.part` file and
-/// calls ``verified(sha256:)``), and **finished** (confirmed or failed).
+/// order, the last, and each chunk stored out of order or duplicate is acknowledged),
+/// **verifying** (every chunk is stored; the shell hashes the `.part` file and calls
+/// ``verified(sha256:)``), and **finished** (confirmed or failed).
 ///
 /// A chunk out of range or of the wrong length cancels the transfer with `protocolViolation`; a
 /// chunk past the window is dropped (the sender retransmits it); a duplicate is acknowledged again.
