@@ -81,15 +81,7 @@ struct CryptoBench: ParsableCommand {
 
     private func report(_ label: String, bytes: Int, _ body: () -> Void) {
         if let only, !label.contains(only) { return }
-        body()  // warm-up
-        var iterations = 0
-        let start = monotonicSeconds()
-        var elapsed = 0.0
-        repeat {
-            body()
-            iterations += 1
-            elapsed = monotonicSeconds() - start
-        } while elapsed < seconds
+        let (iterations, elapsed) = timeRepeatedly(for: seconds, body)
         let rate = Double(bytes * iterations) / elapsed
         let line = label.padding(toLength: 52, withPad: " ", startingAt: 0) + String(format: " %8.0f MB/s  %6.2f Gbit/s  %8.1f µs/op", rate / 1e6, rate * 8 / 1e9, elapsed / Double(iterations) * 1e6)
         print(line)

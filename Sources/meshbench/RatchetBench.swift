@@ -69,15 +69,7 @@ struct RatchetBench: ParsableCommand {
 
     /// Seconds per operation.
     private func measure(_ body: () -> Void) -> Double {
-        body()  // warm-up
-        var iterations = 0
-        let start = monotonicSeconds()
-        var elapsed = 0.0
-        repeat {
-            body()
-            iterations += 1
-            elapsed = monotonicSeconds() - start
-        } while elapsed < seconds
+        let (iterations, elapsed) = timeRepeatedly(for: seconds, body)
         return elapsed / Double(iterations)
     }
 

@@ -90,6 +90,21 @@ struct SplitMix: RandomNumberGenerator {
     }
 }
 
+/// Runs `body` once to warm up, then repeatedly for at least `seconds`.
+/// - Returns: the iterations timed and the seconds they took.
+func timeRepeatedly(for seconds: Double, _ body: () -> Void) -> (iterations: Int, elapsed: Double) {
+    body()  // warm-up
+    var iterations = 0
+    let start = monotonicSeconds()
+    var elapsed = 0.0
+    repeat {
+        body()
+        iterations += 1
+        elapsed = monotonicSeconds() - start
+    } while elapsed < seconds
+    return (iterations, elapsed)
+}
+
 func hex(_ digest: SHA256.Digest) -> String {
     digest.map { String(format: "%02x", $0) }.joined()
 }
