@@ -34,11 +34,10 @@ public struct TerminalLogHandler: LogHandler {
     }
 
     /// Writes one line to stderr, above the input line.
-    public func log(level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?,
-                    source: String, file: String, function: String, line: UInt) {
-        let merged = metadata.merging(explicit ?? [:]) { _, new in new }
-        let text = Self.format(date: Date(), level: level.rawValue, label: label, metadata: merged.mapValues { "\($0)" },
-                               source: source, message: "\(message)")
+    public func log(event: LogEvent) {
+        let merged = metadata.merging(event.metadata ?? [:]) { _, new in new }
+        let text = Self.format(date: Date(), level: event.level.rawValue, label: label, metadata: merged.mapValues { "\($0)" },
+                               source: event.source, message: "\(event.message)")
         terminal.writeAboveInput {
             FileHandle.standardError.write(Data(text.utf8))
         }
