@@ -57,6 +57,10 @@ extension DoubleRatchet {
         var limits = RatchetLimits()
         limits.maxSkip = try reader.u32()
         limits.maxStoredSkipped = Int(try reader.u32())
+        // A damaged or edited file must not let a peer make this node derive or keep millions of keys.
+        guard limits.maxSkip <= RatchetLimits.ceiling, limits.maxStoredSkipped <= RatchetLimits.ceiling else {
+            throw RatchetError(.malformed, "a stored ratchet state with limits over \(RatchetLimits.ceiling)")
+        }
         self.limits = limits
         let adCount = Int(try reader.u32())
         guard adCount <= 1024 else { throw RatchetError(.malformed, "stored associated data of \(adCount) bytes (maximum 1024)") }

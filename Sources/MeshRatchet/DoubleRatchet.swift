@@ -158,9 +158,10 @@ public struct DoubleRatchet: Sendable {
     private mutating func skipKeys(until: UInt32) throws(RatchetError) {
         guard var chain = receivingChain, let ratchetKey = receivingRatchet else { return }
         guard until >= receivedCount else { return }
-        guard until - receivedCount <= limits.maxSkip else {
+        let maxSkip = min(limits.maxSkip, UInt32(RatchetLimits.ceiling))
+        guard until - receivedCount <= maxSkip else {
             throw RatchetError(.tooManySkipped,
-                               "a message \(until - receivedCount) ahead of the chain (maximum \(limits.maxSkip))")
+                               "a message \(until - receivedCount) ahead of the chain (maximum \(maxSkip))")
         }
         while receivedCount < until {
             let (next, messageKey) = RatchetKDF.chain(chain)
@@ -190,13 +191,14 @@ public struct DoubleRatchet: Sendable {
 
     /// Keeps at most ``RatchetLimits/maxStoredSkipped`` skipped keys, forgetting the oldest.
     private mutating func forgetOldestSkipped() {
+        let bound = min(max(limits.maxStoredSkipped, 0), RatchetLimits.ceiling)
         var dropped = 0
-        while skipped.count > limits.maxStoredSkipped, dropped < skippedOrder.count {
+        while skipped.count > bound, dropped < skippedOrder.count {
             skipped[skippedOrder[dropped]] = nil
             dropped += 1
         }
         if dropped > 0 { skippedOrder.removeFirst(dropped) }
-        if skippedOrder.count > 2 * max(limits.maxStoredSkipped, 16) {
+        if skippedOrder.count > 2 * max(bound, 16) {
             skippedOrder.removeAll { skipped[$0] == nil }
         }
     }

@@ -9,6 +9,10 @@ public struct RatchetLimits: Hashable, Sendable {
     /// then fail as if tampered): 2,000 by default.
     public var maxStoredSkipped = 2_000
 
+    /// The largest value either bound may have (a stored state with more is refused, and larger
+    /// values set here are treated as this): 100,000.
+    public static let ceiling = 100_000
+
     /// Creates the defaults.
     public init() {}
 }

@@ -29,6 +29,16 @@ struct RatchetStorageTests {
             #expect(throws: RatchetError.self) { try DoubleRatchet(serialized: stored.prefix(length)) }
         }
         #expect(throws: RatchetError.self) { try DoubleRatchet(serialized: stored + Data([0])) }
+        // Limits raised in the file (maxSkip at 200,000, then the stored bound at 4 billion) are refused.
+        var limitsStart = 1 + 32 + 32 + 1 + 32 + 1 + 32 + 1 + 12  // version, root, ratchet key, DHr, CKs, CKr (absent), counters
+        if pair.bob.serialized[1 + 32 + 32 + 1 + 32 + 1 + 32] == 1 { limitsStart += 32 }
+        #expect(stored[limitsStart ..< limitsStart + 8] == Data([0, 0, 0x03, 0xE8, 0, 0, 0x07, 0xD0]))  // 1,000 and 2,000
+        var raised = stored
+        raised.replaceSubrange(limitsStart ..< limitsStart + 4, with: [0x00, 0x03, 0x0D, 0x40])
+        #expect(throws: RatchetError(.malformed, "")) { try DoubleRatchet(serialized: raised) }
+        raised = stored
+        raised.replaceSubrange(limitsStart + 4 ..< limitsStart + 8, with: [0xFF, 0xFF, 0xFF, 0xFF])
+        #expect(throws: RatchetError(.malformed, "")) { try DoubleRatchet(serialized: raised) }
         var version = stored
         version[0] = 9
         #expect(throws: RatchetError.self) { try DoubleRatchet(serialized: version) }
