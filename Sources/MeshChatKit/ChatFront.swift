@@ -153,7 +153,7 @@ public struct ChatFront: Sendable {
                 for try await line in lines {
                     if await self.handle(line) == .quit { break }
                 }
-                await self.trust.saveIfDirty(to: self.messenger.store)
+                await self.trust.saveChanges(to: self.messenger.store)
                 if !self.options.keepRunningAfterInput {
                     // Files still on their way stay with the session, on disk: they resume at the next start.
                     await session.disconnect()
@@ -370,7 +370,7 @@ public struct ChatFront: Sendable {
         case .join, .leave, .rooms:
             await handleRooms(command)
         case .quit:
-            await trust.saveIfDirty(to: messenger.store)
+            await trust.saveChanges(to: messenger.store)
             await session.disconnect()
             return .quit
         }

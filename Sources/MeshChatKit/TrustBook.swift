@@ -6,9 +6,10 @@ import MeshStore
 /// The chat's ``NameBook`` (PROTOCOL.md §20.3) with its storage: the setting ``settingKey`` of
 /// the message store (the data directory's database, 0600 like the rest of the state).
 ///
-/// Names are fed in as the session learns them (handshakes, signed adverts); what only moves the
-/// last-seen time is saved at most every ``saveInterval`` (``saveIfDirty(to:)``), so that a flood
-/// of identities costs one write per interval, not one per node; the user's `/trust` and
+/// Names are fed in as the session learns them (handshakes, signed adverts) and saved by
+/// ``saveIfDirty(to:)``, which the chat calls every few seconds: a new node or name is saved at the
+/// next call (so a flood of identities costs one write per call, not one per node), a sighting that
+/// only moves a last-seen time at most every ``sightingsInterval``; the user's `/trust` and
 /// `/untrust` are saved before they are confirmed. Thread-safe.
 public final class TrustBook: Sendable {
     /// The setting the book is kept under (its JSON, ``NameBook/encoded``).
@@ -16,12 +17,19 @@ public final class TrustBook: Sendable {
 
     private struct State {
         var book = NameBook()
+        /// A node or a name was added (or the user's verification changed) since the last save.
         var dirty = false
+        /// Only last-seen times changed since the last save.
+        var seen = false
+        /// When the book was last saved.
+        var savedAt = ContinuousClock.now
         /// The claims already reported (node id and normalised name), so each is reported once a run.
         var reported: Set<String> = []
     }
     /// The most claims remembered as reported (then the set starts anew: a claim may be reported again).
     static let maxReported = 10_000
+    /// The longest a sighting (a last-seen time) waits to be saved.
+    static let sightingsInterval: Duration = .seconds(300)
     private let state = Mutex(State())
 
     /// An empty book.
@@ -54,8 +62,13 @@ public final class TrustBook: Sendable {
     ///   reported yet in this run (say so once), else `nil`.
     func observe(_ peer: PeerID, now: Date = Date()) -> NodeID? {
         state.withLock { state in
+            let before = state.book.records[peer.id]?.names
             let standing = state.book.observe(name: peer.displayName, node: peer.id, atMilliseconds: Self.milliseconds(now))
-            state.dirty = true
+            if before == nil || before != state.book.records[peer.id]?.names {
+                state.dirty = true
+            } else {
+                state.seen = true
+            }
             guard case .newKey(let holder) = standing else { return nil }
             if state.reported.count >= Self.maxReported { state.reported = [] }
             return state.reported.insert(peer.id.hex + " " + NameBook.normalised(peer.displayName)).inserted ? holder : nil
@@ -76,16 +89,29 @@ public final class TrustBook: Sendable {
         try await save(to: store)
     }
 
-    /// Saves the book when it changed since the last save.
+    /// Saves the book when a node or a name was added since the last save, or sightings are
+    /// older than ``sightingsInterval``.
+    /// - Parameters:
+    ///   - store: where the book is kept.
+    ///   - now: the clock (tests).
+    func saveIfDirty(to store: MessageStore, now: ContinuousClock.Instant = .now) async {
+        let due = state.withLock { $0.dirty || ($0.seen && now - $0.savedAt >= Self.sightingsInterval) }
+        guard due else { return }
+        try? await save(to: store)
+    }
+
+    /// Saves the book if anything changed since the last save (at the end of a run).
     /// - Parameter store: where the book is kept.
-    func saveIfDirty(to store: MessageStore) async {
-        guard state.withLock({ $0.dirty }) else { return }
+    func saveChanges(to store: MessageStore) async {
+        guard state.withLock({ $0.dirty || $0.seen }) else { return }
         try? await save(to: store)
     }
 
     private func save(to store: MessageStore) async throws {
         let text = state.withLock { state in
             state.dirty = false
+            state.seen = false
+            state.savedAt = .now
             return String(decoding: state.book.encoded, as: UTF8.self)
         }
         do {
