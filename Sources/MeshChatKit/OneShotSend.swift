@@ -134,6 +134,9 @@ public struct OneShotSend: Sendable {
                 return finish(.unknownPeer("\(message); nothing was sent"))
             }
             guard let peer = candidates.first else {
+                if let problem = PeerLookup.claimantProblem(target, in: known, noun: "known peer", names: names) {
+                    return finish(.unknownPeer("\(problem); nothing was sent"))
+                }
                 return finish(.unknownPeer("no peer called \"\(target)\" was reachable, and none is in the history; nothing was sent"))
             }
             state = .storing(peer, unreachable: true)

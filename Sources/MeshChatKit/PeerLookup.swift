@@ -25,13 +25,7 @@ public enum PeerLookup {
         switch candidates.count {
         case 1: return .success(candidates[0])
         case 0:
-            let claimants = Self.candidates(name, in: peers)
-            if let holder = names.holder(of: name), !claimants.isEmpty {
-                return .failure("\"\(name)\" belongs to the key \(holder.shortHex), which is not among the \(noun)s; "
-                                + claimants.map { "\($0.displayName) \($0.id.shortHex) is another key claiming the name" }.joined(separator: ", ")
-                                + " (address it by its id prefix if you mean it)")
-            }
-            return .failure("no \(noun) is called \"\(name)\" (see /peers)")
+            return .failure(claimantProblem(name, in: peers, noun: noun, names: names) ?? "no \(noun) is called \"\(name)\" (see /peers)")
         default:
             return .failure("\"\(name)\" matches \(candidates.count) peers; use an id prefix: "
                             + candidates.map { "\($0.displayName) \($0.id.shortHex)" }.joined(separator: ", "))
@@ -58,6 +52,21 @@ extension PeerLookup {
             candidates = allPeers.filter { $0.id.hex.hasPrefix(name.lowercased()) }
         }
         return candidates
+    }
+
+    /// Why `name` finds nobody when only keys claiming a name another key holds go by it.
+    /// - Parameters:
+    ///   - name: what the user typed (without `@`).
+    ///   - peers: the candidates.
+    ///   - noun: what the candidates are ("reachable peer").
+    ///   - names: which key holds each name.
+    /// - Returns: the sentence, or `nil` when no claimant goes by `name`.
+    public static func claimantProblem(_ name: String, in peers: [PeerID], noun: String, names: NameBook) -> String? {
+        let claimants = candidates(name, in: peers).filter { isClaimant($0, names) }
+        guard let holder = names.holder(of: name), !claimants.isEmpty else { return nil }
+        return "\"\(name)\" belongs to the key \(holder.shortHex), which is not among the \(noun)s; "
+            + claimants.map { "\($0.displayName) \($0.id.shortHex) is another key claiming the name" }.joined(separator: ", ")
+            + " (address it by its id prefix if you mean it)"
     }
 
     /// Whether `peer` claims a display name another key holds (it is reachable by id prefix only).

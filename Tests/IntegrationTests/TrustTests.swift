@@ -64,4 +64,34 @@ struct TrustTests {
         again.send("/quit")
         #expect(try await again.waitForExit() == 0)
     }
+
+    @Test("meshchat send --to @bob never picks another key named bob: exit 67 naming the claimant, nothing stored")
+    func sendRefusesClaimant() async throws {
+        let directory = TemporaryDirectory()
+        let (alice, bob, _) = try await TwoPeerTests.connectedPair(directory)
+        let bobID = try #require(JSONLine(bob.output[0])?.string("id"))
+        alice.send("/quit")
+        bob.send("/quit")
+        #expect(try await alice.waitForExit() == 0)
+        #expect(try await bob.waitForExit() == 0)
+
+        let impostor = try ChatProcess(["--name", "bob", "--json", "--no-discovery", "--keep-running",
+                                        "--data-dir", directory.appending("impostor")], label: "impostor")
+        let port = try await CommandLineTests.readyPort(impostor)
+        let impostorID = try #require(JSONLine(impostor.output[0])?.string("id"))
+        let send = try SendCommandTests.send(["--connect", "127.0.0.1:\(port)", "--to", "@bob", "--timeout", "2", "for bob only"], in: directory)
+        #expect(try await send.waitForExit(timeout: .seconds(30)) == 67, "stderr: \(send.errors)")
+        let result = try SendCommandTests.result(send)
+        #expect(result.string("status") == "unknownPeer")
+        let message = try #require(result.string("message"))
+        #expect(message.contains(String(bobID.prefix(8))) && message.contains("\(impostorID.prefix(8)) is another key"), "\(message)")
+        #expect(result.string("id") == nil)
+        // Its id prefix reaches the newcomer.
+        let byID = try SendCommandTests.send(["--connect", "127.0.0.1:\(port)", "--to", "@\(impostorID.prefix(8))", "--timeout", "20", "hello newcomer"],
+                                             in: directory, label: "send by id")
+        #expect(try await byID.waitForExit(timeout: .seconds(30)) == 0, "stderr: \(byID.errors)")
+        try await impostor.waitForEvent("\"event\":\"message\"", "hello newcomer")
+        #expect(!impostor.output.contains { $0.contains("for bob only") })
+        impostor.closeInput()
+    }
 }
