@@ -68,8 +68,7 @@ extension ChatFront {
         default: return
         }
         guard peer.id != session.peer.peerID.id, let holderID = trust.observe(peer) else { return }
-        let holder = (try? PeerID(id: holderID, displayName: peer.displayName)) ?? peer
-        emit(.nameConflict(peer, holder: holder))
+        emit(.nameConflict(peer, holder: name(of: holderID)))
     }
 
     /// Saves the name book every ``nameBookSaveInterval`` while sightings changed it, until cancelled.

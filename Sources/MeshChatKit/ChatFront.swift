@@ -406,7 +406,8 @@ public struct ChatFront: Sendable {
         return rows.sorted { ($0.hops ?? Int.max, $0.peer.displayName) < ($1.hops ?? Int.max, $1.peer.displayName) }
     }
 
-    private func name(of node: NodeID) -> PeerID {
+    /// A node with its latest name: reachable now or seen this run, else its id prefix as the name.
+    func name(of node: NodeID) -> PeerID {
         if let route = session.reachablePeers.first(where: { $0.peer.id == node }) { return route.peer }
         if let known = book.all.first(where: { $0.id == node }) { return known }
         return (try? PeerID(id: node, displayName: node.shortHex)) ?? session.peer.peerID

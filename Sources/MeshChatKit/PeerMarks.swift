@@ -40,7 +40,7 @@ extension PeerID {
     public var shownName: String {
         switch PeerMarks.standing(of: self) {
         case .verified: return "\(displayName) ✓"
-        case .newKey: return "\(displayName) (new key \(id.shortHex))"
+        case .newKey: return "\(displayName)\(PeerMarks.book?.isVerified(id) == true ? " ✓" : "") (new key \(id.shortHex))"
         case .holder, nil: return PeerMarks.book?.isVerified(id) == true ? "\(displayName) ✓" : displayName
         }
     }
