@@ -11,6 +11,8 @@ extension ChatCommand {
         "ping": "A sealed ping answered by the peer's node with a sealed pong, at most 20 per second. Example: /ping @carol",
         "verify": "60 digits made from both identity keys, the same on both sides: compare them with the peer (aloud or side by side); if they match, nobody in between holds a key of their own. Example: /verify @bob",
         "mesh": "Every reachable node as a tree from you with each link's round trip, the links the tree leaves out, and nodes out of reach.",
+        "trust": "Only after /verify showed the same 60 digits on both screens. A verified peer is marked ✓ wherever its name is shown and \"verified\": true in --json; remembered across restarts. A node that later claims the name with another key is shown flagged as a new key and never gets what you address by name. Example: /trust @bob",
+        "untrust": "The peer keeps its name, but is no longer marked verified. Example: /untrust @bob",
         "block": "Its lines to everyone, to rooms and to you, its pins and its lookups are dropped unread; its private lines are still acknowledged. Example: /block @spammer",
         "unblock": "Its lines are shown again from now on (those dropped meanwhile are gone). Example: /unblock @bob",
         "history": "Private lines, lines to everyone and room lines, oldest first, with delivery status. Example: /history 50",

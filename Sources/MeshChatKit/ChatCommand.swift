@@ -38,6 +38,11 @@ public enum ChatCommand: Sendable, Hashable {
     case ping(String)
     /// `/verify @name`: the safety number to compare with a peer (PROTOCOL.md §20.1).
     case verify(String)
+    /// `/trust @name`: record that the safety number was compared (PROTOCOL.md §20.3); `/trust`
+    /// alone (empty) lists the verified peers.
+    case trust(String)
+    /// `/untrust @name`: forget that a peer was verified.
+    case untrust(String)
     /// `/block @name`: ignore a peer's lines, private lines and pins (remembered).
     case block(String)
     /// `/unblock @name`: stop ignoring a peer.
@@ -123,6 +128,8 @@ public enum ChatCommand: Sendable, Hashable {
         ("route", "/route @NAME", "show the path to a peer across the mesh with each link's latency"),
         ("ping", "/ping @NAME", "measure the round trip to a peer across the mesh (a sealed ping and pong)"),
         ("verify", "/verify @NAME", "show the safety number to compare with a peer, and both key fingerprints"),
+        ("trust", "/trust @NAME", "record that you compared the safety number with a peer (marked ✓; /trust alone lists them)"),
+        ("untrust", "/untrust @NAME", "forget that you verified a peer"),
         ("mesh", "/mesh", "show the mesh as this node knows it: every node and link, as a tree from you"),
         ("block", "/block @NAME", "ignore a peer's lines, private lines and pins from now on (remembered; /block alone lists them)"),
         ("unblock", "/unblock @NAME", "stop ignoring a peer"),
@@ -233,6 +240,14 @@ public enum ChatCommand: Sendable, Hashable {
             let target = argument.trimmingPrefix("@")
             guard !target.isEmpty, !target.contains(" ") else { throw .badArgument(command: "verify", "one peer is required") }
             return .verify(target)
+        case "trust":
+            let target = argument.trimmingPrefix("@")
+            guard !target.contains(" ") else { throw .badArgument(command: "trust", "one peer is required") }
+            return .trust(target)
+        case "untrust":
+            let target = argument.trimmingPrefix("@")
+            guard !target.isEmpty, !target.contains(" ") else { throw .badArgument(command: "untrust", "one peer is required") }
+            return .untrust(target)
         case "block", "ignore":
             return .block(argument.trimmingPrefix("@"))
         case "unblock", "unignore":

@@ -15,7 +15,7 @@ extension ChatFront {
         guard let files else { return fail("file transfer is off in this chat") }
         let resolved = Self.resolve(path)
         let peer: PeerID
-        switch PeerLookup.match(target, in: await knownPeers(), noun: "peer") {
+        switch PeerLookup.match(target, in: await knownPeers(), noun: "peer", names: trust.book) {
         case .failure(let message): return fail(message)
         case .success(let found): peer = found
         }

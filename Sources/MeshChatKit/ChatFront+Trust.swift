@@ -1,9 +1,14 @@
+import Foundation
+import MeshChat
 import MeshSession
 
 extension ChatFront {
+    /// How often the name book is saved when only sightings changed it (PROTOCOL.md §20.3).
+    static let nameBookSaveInterval: Duration = .seconds(5)
+
     /// `/verify @peer`: the safety number with a reachable peer whose identity key this node holds.
     func verify(_ target: String) {
-        switch PeerLookup.match(target, in: session.reachablePeers.map(\.peer), noun: "reachable peer") {
+        switch PeerLookup.match(target, in: session.reachablePeers.map(\.peer), noun: "reachable peer", names: trust.book) {
         case .failure(let message):
             emit(.error("/verify: \(message)"))
         case .success(let peer):
@@ -14,6 +19,63 @@ extension ChatFront {
                 return
             }
             emit(.verify(peer, number, mine: mine, theirs: theirs))
+        }
+    }
+
+    /// `/trust @peer` (`verified`) and `/untrust @peer`: records whether the user compared the
+    /// safety number, on disk before it is confirmed; `/trust` alone lists the verified peers.
+    func trust(_ target: String, verified: Bool) async {
+        let command = verified ? "/trust" : "/untrust"
+        if target.isEmpty {
+            emit(.trusted(await verifiedPeers()))
+            return
+        }
+        // A verified peer out of sight is still found (to untrust it).
+        var peers = await knownPeers()
+        let known = Set(peers.map(\.id))
+        peers += await verifiedPeers().filter { !known.contains($0.id) }
+        switch PeerLookup.match(target, in: peers, noun: "peer", names: trust.book) {
+        case .failure(let message):
+            emit(.error("\(command): \(message)"))
+        case .success(let peer):
+            do {
+                try await trust.setVerified(peer, verified, store: messenger.store)
+                emit(.trust(peer, verified: verified))
+            } catch {
+                emit(.error("\(command): \(error)"))
+            }
+        }
+    }
+
+    /// The verified peers, by their latest name (else a name they hold, else their id prefix).
+    func verifiedPeers() async -> [PeerID] {
+        let book = trust.book
+        let latest = Dictionary(await knownPeers().map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        return book.records.filter(\.value.verified).compactMap { node, record in
+            latest[node] ?? (try? PeerID(id: node, displayName: record.names.sorted().first ?? node.shortHex))
+        }.sorted { ($0.displayName, $0.id) < ($1.displayName, $1.id) }
+    }
+
+    /// Feeds the name book the names the session learnt with a key: a neighbour's handshake, a
+    /// signed advert (reachability, renames). A key claiming a name another key holds is reported
+    /// once (`nameConflict`).
+    func learnName(from event: SessionEvent) {
+        let peer: PeerID
+        switch event {
+        case .peerChanged(let changed, .connected): peer = changed
+        case .reachabilityChanged(let changed, .some): peer = changed
+        case .peerRenamed(let changed, _): peer = changed
+        default: return
+        }
+        guard peer.id != session.peer.peerID.id, let holderID = trust.observe(peer) else { return }
+        emit(.nameConflict(peer, holder: name(of: holderID)))
+    }
+
+    /// Saves the name book every ``nameBookSaveInterval`` while sightings changed it, until cancelled.
+    func keepNameBook() async {
+        while !Task.isCancelled {
+            do { try await session.sleep(for: Self.nameBookSaveInterval) } catch { break }
+            await trust.saveIfDirty(to: messenger.store)
         }
     }
 }

@@ -36,6 +36,8 @@ public struct ChatFront: Sendable {
     let places: PlaceService
     let memory = FrontMemory()
     private let book = PeerBook()
+    /// Which key holds each name, and who is verified (PROTOCOL.md §20.3), kept in the store.
+    let trust = TrustBook()
     let options: Options
     private let finder: PeerFinder?
     let files: FileTransfers?
@@ -82,10 +84,10 @@ public struct ChatFront: Sendable {
         self.show = show
     }
 
-    /// Shows one output.
+    /// Shows one output, with peers marked by their standing in the name book (``PeerMarks``).
     /// - Parameter output: what to show.
     public func emit(_ output: ChatOutput) {
-        show(output)
+        PeerMarks.$book.withValue(trust.book) { show(output) }
     }
 
     /// The line for an output: JSON (`--json`) or text; `nil` when the output has no line in that form.
@@ -101,6 +103,9 @@ public struct ChatFront: Sendable {
     /// - Parameter lines: the user's lines.
     public func run<Lines: AsyncSequence & Sendable>(lines: Lines) async throws where Lines.Element == String {
         let session = self.session
+        if let problem = await trust.load(from: messenger.store) {
+            logger.warning("\(problem)", metadata: ["trust.setting": "\(TrustBook.settingKey)"])
+        }
         if let blocked = try? await messenger.blocked() {
             await places.setBlocked(Set(blocked.keys))
             await files?.setBlocked(Set(blocked.keys))
@@ -141,9 +146,14 @@ public struct ChatFront: Sendable {
                 }
             }
             group.addTask {
+                await self.keepNameBook()
+                return .other
+            }
+            group.addTask {
                 for try await line in lines {
                     if await self.handle(line) == .quit { break }
                 }
+                await self.trust.saveChanges(to: self.messenger.store)
                 if !self.options.keepRunningAfterInput {
                     // Files still on their way stay with the session, on disk: they resume at the next start.
                     await session.disconnect()
@@ -196,7 +206,7 @@ public struct ChatFront: Sendable {
                 emit(.error("nothing was sent: \(error)"))
             }
         case .privateMessage(let target, let text):
-            switch PeerLookup.match(target, in: await knownPeers(), noun: "peer") {
+            switch PeerLookup.match(target, in: await knownPeers(), noun: "peer", names: trust.book) {
             case .failure(let message):
                 emit(.error("/msg: \(message); nothing was sent"))
             case .success(let peer):
@@ -229,7 +239,7 @@ public struct ChatFront: Sendable {
         case .mesh:
             emit(.mesh(meshRows()))
         case .ping(let target):
-            switch PeerLookup.match(target, in: session.reachablePeers.map(\.peer), noun: "reachable peer") {
+            switch PeerLookup.match(target, in: session.reachablePeers.map(\.peer), noun: "reachable peer", names: trust.book) {
             case .failure(let message):
                 emit(.error("/ping: \(message)"))
             case .success(let peer):
@@ -242,13 +252,17 @@ public struct ChatFront: Sendable {
             }
         case .verify(let target):
             verify(target)
+        case .trust(let target):
+            await trust(target, verified: true)
+        case .untrust(let target):
+            await trust(target, verified: false)
         case .block(let target):
             do {
                 if target.isEmpty {
                     emit(.blocked(try await blockedPeers()))
                     break
                 }
-                switch PeerLookup.match(target, in: await knownPeers(), noun: "peer") {
+                switch PeerLookup.match(target, in: await knownPeers(), noun: "peer", names: trust.book) {
                 case .failure(let message):
                     emit(.error("/block: \(message)"))
                 case .success(let peer):
@@ -276,7 +290,7 @@ public struct ChatFront: Sendable {
                 emit(.error("/unblock: \(error)"))
             }
         case .route(let target):
-            switch PeerLookup.match(target, in: session.reachablePeers.map(\.peer), noun: "reachable peer") {
+            switch PeerLookup.match(target, in: session.reachablePeers.map(\.peer), noun: "reachable peer", names: trust.book) {
             case .failure(let message):
                 emit(.error("/route: \(message)"))
             case .success(let peer):
@@ -356,6 +370,7 @@ public struct ChatFront: Sendable {
         case .join, .leave, .rooms:
             await handleRooms(command)
         case .quit:
+            await trust.saveChanges(to: messenger.store)
             await session.disconnect()
             return .quit
         }
@@ -391,7 +406,8 @@ public struct ChatFront: Sendable {
         return rows.sorted { ($0.hops ?? Int.max, $0.peer.displayName) < ($1.hops ?? Int.max, $1.peer.displayName) }
     }
 
-    private func name(of node: NodeID) -> PeerID {
+    /// A node with its latest name: reachable now or seen this run, else its id prefix as the name.
+    func name(of node: NodeID) -> PeerID {
         if let route = session.reachablePeers.first(where: { $0.peer.id == node }) { return route.peer }
         if let known = book.all.first(where: { $0.id == node }) { return known }
         return (try? PeerID(id: node, displayName: node.shortHex)) ?? session.peer.peerID
@@ -445,6 +461,7 @@ public struct ChatFront: Sendable {
         default:
             break
         }
+        learnName(from: event)
         switch event {
         case .peerChanged(let peer, let state):
             var reason: DisconnectReason?

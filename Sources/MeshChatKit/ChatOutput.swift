@@ -76,6 +76,13 @@ public enum ChatOutput: Sendable {
     /// The answer to `/verify`: the safety number with a peer and each side's half (its key's
     /// fingerprint, PROTOCOL.md §20.1).
     case verify(PeerID, SafetyNumber, mine: String, theirs: String)
+    /// `/trust` or `/untrust` recorded whether the user verified a peer (PROTOCOL.md §20.3).
+    case trust(PeerID, verified: Bool)
+    /// The verified peers, when `/trust` lists them.
+    case trusted([PeerID])
+    /// A node claims a name another node (`holder`) holds: it is a different peer, shown flagged
+    /// and reachable only by its id prefix (PROTOCOL.md §20.3).
+    case nameConflict(PeerID, holder: PeerID)
     /// The blocked peers, after `/block` or `/unblock` or when listed.
     case blocked([PeerID])
     /// A display name changed: mine after `/nick` (`isMe`), or a peer's; `peer` has the new name.
@@ -199,6 +206,11 @@ public enum ChatOutput: Sendable {
             self.name = name
             self.state = state
             self.address = address
+        }
+
+        /// The row's peer, for its marks (``PeerMarks``); `nil` when the id or name is not valid.
+        var peer: PeerID? {
+            (try? NodeID(hex: id)).flatMap { try? PeerID(id: $0, displayName: name) }
         }
     }
 }

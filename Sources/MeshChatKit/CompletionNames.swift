@@ -5,7 +5,9 @@ import MeshSession
 /// Every output that names a peer (a connection, a message, a discovery, `/peers`…) adds or
 /// renames it; my own id, learnt from ``ChatOutput/ready(id:name:port:)``, is left out. A name
 /// with whitespace or a control character cannot be typed as one word, so its peer completes to
-/// its 8-digit id prefix, which `/msg` and `/route` accept as well.
+/// its 8-digit id prefix, which `/msg` and `/route` accept as well; so does a key claiming a name
+/// another key holds (PROTOCOL.md §20.3, seen in ``PeerMarks/book`` while the output is shown), so
+/// that completion never offers the name to an impostor.
 public struct CompletionNames: Sendable, Hashable {
     /// The most peers remembered; the earliest learnt are forgotten first.
     public static let limit = 1_000
@@ -53,6 +55,9 @@ public struct CompletionNames: Sendable, Hashable {
     private mutating func note(id: String, name: String) {
         guard id != myID, !name.isEmpty else { return }
         if names[id] == nil { order.append(id) }
+        var name = name
+        // A claimant completes to its id prefix, as a name that cannot be typed does.
+        if let node = try? NodeID(hex: id), case .newKey = PeerMarks.book?.standing(of: node, name: name) { name = "\n" }
         names[id] = name
         while order.count > Self.limit { names[order.removeFirst()] = nil }
     }

@@ -42,25 +42,25 @@ enum FileOutput {
         switch event {
         case .offered(let info):
             return info.direction == .outgoing
-                ? "* offering \(info.name) (\(size(info.size))) to \(info.peer.displayName)…"
-                : "* receiving \(info.name) (\(size(info.size))) from \(info.peer.displayName)…"
+                ? "* offering \(info.name) (\(size(info.size))) to \(info.peer.shownName)…"
+                : "* receiving \(info.name) (\(size(info.size))) from \(info.peer.shownName)…"
         case .progress(let info, let bytes):
             let percent = info.size == 0 ? 100 : Int(bytes * 100 / info.size)
             let arrow = info.direction == .outgoing ? "to" : "from"
-            return "* \(info.name) \(arrow) \(info.peer.displayName): \(percent)% (\(size(bytes)) of \(size(info.size)))"
+            return "* \(info.name) \(arrow) \(info.peer.shownName): \(percent)% (\(size(bytes)) of \(size(info.size)))"
         case .paused(let info):
             let arrow = info.direction == .outgoing ? "to" : "from"
-            return "* file \(info.name) \(arrow) \(info.peer.displayName) paused: \(info.peer.displayName) is out of reach (waits up to 10 minutes)"
+            return "* file \(info.name) \(arrow) \(info.peer.shownName) paused: \(info.peer.shownName) is out of reach (waits up to 10 minutes)"
         case .resumed(let info):
             let arrow = info.direction == .outgoing ? "to" : "from"
-            return "* file \(info.name) \(arrow) \(info.peer.displayName) resumed"
+            return "* file \(info.name) \(arrow) \(info.peer.shownName) resumed"
         case .sent(let info):
-            return "* sent \(info.name) (\(size(info.size))) to \(info.peer.displayName): received and checked (SHA-256 \(info.sha256.prefix(16))…)"
+            return "* sent \(info.name) (\(size(info.size))) to \(info.peer.shownName): received and checked (SHA-256 \(info.sha256.prefix(16))…)"
         case .received(let info, let path):
-            return "* received \(info.name) (\(size(info.size))) from \(info.peer.displayName), SHA-256 checked: \(path)"
+            return "* received \(info.name) (\(size(info.size))) from \(info.peer.shownName), SHA-256 checked: \(path)"
         case .failed(let info, let failure):
             let arrow = info.direction == .outgoing ? "to" : "from"
-            return "! file \(info.name) \(arrow) \(info.peer.displayName) failed: \(failure)"
+            return "! file \(info.name) \(arrow) \(info.peer.shownName) failed: \(failure)"
         }
     }
 
@@ -80,7 +80,7 @@ enum FileOutput {
             let info = row.info
             let percent = info.size == 0 ? 100 : Int(row.bytes * 100 / info.size)
             let way = info.direction == .outgoing ? "to" : "from"
-            return "  \(info.id.shortHex) \(info.name) \(way) \(info.peer.displayName): \(percent)% (\(size(row.bytes)) of \(size(info.size)))"
+            return "  \(info.id.shortHex) \(info.name) \(way) \(info.peer.shownName): \(percent)% (\(size(row.bytes)) of \(size(info.size)))"
         }).joined(separator: "\n")
     }
 

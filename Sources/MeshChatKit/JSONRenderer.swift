@@ -80,6 +80,7 @@ public struct JSONRenderer: Sendable {
                 if let address = row.address { members.append(("address", .string(address))) }
                 if let hops = row.hops { members.append(("hops", .int(hops))) }
                 if let via = row.via { members.append(("via", Self.peer(via))) }
+                if let peer = row.peer { members += PeerMarks.jsonMembers(peer) }
                 return .object(members)
             }))])
         case .help(let text):
@@ -137,6 +138,12 @@ public struct JSONRenderer: Sendable {
         case .verify(let peer, let number, let mine, let theirs):
             return .object([("event", "verify"), ("peer", Self.peer(peer)), ("safetyNumber", .string(number.digits)),
                             ("fingerprints", .object([("mine", .string(mine)), ("theirs", .string(theirs))]))])
+        case .trust(let peer, let verified):
+            return .object([("event", "trust"), ("peer", Self.peer(peer)), ("verified", .bool(verified))])
+        case .trusted(let peers):
+            return .object([("event", "trusted"), ("peers", .array(peers.map(Self.peer)))])
+        case .nameConflict(let peer, let holder):
+            return .object([("event", "nameConflict"), ("peer", Self.peer(peer)), ("holder", Self.peer(holder))])
         case .blocked(let peers):
             return .object([("event", "blocked"), ("peers", .array(peers.map(Self.peer)))])
         case .nick(let peer, let previous, let isMe):
@@ -204,8 +211,10 @@ public struct JSONRenderer: Sendable {
         return .object(members)
     }
 
+    /// A peer's object: `id`, `name`, and its standing in the name book (``PeerMarks``):
+    /// `verified`, and `newKey`/`nameHolder` for a key claiming a name another key holds.
     static func peer(_ peer: PeerID) -> JSONValue {
-        .object([("id", .string(peer.id.hex)), ("name", .string(peer.displayName))])
+        .object([("id", .string(peer.id.hex)), ("name", .string(peer.displayName))] + PeerMarks.jsonMembers(peer))
     }
 
     /// A room's members: `room` (its name) and `password` (whether it is the password room of

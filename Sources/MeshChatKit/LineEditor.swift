@@ -15,7 +15,7 @@
 /// | Ctrl-W | delete back to the previous space; Alt-Backspace a word back, Alt-D a word ahead |
 /// | Ctrl-K, Ctrl-U | cut to the end, to the start; Ctrl-Y pastes the last cut |
 /// | Up/Down (Ctrl-P/N) | browse the history; the line being typed comes back after the newest |
-/// | Tab | complete a `/command`, an `@name`, a name at the start of the line (`bob: `) or the peer of `/msg`, `/route`, `/invite`, `/accept`, `/decline`; Tab again cycles through the matches |
+/// | Tab | complete a `/command`, an `@name`, a name at the start of the line (`bob: `) or the peer of `/msg`, `/route`, `/invite`, `/accept`, `/decline`, `/verify`, `/trust`, `/untrust`; Tab again cycles through the matches |
 /// | Ctrl-L | ``Action/clearScreen`` |
 /// | Ctrl-C | clear the line; on an empty line ``Action/confirmQuit``, and a second Ctrl-C right after it ``Action/quit`` |
 /// | Ctrl-D on an empty line | ``Action/endOfInput`` |
@@ -48,7 +48,7 @@ public struct LineEditor: Sendable {
     public static let defaultCommands: [String] = (ChatCommand.usages.map(\.name) + ["who", "exit"]).map { "/" + $0 }.sorted()
 
     /// Commands whose first argument is a peer (Tab completes names there without `@`).
-    static let peerCommands: Set<String> = ["/msg", "/route", "/invite", "/accept", "/decline"]
+    static let peerCommands: Set<String> = ["/msg", "/route", "/invite", "/accept", "/decline", "/verify", "/trust", "/untrust"]
 
     /// The text typed so far.
     public private(set) var text = ""

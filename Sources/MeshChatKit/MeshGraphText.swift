@@ -26,7 +26,7 @@ enum MeshGraphText {
 
         let nodes = rows.filter { $0.hops != nil }.count, links = Self.linkCount(rows)
         var lines = ["* mesh: \(nodes) node\(nodes == 1 ? "" : "s") reachable, \(links) link\(links == 1 ? "" : "s")"]
-        func name(_ node: NodeID) -> String { byID[node]?.peer.displayName ?? node.shortHex }
+        func name(_ node: NodeID) -> String { byID[node]?.peer.shownName ?? node.shortHex }
         lines.append("\(name(me.peer.id)) (you)")
         func draw(_ node: NodeID, prefix: String) {
             let kids = children[node] ?? []
@@ -50,7 +50,7 @@ enum MeshGraphText {
             }
         }
         if !extra.isEmpty { lines.append("also linked: " + extra.sorted().joined(separator: ", ")) }
-        let away = rows.filter { $0.hops == nil }.map(\.peer.displayName).sorted()
+        let away = rows.filter { $0.hops == nil }.map(\.peer.shownName).sorted()
         if !away.isEmpty { lines.append("out of reach: " + away.joined(separator: ", ")) }
         return lines
     }

@@ -62,11 +62,16 @@ public struct OneShotSend: Sendable {
     }
 
     private var state: State
+    /// Which key holds each name: a name goes only to its holder (PROTOCOL.md §20.3).
+    private let names: NameBook
 
     /// Creates the machine.
-    /// - Parameter target: the peer's name or id prefix (without `@`), or `nil` for everyone.
-    public init(target: String?) {
+    /// - Parameters:
+    ///   - target: the peer's name or id prefix (without `@`), or `nil` for everyone.
+    ///   - names: the node's name book (a key claiming a name another key holds is reached by id only).
+    public init(target: String?, names: NameBook = NameBook()) {
         state = .resolving(target)
+        self.names = names
     }
 
     // MARK: Inputs
@@ -83,8 +88,8 @@ public struct OneShotSend: Sendable {
             state = .storing(nil, unreachable: false)
             return .store(to: nil)
         case .resolving(let target?):
-            let candidates = PeerLookup.candidates(target, in: reachable)
-            if candidates.count > 1, case .failure(let message) = PeerLookup.match(target, in: reachable, noun: "reachable peer") {
+            let candidates = PeerLookup.candidates(target, in: reachable, names: names)
+            if candidates.count > 1, case .failure(let message) = PeerLookup.match(target, in: reachable, noun: "reachable peer", names: names) {
                 return finish(.unknownPeer("\(message); nothing was sent"))
             }
             guard let peer = candidates.first else { return .wait }
@@ -124,11 +129,14 @@ public struct OneShotSend: Sendable {
             state = .storing(nil, unreachable: true)
             return .store(to: nil)
         case .resolving(let target?):
-            let candidates = PeerLookup.candidates(target, in: known)
-            if candidates.count > 1, case .failure(let message) = PeerLookup.match(target, in: known, noun: "peer") {
+            let candidates = PeerLookup.candidates(target, in: known, names: names)
+            if candidates.count > 1, case .failure(let message) = PeerLookup.match(target, in: known, noun: "peer", names: names) {
                 return finish(.unknownPeer("\(message); nothing was sent"))
             }
             guard let peer = candidates.first else {
+                if let problem = PeerLookup.claimantProblem(target, in: known, noun: "known peer", names: names) {
+                    return finish(.unknownPeer("\(problem); nothing was sent"))
+                }
                 return finish(.unknownPeer("no peer called \"\(target)\" was reachable, and none is in the history; nothing was sent"))
             }
             state = .storing(peer, unreachable: true)

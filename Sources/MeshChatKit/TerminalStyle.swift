@@ -70,17 +70,17 @@ public struct TerminalStyle: Sendable {
             if let room {
                 line.append("<", .detail)
                 line.append(Self.safe(room.description) + " ", .room)
-                line.append(Self.safe(from.displayName), .peer(id: from.id.hex))
+                line.append(Self.safe(from.shownName), .peer(id: from.id.hex))
                 line.append(">", .detail)
             } else if isPrivate {
                 line.append("[", .privateMarker)
-                line.append(Self.safe(from.displayName), .peer(id: from.id.hex))
+                line.append(Self.safe(from.shownName), .peer(id: from.id.hex))
                 line.append(" → ", .privateMarker)
                 line.append("you", .me)
                 line.append("]", .privateMarker)
             } else {
                 line.append("<", .detail)
-                line.append(Self.safe(from.displayName), .peer(id: from.id.hex))
+                line.append(Self.safe(from.shownName), .peer(id: from.id.hex))
                 line.append(">", .detail)
             }
             if hops > 1 { line.append(" (\(hops) hops)", .detail) }
@@ -89,7 +89,7 @@ public struct TerminalStyle: Sendable {
             }
             return body(line, text)
         case .sent(let id, let text, let to, let isPrivate, let status, let room):
-            remember(id, text: text, to: isPrivate ? to.first.map { Self.safe($0.displayName) } : nil)
+            remember(id, text: text, to: isPrivate ? to.first.map { Self.safe($0.shownName) } : nil)
             var line = stamp
             if let room {
                 line.append("<", .detail)
@@ -100,7 +100,7 @@ public struct TerminalStyle: Sendable {
                 line.append("[", .privateMarker)
                 line.append("you", .me)
                 line.append(" → ", .privateMarker)
-                line.append(Self.safe(peer.displayName), .peer(id: peer.id.hex))
+                line.append(Self.safe(peer.shownName), .peer(id: peer.id.hex))
                 line.append("]", .privateMarker)
             } else {
                 line.append("<", .detail)
@@ -109,7 +109,7 @@ public struct TerminalStyle: Sendable {
             }
             var lines = body(line, text)
             if status == "queued" {
-                let until = isPrivate ? to.first.map { "\(Self.safe($0.displayName)) is reachable" } ?? "a route appears" : "a peer connects"
+                let until = isPrivate ? to.first.map { "\(Self.safe($0.shownName)) is reachable" } ?? "a route appears" : "a peer connects"
                 lines[lines.count - 1].append(" (queued until \(until))", .pending)
             } else {
                 lines[lines.count - 1].append(" ✓", .delivered)
@@ -125,15 +125,15 @@ public struct TerminalStyle: Sendable {
                 line.append(" delivered")
                 if let to {
                     line.append(" to ")
-                    line.append(Self.safe(to.displayName), .peer(id: to.id.hex))
+                    line.append(Self.safe(to.shownName), .peer(id: to.id.hex))
                 }
                 line.append(":\(quote)")
             case "expired":
                 line.append("!", .error)
-                line.append(" expired undelivered\(to.map { " to \(Self.safe($0.displayName))" } ?? ""):\(quote)", .error)
+                line.append(" expired undelivered\(to.map { " to \(Self.safe($0.shownName))" } ?? ""):\(quote)", .error)
             default:
                 line.append("✓", .delivered)
-                line.append(" \(status)\(to.map { " to \(Self.safe($0.displayName))" } ?? ""):\(quote)")
+                line.append(" \(status)\(to.map { " to \(Self.safe($0.shownName))" } ?? ""):\(quote)")
             }
             return [line]
         case .history(let entries):
@@ -198,7 +198,7 @@ public struct TerminalStyle: Sendable {
                 styled.append(" ")
                 rest = rest.dropFirst(2)
             }
-            if let peer, let range = rest.range(of: Self.safe(peer.displayName)) {
+            if let peer, let range = rest.range(of: Self.safe(peer.shownName)) {
                 styled.append(String(rest[..<range.lowerBound]))
                 styled.append(String(rest[range]), .peer(id: peer.id.hex))
                 styled.append(String(rest[range.upperBound...]))
@@ -217,9 +217,9 @@ public struct TerminalStyle: Sendable {
             if entry.isOutgoing {
                 line.append("you", .me)
                 line.append(" → ", .privateMarker)
-                line.append(Self.safe(with.displayName), .peer(id: with.id.hex))
+                line.append(Self.safe(with.shownName), .peer(id: with.id.hex))
             } else {
-                line.append(Self.safe(entry.from.displayName), author)
+                line.append(Self.safe(entry.from.shownName), author)
                 line.append(" → ", .privateMarker)
                 line.append("you", .me)
             }
@@ -227,7 +227,7 @@ public struct TerminalStyle: Sendable {
         } else {
             line.append("<", .detail)
             if let room = entry.room { line.append(Self.safe(room.description) + " ", .room) }
-            line.append(Self.safe(entry.from.displayName), author)
+            line.append(Self.safe(entry.from.shownName), author)
             line.append(">", .detail)
         }
         var lines = body(line, entry.text)
@@ -252,7 +252,7 @@ public struct TerminalStyle: Sendable {
             line.append(" \(hops) hop\(hops == 1 ? "" : "s")")
             if let via = row.via, hops > 1 {
                 line.append(" via ")
-                line.append(Self.safe(via.displayName), .peer(id: via.id.hex))
+                line.append(Self.safe(via.shownName), .peer(id: via.id.hex))
             }
         }
         if let address = row.address { line.append(" \(Self.safe(address))", .detail) }

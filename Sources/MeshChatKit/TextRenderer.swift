@@ -32,12 +32,12 @@ public struct TextRenderer: Sendable {
             let width = String(result.hits.count).count
             for (n, hit) in result.hits.enumerated() {
                 let number = String(n + 1).leftPadded(to: width)
-                let source = hit.source.map { " [from \($0.displayName)]" } ?? ""
+                let source = hit.source.map { " [from \($0.shownName)]" } ?? ""
                 lines.append("\(number). \(hit.name) — \(MapWording.whereabouts(distance: hit.distance.metres, bearing: hit.bearing))\(source)")
             }
         }
         for source in result.sources where source.peer != nil {
-            let name = source.peer?.displayName ?? "you"
+            let name = source.peer?.shownName ?? "you"
             switch source.outcome {
             case .answered: continue
             case .refused(let why): lines.append("  \(name) refused: \(why)")
@@ -58,54 +58,54 @@ public struct TextRenderer: Sendable {
         case .peer(let peer, let state, let address, let reason):
             let at = address.map { " at \($0)" } ?? ""
             switch state {
-            case "connected": return "* \(peer) connected\(at)"
+            case "connected": return "* \(peer.shown) connected\(at)"
             case "notConnected":
                 // Only a goodbye the peer sent is "peer said"; a peer that vanished (killed, cut
                 // off, silent) is lost, with what this node saw.
-                guard let reason else { return "* \(peer) disconnected" }
-                if reason.isRemote { return "* \(peer) disconnected: peer said \(reason.message) (\(reason.code))" }
-                return "* \(peer) lost: \(reason.message) (\(reason.code))"
-            default: return "* \(peer) \(state)\(at)"
+                guard let reason else { return "* \(peer.shown) disconnected" }
+                if reason.isRemote { return "* \(peer.shown) disconnected: peer said \(reason.message) (\(reason.code))" }
+                return "* \(peer.shown) lost: \(reason.message) (\(reason.code))"
+            default: return "* \(peer.shown) \(state)\(at)"
             }
         case .message(_, let from, let text, _, let hops, let isPrivate, let room):
             let via = hops > 1 ? " (\(hops) hops)" : ""
-            if let room { return "<\(room) \(from.displayName)>\(via) \(text)" }
-            return isPrivate ? "[\(from.displayName) → you]\(via) \(text)" : "<\(from.displayName)>\(via) \(text)"
+            if let room { return "<\(room) \(from.shownName)>\(via) \(text)" }
+            return isPrivate ? "[\(from.shownName) → you]\(via) \(text)" : "<\(from.shownName)>\(via) \(text)"
         case .data(let from, let mode, let payload):
-            return "* \(payload.count) bytes of \(mode) data from \(from)"
+            return "* \(payload.count) bytes of \(mode) data from \(from.shown)"
         case .sent(let id, _, let to, let isPrivate, let status, _):
             if status == "queued" {
-                let target = isPrivate ? to.first.map { "\($0.displayName) is reachable" } ?? "a route appears" : "a peer connects"
+                let target = isPrivate ? to.first.map { "\($0.shownName) is reachable" } ?? "a route appears" : "a peer connects"
                 return "* queued \(id.prefix(8)): it goes out when \(target)"
             }
-            return isPrivate ? "✓ \(id.prefix(8)) sent to \(to.first?.displayName ?? "?")" : nil
+            return isPrivate ? "✓ \(id.prefix(8)) sent to \(to.first?.shownName ?? "?")" : nil
         case .receipt(let id, let status, let to):
             switch status {
-            case "delivered": return "✓✓ \(id.prefix(8)) delivered\(to.map { " to \($0.displayName)" } ?? "")"
-            case "expired": return "! \(id.prefix(8)) expired undelivered\(to.map { " to \($0.displayName)" } ?? "")"
-            default: return "✓ \(id.prefix(8)) \(status)\(to.map { " to \($0.displayName)" } ?? "")"
+            case "delivered": return "✓✓ \(id.prefix(8)) delivered\(to.map { " to \($0.shownName)" } ?? "")"
+            case "expired": return "! \(id.prefix(8)) expired undelivered\(to.map { " to \($0.shownName)" } ?? "")"
+            default: return "✓ \(id.prefix(8)) \(status)\(to.map { " to \($0.shownName)" } ?? "")"
             }
         case .reachability(let peer, let hops, let via):
-            guard let hops else { return "* \(peer) is out of reach" }
+            guard let hops else { return "* \(peer.shown) is out of reach" }
             guard hops > 1 else { return nil }
-            return "* \(peer) is reachable in \(hops) hops\(via.map { " via \($0.displayName)" } ?? "")"
+            return "* \(peer.shown) is reachable in \(hops) hops\(via.map { " via \($0.shownName)" } ?? "")"
         case .route(let peer, let links):
-            let path = links.map { "\($0.peer.displayName) (\(JSONRenderer.milliseconds($0.latency)) ms)" }.joined(separator: " → ")
-            return "* route to \(peer): you → \(path)"
+            let path = links.map { "\($0.peer.shownName) (\(JSONRenderer.milliseconds($0.latency)) ms)" }.joined(separator: " → ")
+            return "* route to \(peer.shown): you → \(path)"
         case .history(let lines):
             if lines.isEmpty { return "* no history yet" }
             return lines.map { line in
                 let time = line.sentAt.formatted(date: .omitted, time: .shortened)
-                let who = line.with.map { line.isOutgoing ? "[you → \($0.displayName)]" : "[\(line.from.displayName) → you]" }
-                    ?? line.room.map { "<\($0) \(line.from.displayName)>" } ?? "<\(line.from.displayName)>"
+                let who = line.with.map { line.isOutgoing ? "[you → \($0.shownName)]" : "[\(line.from.shownName) → you]" }
+                    ?? line.room.map { "<\($0) \(line.from.shownName)>" } ?? "<\(line.from.shownName)>"
                 let mark = line.isOutgoing ? (line.status == "delivered" ? " ✓✓" : line.status == "sent" ? " ✓" : " (\(line.status))") : ""
                 return "\(time) \(who) \(line.text)\(mark)"
             }.joined(separator: "\n")
         case .peers(let rows):
             if rows.isEmpty { return "* no peers found or connected" }
             return rows.map { row in
-                let route = row.hops.map { hops in " \(hops) hop\(hops == 1 ? "" : "s")\(row.via.map { hops > 1 ? " via \($0.displayName)" : "" } ?? "")" } ?? ""
-                return "* \(row.name) \(row.id.prefix(8)) \(row.state)\(route)\(row.address.map { " \($0)" } ?? "")"
+                let route = row.hops.map { hops in " \(hops) hop\(hops == 1 ? "" : "s")\(row.via.map { hops > 1 ? " via \($0.shownName)" : "" } ?? "")" } ?? ""
+                return "* \(row.peer?.shownName ?? row.name) \(row.id.prefix(8)) \(row.state)\(route)\(row.address.map { " \($0)" } ?? "")"
             }
                 .joined(separator: "\n")
         case .help(let text):
@@ -115,20 +115,20 @@ public struct TextRenderer: Sendable {
         case .connectFailed(let address, let reason):
             return "! could not connect to \(address): \(reason)"
         case .found(let peer, let addresses, _, let isNew):
-            return isNew ? "* found \(peer)\(addresses.first.map { " at \($0)" } ?? "")" : nil
+            return isNew ? "* found \(peer.shown)\(addresses.first.map { " at \($0)" } ?? "")" : nil
         case .lost(let peer):
-            return "* lost \(peer)"
+            return "* lost \(peer.shown)"
         case .advertising(let name, let service):
             return "* announced as '\(name)' (service \(service))"
         case .invitation(let peer, let direction, _, let awaitsAnswer):
-            if direction == "sent" { return "* inviting \(peer)" }
+            if direction == "sent" { return "* inviting \(peer.shown)" }
             return awaitsAnswer
-                ? "* \(peer) invites you: /accept \(peer.displayName) or /decline \(peer.displayName)"
-                : "* \(peer) invites you; accepting"
+                ? "* \(peer.shown) invites you: /accept \(peer.displayName) or /decline \(peer.displayName)"
+                : "* \(peer.shown) invites you; accepting"
         case .invitationFailed(let peer, let kind, let message):
-            return "! invitation to \(peer) failed (\(kind)): \(message)"
+            return "! invitation to \(peer.shown) failed (\(kind)): \(message)"
         case .invitationEnded(let peer, let reason):
-            return "* invitation from \(peer) ended: \(reason)"
+            return "* invitation from \(peer.shown) ended: \(reason)"
         case .here(let point, let description):
             guard let point else { return "* your location is not set: /here LAT,LON" }
             return "* you are at \(MapWording.text(for: point))\(description.map { " (\($0))" } ?? "")"
@@ -138,13 +138,13 @@ public struct TextRenderer: Sendable {
             return "* pinned \"\(pin.label)\" at \(MapWording.text(for: pin.coordinate)) until \(Self.time(pin.expiresAt))"
                 + (nobody ? "; nobody is connected: peers get it when they are reachable" : "")
         case .pin(let pin, let from):
-            return "* \(pin.author.displayName) pinned \"\(pin.label)\"\(Self.away(pin, from))\(pin.note.isEmpty ? "" : ": \(pin.note)")"
+            return "* \(pin.author.shownName) pinned \"\(pin.label)\"\(Self.away(pin, from))\(pin.note.isEmpty ? "" : ": \(pin.note)")"
         case .unpinned(let pin, let mine):
-            return mine ? "* withdrew your pin \"\(pin.label)\"" : "* \(pin.author.displayName) withdrew the pin \"\(pin.label)\""
+            return mine ? "* withdrew your pin \"\(pin.label)\"" : "* \(pin.author.shownName) withdrew the pin \"\(pin.label)\""
         case .pins(let pins, let from):
             if pins.isEmpty { return "* no pins" }
             return pins.enumerated().map { n, pin in
-                "\(n + 1). \"\(pin.label)\" by \(pin.author.displayName)\(Self.away(pin, from)) until \(Self.time(pin.expiresAt))"
+                "\(n + 1). \"\(pin.label)\" by \(pin.author.shownName)\(Self.away(pin, from)) until \(Self.time(pin.expiresAt))"
                     + (pin.note.isEmpty ? "" : " — \(pin.note)")
             }.joined(separator: "\n")
         case .exported(let file, let count):
@@ -154,15 +154,23 @@ public struct TextRenderer: Sendable {
         case .mesh(let rows):
             return MeshGraphText.render(rows).joined(separator: "\n")
         case .pong(let peer, let roundTrip, let hops):
-            guard let roundTrip else { return "! no pong from \(peer) within 5 s (\(hops) hop\(hops == 1 ? "" : "s") away)" }
-            return "* pong from \(peer.displayName): \(JSONRenderer.milliseconds(roundTrip)) ms (\(hops) hop\(hops == 1 ? "" : "s"))"
+            guard let roundTrip else { return "! no pong from \(peer.shown) within 5 s (\(hops) hop\(hops == 1 ? "" : "s") away)" }
+            return "* pong from \(peer.shownName): \(JSONRenderer.milliseconds(roundTrip)) ms (\(hops) hop\(hops == 1 ? "" : "s"))"
         case .verify(let peer, let number, let mine, let theirs):
-            return "* safety number with \(peer.displayName) (\(peer.id.shortHex)): \(number.grouped)\n"
-                + "  compare it with \(peer.displayName)'s screen; your key \(mine), \(peer.displayName)'s key \(theirs)"
+            return "* safety number with \(peer.shownName) (\(peer.id.shortHex)): \(number.grouped)\n"
+                + "  compare it with \(peer.shownName)'s screen; your key \(mine), \(peer.shownName)'s key \(theirs)"
+        case .trust(let peer, let verified):
+            return verified ? "* \(peer.shown) is verified: you compared the safety number (/untrust undoes it)"
+                : "* \(peer.shown) is no longer marked verified"
+        case .trusted(let peers):
+            return peers.isEmpty ? "* nobody is verified yet (/verify @NAME, then /trust @NAME)" : "* verified: " + peers.map(\.shown).joined(separator: ", ")
+        case .nameConflict(let peer, let holder):
+            return "! \(peer.shown) claims the name of \(holder.shown), whom you knew first: it is another key, "
+                + "so @\(holder.displayName) still means \(holder.id.shortHex); address the newcomer as @\(peer.id.shortHex)"
         case .blocked(let peers):
-            return peers.isEmpty ? "* nobody is blocked" : "* blocked: " + peers.map(\.description).joined(separator: ", ")
+            return peers.isEmpty ? "* nobody is blocked" : "* blocked: " + peers.map(\.shown).joined(separator: ", ")
         case .nick(let peer, let previous, let isMe):
-            return isMe ? "* you are now known as \(peer.displayName)" : "* \(previous) is now known as \(peer.displayName)"
+            return isMe ? "* you are now known as \(peer.shownName)" : "* \(previous) is now known as \(peer.shownName)"
         case .joined(let room):
             return "* joined \(room)\(room.hasPassword ? " (password: only those who know it can read it)" : ""); your lines go there now, /leave to go back"
         case .left(let room, let now):

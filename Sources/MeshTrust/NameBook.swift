@@ -41,6 +41,9 @@ public struct NameBook: Sendable, Equatable {
 
     /// The most nodes remembered.
     public let maxNodes: Int
+    /// The most names one node holds: a node that renames itself again and again binds no more
+    /// (the further names stay free), so that one node cannot grow the book without bound.
+    public static let maxNamesPerNode = 16
     /// Holder of each normalised name.
     private(set) var holders: [String: NodeID] = [:]
     /// What is known of each node.
@@ -71,8 +74,10 @@ public struct NameBook: Sendable, Equatable {
             evictIfFull(keeping: node)
             return .newKey(holder: holder)
         }
-        holders[key] = node
-        record.names.insert(key)
+        if holders[key] == nil, record.names.count < Self.maxNamesPerNode {
+            holders[key] = node
+            record.names.insert(key)
+        }
         records[node] = record
         evictIfFull(keeping: node)
         return record.verified ? .verified : .holder
@@ -105,11 +110,14 @@ public struct NameBook: Sendable, Equatable {
     public mutating func rotate(from old: NodeID, to new: NodeID) {
         guard old != new, let record = records.removeValue(forKey: old) else { return }
         var merged = records[new] ?? Record(names: [], verified: false, firstSeen: record.firstSeen, lastSeen: record.lastSeen)
-        merged.names.formUnion(record.names)
+        // Within the limit: the new key's own names first, then the old key's in order; the rest are freed.
+        for name in record.names.sorted() where !merged.names.contains(name) {
+            if merged.names.count < Self.maxNamesPerNode { merged.names.insert(name) } else { holders[name] = nil }
+        }
         merged.verified = merged.verified || record.verified
         merged.firstSeen = min(merged.firstSeen, record.firstSeen)
         merged.lastSeen = max(merged.lastSeen, record.lastSeen)
-        for name in record.names { holders[name] = new }
+        for name in merged.names { holders[name] = new }
         records[new] = merged
     }
 
@@ -147,7 +155,7 @@ public struct NameBook: Sendable, Equatable {
     }
 
     /// Restores a stored book, checking it (the file may be damaged or edited): every node id valid,
-    /// every name held by one node only, at most `maxNodes` nodes.
+    /// every name held by one node only, at most `maxNodes` nodes and ``maxNamesPerNode`` names each.
     /// - Throws: ``TrustError`` `malformed`.
     public init(decoding data: Data, maxNodes: Int = 10_000) throws(TrustError) {
         self.init(maxNodes: maxNodes)
@@ -159,6 +167,9 @@ public struct NameBook: Sendable, Equatable {
         }
         for (hex, record) in stored.nodes {
             guard let node = try? NodeID(hex: hex) else { throw TrustError(.malformed, "the name book holds a bad node id") }
+            guard record.names.count <= Self.maxNamesPerNode else {
+                throw TrustError(.malformed, "the name book gives one node \(record.names.count) names (maximum \(Self.maxNamesPerNode))")
+            }
             for name in record.names {
                 guard name == Self.normalised(name), holders.updateValue(node, forKey: name) == nil else {
                     throw TrustError(.malformed, "the name book gives one name to two nodes, or holds an unnormalised name")

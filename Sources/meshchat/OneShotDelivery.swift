@@ -119,7 +119,9 @@ struct OneShotDelivery: Sendable {
     /// (false when there will be none).
     private func deliver(deadline: ContinuousClock.Instant, statuses: Statuses, wait: () async -> Bool) async -> SendReport {
         let session = node.session
-        var machine = OneShotSend(target: target)
+        let names = TrustBook()
+        if let problem = await names.load(from: node.messenger.store) { logger.warning("\(problem)") }
+        var machine = OneShotSend(target: target, names: names.book)
         var id: String?
         var action = machine.observe(reachable: session.reachablePeers.map(\.peer), connected: session.connectedPeers, status: nil)
         while true {

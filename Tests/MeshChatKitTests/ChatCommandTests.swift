@@ -62,11 +62,15 @@ struct ChatCommandTests {
         #expect(try ChatCommand.parse("/route @carol") == .route("carol"))
         #expect(try ChatCommand.parse("/history") == .history(20))
         #expect(try ChatCommand.parse("/history 5") == .history(5))
+        #expect(try ChatCommand.parse("/trust @bob") == .trust("bob"))
+        #expect(try ChatCommand.parse("/trust") == .trust(""))
+        #expect(try ChatCommand.parse("/untrust 4fc5") == .untrust("4fc5"))
     }
 
     @Test("mesh commands with a wrong argument give their usage", arguments: [
         ("/msg", "/msg @NAME TEXT"), ("/msg @carol", "/msg @NAME TEXT"), ("/msg @carol   ", "/msg @NAME TEXT"),
         ("/route", "/route @NAME"), ("/route @a @b", "/route @NAME"),
+        ("/trust @a @b", "/trust @NAME"), ("/untrust", "/untrust @NAME"), ("/untrust @a @b", "/untrust @NAME"),
         ("/history 0", "/history [N]"), ("/history 1001", "/history [N]"), ("/history x", "/history [N]"),
     ])
     func meshCommandErrors(line: String, usage: String) {

@@ -59,6 +59,9 @@ struct RendererTests {
         case .map: "map"
         case .mesh: "mesh"
         case .blocked: "blocked"
+        case .trust: "trust"
+        case .trusted: "trusted"
+        case .nameConflict: "nameConflict"
         case .nick: "nick"
         case .pong: "pong"
         case .verify: "verify"
@@ -80,7 +83,7 @@ struct RendererTests {
         }
     }
 
-    static let peerKeys = ["id", "name"]
+    static let peerKeys = ["id", "name", "verified"]
     static let london = Coordinate(latitude: 51.5074, longitude: -0.1278)
     static let pin = try! SharedPin(id: "620da8ed2398ab78558d6094fbe211c8", author: bob, coordinate: Coordinate(latitude: 51.501, longitude: -0.142),
                                     label: "Meet here", note: "by the gates", createdAt: sentAt)
@@ -111,6 +114,10 @@ struct RendererTests {
                                            .init(peer: carol, hops: nil, links: [])]),
              keys: ["nodes"], nested: ["nodes": ["id", "name", "hops", "links"]]),
         Case(label: "blocked", output: .blocked([carol]), keys: ["peers"], nested: ["peers": peerKeys]),
+        Case(label: "trust", output: .trust(bob, verified: true), keys: ["peer", "verified"], nested: ["peer": peerKeys]),
+        Case(label: "trusted", output: .trusted([bob]), keys: ["peers"], nested: ["peers": peerKeys]),
+        Case(label: "nameConflict", output: .nameConflict(carol, holder: bob), keys: ["peer", "holder"],
+             nested: ["peer": peerKeys, "holder": peerKeys]),
         Case(label: "nick", output: .nick(bob, previous: "robert", isMe: false), keys: ["peer", "previous", "me"], nested: ["peer": peerKeys]),
         Case(label: "pong", output: .pong(carol, roundTrip: .microseconds(812), hops: 2), keys: ["peer", "hops", "rtt_ms"], nested: ["peer": peerKeys]),
         Case(label: "verify", output: .verify(bob, SafetyNumber(digits: String(repeating: "0123456789", count: 6))!,
@@ -181,10 +188,10 @@ struct RendererTests {
         Case(label: "data", output: .data(from: bob, mode: .unreliable, payload: Data([0, 1, 2, 0xff])),
              keys: ["from", "mode", "bytes", "base64"], nested: ["from": peerKeys]),
         Case(label: "peers", output: .peers([.init(id: bob.id.hex, name: "bob", state: "connected", address: "127.0.0.1:53296")]),
-             keys: ["peers"], nested: ["peers": ["id", "name", "state", "address"]]),
+             keys: ["peers"], nested: ["peers": ["id", "name", "state", "address", "verified"]]),
         Case(label: "peers (reachable)", output: .peers([{ var row = ChatOutput.PeerRow(id: carol.id.hex, name: "carol", state: "reachable", address: nil)
                                                           row.hops = 2; row.via = bob; return row }()]),
-             keys: ["peers"], nested: ["peers": ["id", "name", "state", "hops", "via"]]),
+             keys: ["peers"], nested: ["peers": ["id", "name", "state", "hops", "via", "verified"]]),
         Case(label: "peers (none)", output: .peers([]), keys: ["peers"]),
         Case(label: "help", output: .help("Type a line…\n  /peers"), keys: ["text"]),
         Case(label: "code", output: .code("meshchat:ae72fqoq4w3eu74itgvlxtg5537rwwacatakqaixar7qaaabdfqdiwi"), keys: ["code"]),

@@ -71,6 +71,27 @@ struct NameBookTests {
         #expect(book.holder(of: "carol") == carol)
     }
 
+    @Test("a node that renames itself again and again holds at most maxNamesPerNode names; the rest stay free")
+    func manyNames() throws {
+        var book = NameBook()
+        for i in 0..<100 { book.observe(name: "bob\(i)", node: bob, atMilliseconds: UInt64(i)) }
+        #expect(book.records[bob]?.names.count == NameBook.maxNamesPerNode)
+        #expect(book.holder(of: "bob0") == bob)
+        #expect(book.holder(of: "bob99") == nil)
+        #expect(book.observe(name: "bob99", node: carol, atMilliseconds: 200) == .holder)
+        // A rotation onto a key with names of its own stays within the limit.
+        book.rotate(from: carol, to: bob)
+        #expect(book.records[bob]?.names.count == NameBook.maxNamesPerNode)
+        #expect(book.holder(of: "bob99") == nil)
+        let restored = try NameBook(decoding: book.encoded)
+        #expect(restored == book)
+        let many = (0...NameBook.maxNamesPerNode).map { "\"n\($0)\"" }.joined(separator: ",")
+        let tooMany = """
+        {"version":1,"nodes":{"\(bob.hex)":{"names":[\(many)],"verified":false,"firstSeen":1,"lastSeen":1}}}
+        """
+        #expect(throws: TrustError(.malformed, "")) { try NameBook(decoding: Data(tooMany.utf8)) }
+    }
+
     @Test("stored and restored exactly; damaged, inconsistent or oversized books are refused")
     func storage() throws {
         var book = NameBook()

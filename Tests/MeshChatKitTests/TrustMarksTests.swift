@@ -1,0 +1,120 @@
+import Foundation
+@testable import MeshChatKit
+import MeshSession
+import MeshStore
+import MeshTestSupport
+import Testing
+
+/// Names bound to keys in the chat (PROTOCOL.md §20.3): lookups go to a name's holder only, and
+/// every renderer shows verified peers and new keys.
+@Suite("names bound to keys in the chat")
+struct TrustMarksTests {
+    static let bob = try! PeerID(id: NodeID(hex: "4fc54bc2369e9405ffb0174daced1b9c"), displayName: "bob")
+    static let impostor = try! PeerID(id: NodeID(hex: "620da8ed2398ab78558d6094fbe211c8"), displayName: "Bob")
+    static let carol = try! PeerID(id: NodeID(hex: "b9e645a5d0498fa866d678b2067c73b2"), displayName: "carol")
+
+    /// bob seen first, then another key claiming "Bob"; carol verified.
+    static var book: NameBook {
+        var book = NameBook()
+        book.observe(name: bob.displayName, node: bob.id, atMilliseconds: 1_000)
+        book.observe(name: impostor.displayName, node: impostor.id, atMilliseconds: 2_000)
+        book.observe(name: carol.displayName, node: carol.id, atMilliseconds: 3_000)
+        book.setVerified(carol.id, true, atMilliseconds: 3_000)
+        return book
+    }
+
+    @Test("a name goes to its holder only, also when the claimant is the only one by that name")
+    func lookupHolderOnly() throws {
+        #expect(PeerLookup.match("bob", in: [Self.impostor, Self.bob], noun: "peer", names: Self.book) == .success(Self.bob))
+        #expect(PeerLookup.match("BOB", in: [Self.impostor, Self.bob], noun: "peer", names: Self.book) == .success(Self.bob))
+        #expect(PeerLookup.match("Bob", in: [Self.impostor, Self.bob], noun: "peer", names: Self.book) == .success(Self.bob))
+        guard case .failure(let message) = PeerLookup.match("bob", in: [Self.impostor], noun: "reachable peer", names: Self.book) else {
+            Issue.record("the claimant must not get bob's lines")
+            return
+        }
+        #expect(message.contains("4fc54bc2") && message.contains("620da8ed is another key"))
+        // Its id prefix reaches the claimant.
+        #expect(PeerLookup.match("620d", in: [Self.impostor, Self.bob], noun: "peer", names: Self.book) == .success(Self.impostor))
+        // Without a book (or a name nobody holds) both are candidates, as before.
+        guard case .failure = PeerLookup.match("BOB", in: [Self.impostor, Self.bob], noun: "peer") else {
+            Issue.record("two bobs without a book are ambiguous")
+            return
+        }
+    }
+
+    @Test("meshchat send: a claimant is never picked by name; the holder from the history is")
+    func oneShot() {
+        var machine = OneShotSend(target: "bob", names: Self.book)
+        #expect(machine.observe(reachable: [Self.impostor], connected: [Self.impostor], status: nil) == .wait)
+        #expect(machine.deadlinePassed(known: [Self.impostor, Self.bob]) == .store(to: Self.bob))
+        var alone = OneShotSend(target: "bob", names: Self.book)
+        guard case .finish(.unknownPeer) = alone.deadlinePassed(known: [Self.impostor]) else {
+            Issue.record("only the claimant known: nothing may be sent")
+            return
+        }
+    }
+
+    @Test("text, terminal and JSON mark verified peers and flag new keys; outside a scope nothing is marked")
+    func marks() throws {
+        let line = { (peer: PeerID) in ChatOutput.message(id: "94c37e7313876e15166fe569eac5eac7", from: peer, text: "hi", sentAt: Date()) }
+        PeerMarks.$book.withValue(Self.book) {
+            #expect(TextRenderer().render(line(Self.impostor)) == "<Bob (new key 620da8ed)> hi")
+            #expect(TextRenderer().render(line(Self.carol)) == "<carol ✓> hi")
+            #expect(TextRenderer().render(line(Self.bob)) == "<bob> hi")
+            #expect(TextRenderer().render(.peer(Self.carol, state: "connected", address: nil, reason: nil)) == "* carol ✓ (b9e645a5) connected")
+            var style = TerminalStyle()
+            let styled = style.lines(for: line(Self.impostor), now: Date())
+            #expect(styled.map(\.plain).joined().contains("Bob (new key 620da8ed)"))
+        }
+        #expect(TextRenderer().render(line(Self.impostor)) == "<Bob> hi")
+        let json = PeerMarks.$book.withValue(Self.book) { JSONRenderer().render(.peers([
+            ChatOutput.PeerRow(id: Self.impostor.id.hex, name: "Bob", state: "connected", address: nil),
+            ChatOutput.PeerRow(id: Self.carol.id.hex, name: "carol", state: "connected", address: nil),
+        ])) }
+        let text = try #require(json)
+        let parsed = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        let rows = try #require(parsed["peers"] as? [[String: Any]])
+        #expect(rows[0]["newKey"] as? Bool == true && rows[0]["nameHolder"] as? String == Self.bob.id.hex && rows[0]["verified"] as? Bool == false)
+        #expect(rows[1]["verified"] as? Bool == true && rows[1]["newKey"] == nil)
+    }
+
+    @Test("Tab completion offers a claimant by its id prefix, never by the held name")
+    func completion() {
+        var names = CompletionNames()
+        PeerMarks.$book.withValue(Self.book) {
+            names.learn(from: .peer(Self.impostor, state: "connected", address: nil, reason: nil))
+            names.learn(from: .peer(Self.carol, state: "connected", address: nil, reason: nil))
+        }
+        #expect(names.words == ["620da8ed", "carol"])
+    }
+
+    @Test("the book reports a claim once, and /trust survives a new TrustBook over the same store")
+    func storeAndReport() async throws {
+        let directory = TemporaryDirectory()
+        let store = try MessageStore(path: directory.appending("chat.sqlite"))
+        let trust = TrustBook()
+        #expect(trust.observe(Self.bob) == nil)
+        #expect(trust.observe(Self.impostor) == Self.bob.id)
+        #expect(trust.observe(Self.impostor) == nil, "reported twice")
+        try await trust.setVerified(Self.bob, true, store: store)
+        let again = TrustBook()
+        #expect(await again.load(from: store) == nil)
+        #expect(again.book.isVerified(Self.bob.id))
+        #expect(again.book.holder(of: "BOB") == Self.bob.id)
+        // A new name is saved at the next call; a mere sighting waits for the sightings interval.
+        let stored = { try store.setting(TrustBook.settingKey) ?? "" }
+        #expect(again.observe(Self.carol) == nil)
+        await again.saveIfDirty(to: store)
+        #expect(try stored().contains(Self.carol.id.hex))
+        let before = try stored()
+        _ = again.observe(Self.carol, now: Date().addingTimeInterval(60))
+        await again.saveIfDirty(to: store)
+        #expect(try stored() == before, "a sighting alone was saved at once")
+        await again.saveIfDirty(to: store, now: .now + TrustBook.sightingsInterval)
+        #expect(try stored() != before)
+                try store.setSetting(TrustBook.settingKey, to: "{\"version\":1,\"nodes\":{\"zz\":{}}}")
+        let damaged = TrustBook()
+        #expect(await damaged.load(from: store)?.contains("could not be read") == true)
+        #expect(damaged.book.records.isEmpty)
+    }
+}
