@@ -1,0 +1,133 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A sliding window over a ``PlaceInput``'s text, for parsers that read one record at a time.
+///
+/// The window holds the text from a *mark* (the start of the record being parsed, set by the
+/// parser) to what has been read; ``refill(keepingFrom:)`` drops what is before the mark, reads
+/// another chunk after the rest, and refuses to hold more than ``LoadLimits/maxRecordBytes`` from
+/// the mark (``recordOverflow``). So memory stays at one record and one chunk, whatever the file holds.
+///
+/// Parsers keep ``bytes`` and ``base`` and read `bytes[offset - base]`; both change on a refill.
+/// With ``tracksLines`` the window counts lines over what it drops, so ``position(of:)`` can name
+/// the line and column of any offset still held.
+///
+/// Not thread-safe: one load uses it from one thread.
+final class ByteWindow {
+    let input: PlaceInput
+    let limits: LoadLimits
+    /// The text held: offsets ``base`` ..< ``base`` + `bytes.count` of the whole text.
+    private(set) var bytes: UnsafeRawBufferPointer
+    /// The offset in the whole text of `bytes[0]`.
+    private(set) var base = 0
+    /// Whether a refill was refused because the record from the mark went over the limit.
+    private(set) var recordOverflow = false
+    private var storage: UnsafeMutableRawBufferPointer
+    private var lines: LineTracker?
+
+    /// - Parameters:
+    ///   - input: Where the text comes from.
+    ///   - limits: The record limit and the chunk size.
+    ///   - tracksLines: Whether to count lines for ``position(of:)``.
+    init(_ input: PlaceInput, limits: LoadLimits, tracksLines: Bool) {
+        self.input = input
+        self.limits = limits
+        storage = .allocate(byteCount: limits.chunkBytes, alignment: 1)
+        bytes = UnsafeRawBufferPointer(start: storage.baseAddress, count: 0)
+        lines = tracksLines ? LineTracker() : nil
+    }
+
+    deinit { storage.deallocate() }
+
+    /// Whether lines are counted for ``position(of:)``; set only before any text is dropped.
+    var tracksLines: Bool {
+        get { lines != nil }
+        set { lines = newValue ? (lines ?? LineTracker()) : nil }
+    }
+
+    /// Why the text ended early (a read error, broken gzip, too much text), if it did.
+    var failure: PlacesError? { input.failure }
+
+    /// Drops the text before `mark` and reads more after what is held.
+    /// - Parameter mark: The first offset (in the whole text) that must stay; at least ``base``.
+    /// - Returns: Whether more text was read; false at the end of the text, after a failure, or
+    ///   when the text from the mark would go over ``LoadLimits/maxRecordBytes`` (``recordOverflow``).
+    func refill(keepingFrom mark: Int) -> Bool {
+        let drop = min(max(0, mark - base), bytes.count)
+        if drop > 0 {
+            lines?.scan(bytes, base: base, upTo: base + drop)
+            let kept = bytes.count - drop
+            if kept > 0 { memmove(storage.baseAddress!, storage.baseAddress! + drop, kept) }
+            base += drop
+            bytes = UnsafeRawBufferPointer(start: storage.baseAddress, count: kept)
+        }
+        let kept = bytes.count
+        if kept > limits.maxRecordBytes {
+            recordOverflow = true
+            return false
+        }
+        if storage.count - kept < limits.chunkBytes {
+            let grown = UnsafeMutableRawBufferPointer.allocate(
+                byteCount: min(max(storage.count * 2, kept + limits.chunkBytes), limits.maxRecordBytes + 1 + limits.chunkBytes), alignment: 1)
+            grown.copyMemory(from: bytes)
+            storage.deallocate()
+            storage = grown
+        }
+        let n = input.read(into: UnsafeMutableRawBufferPointer(rebasing: storage[kept...]))
+        bytes = UnsafeRawBufferPointer(start: storage.baseAddress, count: kept + n)
+        return n > 0
+    }
+
+    /// Reads until `count` bytes from ``base`` are held or the text ends.
+    func fill(atLeast count: Int) {
+        while bytes.count < min(count, limits.maxRecordBytes) && refill(keepingFrom: base) {}
+    }
+
+    /// The 1-based line and byte column of an offset in the whole text, held or just past what is
+    /// held (only with `tracksLines`; asked in increasing order, as parsers find things).
+    func position(of offset: Int) -> (line: Int, column: Int) {
+        guard var tracker = lines else { return (1, offset + 1) }
+        tracker.scan(bytes, base: base, upTo: offset)
+        lines = tracker
+        return (tracker.line, max(1, offset - tracker.lineStart + 1))
+    }
+}
+
+/// Counts lines over text seen in order, a piece at a time: LF, CRLF and a lone CR each end a
+/// line (a CR ends it, and an LF right after a CR only moves the line's start past itself).
+struct LineTracker {
+    /// The offset scanned up to.
+    private(set) var offset = 0
+    /// The 1-based line at ``offset``.
+    private(set) var line = 1
+    /// Where that line starts.
+    private(set) var lineStart = 0
+    private var afterCR = false
+
+    /// Scans `bytes` (which start at offset `base`) up to `target` or their end.
+    mutating func scan(_ bytes: UnsafeRawBufferPointer, base: Int, upTo target: Int) {
+        let end = min(target, base + bytes.count)
+        guard offset < end, offset >= base else { return }
+        var i = offset - base
+        let stop = end - base
+        while i < stop {
+            let b = bytes[i]
+            i += 1
+            if b == 0x0D {
+                line += 1
+                lineStart = base + i
+                afterCR = true
+            } else {
+                if b == 0x0A {
+                    if !afterCR { line += 1 }
+                    lineStart = base + i
+                }
+                afterCR = false
+            }
+        }
+        offset = end
+    }
+}
