@@ -96,6 +96,35 @@ final class ByteWindow {
     }
 }
 
+/// A parser reading a ``ByteWindow``: the text held (cached from the window), the offset of its
+/// first byte, the position it reads at in it, and the mark from which text must stay.
+protocol WindowReader {
+    var window: ByteWindow { get }
+    var bytes: UnsafeRawBufferPointer { get set }
+    var origin: Int { get set }
+    var position: Int { get set }
+    var mark: Int { get }
+}
+
+extension WindowReader {
+    /// Reads more text, keeping what is from ``mark`` on; false at the end of what the window gives.
+    mutating func more() -> Bool {
+        guard window.refill(keepingFrom: mark) else { return false }
+        position -= window.base - origin
+        origin = window.base
+        bytes = window.bytes
+        return true
+    }
+
+    /// Whether `count` bytes from the position are held (reading more if need be).
+    mutating func has(_ count: Int) -> Bool {
+        while bytes.count - position < count {
+            if !more() { return false }
+        }
+        return true
+    }
+}
+
 /// Counts lines over text seen in order, a piece at a time: LF, CRLF and a lone CR each end a
 /// line (a CR ends it, and an LF right after a CR only moves the line's start past itself).
 struct LineTracker {

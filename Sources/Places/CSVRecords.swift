@@ -55,19 +55,19 @@ struct CSVRecord {
 /// ``LoadLimits/maxFieldBytes`` or a record over ``LoadLimits/maxRecordBytes`` throws
 /// ``PlacesError/Code/tooLarge`` at the line and column where it starts, and a failure of the
 /// input (a read error, broken gzip) is thrown when the text stops.
-struct CSVRecords {
-    private let window: ByteWindow
-    private var bytes: UnsafeRawBufferPointer
+struct CSVRecords: WindowReader {
+    let window: ByteWindow
+    var bytes: UnsafeRawBufferPointer
     /// The offset in the whole text of `bytes[0]`.
-    private var origin: Int
-    private var position = 0
+    var origin: Int
+    var position = 0
     private let separator: UInt8
     private let maxField: Int
     private var line = 1
     /// The offset in the whole text where ``line`` starts.
     private var lineStart = 0
     /// The offset in the whole text of the record being read: the window keeps it.
-    private var mark = 0
+    var mark = 0
 
     /// - Parameters:
     ///   - window: The text, from its start.
@@ -80,23 +80,6 @@ struct CSVRecords {
         bytes = window.bytes
         origin = window.base
         if bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF { position = 3 }
-    }
-
-    /// Reads more text, keeping the record from ``mark``; false at the end of what the window gives.
-    private mutating func more() -> Bool {
-        guard window.refill(keepingFrom: mark) else { return false }
-        position -= window.base - origin
-        origin = window.base
-        bytes = window.bytes
-        return true
-    }
-
-    /// Whether `count` bytes from the position are held (reading more if need be).
-    private mutating func has(_ count: Int) -> Bool {
-        while bytes.count - position < count {
-            if !more() { return false }
-        }
-        return true
     }
 
     /// Reads the next record into `record`: true when one was read, false at the end of

@@ -83,13 +83,13 @@ struct JSONSyntaxError: Error {
 /// contents are read leniently: raw control characters are kept, and invalid UTF-8 or a lone
 /// surrogate escape becomes U+FFFD and is noted in ``stringFlaw`` (the caller decides what a
 /// flawed string means) instead of failing the document.
-struct JSONReader {
-    private let window: ByteWindow
+struct JSONReader: WindowReader {
+    let window: ByteWindow
     /// The text held (the window's, cached); `position` indexes it.
-    private var bytes: UnsafeRawBufferPointer
+    var bytes: UnsafeRawBufferPointer
     /// The offset in the whole text of `bytes[0]`.
-    private var origin: Int
-    private var position = 0
+    var origin: Int
+    var position = 0
     private var depth = 0
     private let maxString: Int
     /// The first offset that must stay readable: the start of the current record.
@@ -112,23 +112,6 @@ struct JSONReader {
 
     /// The offset in the whole text of the next byte.
     var offset: Int { origin + position }
-
-    /// Reads more text, keeping what is from ``mark`` on; false at the end of what the window gives.
-    private mutating func more() -> Bool {
-        guard window.refill(keepingFrom: mark) else { return false }
-        position -= window.base - origin
-        origin = window.base
-        bytes = window.bytes
-        return true
-    }
-
-    /// Whether `count` bytes from the position are held (reading more if need be).
-    private mutating func has(_ count: Int) -> Bool {
-        while bytes.count - position < count {
-            if !more() { return false }
-        }
-        return true
-    }
 
     /// The next byte after whitespace (not consumed), nil at the end.
     mutating func peek() -> UInt8? {
