@@ -198,54 +198,48 @@ struct BombMemoryTests {
         for _ in 0..<1024 { try handle.write(contentsOf: member) }
     }
 
+    /// Writes a file, loads it in `placesprobe`, and expects the refusal `expected(path)` at a
+    /// peak RSS under ``bound``.
+    static func expectRefused(_ name: String, _ write: (FileHandle) throws -> Void, _ expected: (String) -> String) throws {
+        try withFile(name, write) { url in
+            let probe = try probe(url)
+            #expect(probe.error == expected(url.path))
+            #expect(probe.vmHWM > 0 && probe.vmHWM < bound, "peak RSS \(probe.vmHWM) loading \(name)")
+        }
+    }
+
     @Test("a 1 MB gzip file holding a 1 GiB CSV field")
     func csvBomb() throws {
-        try Self.withFile("bomb.csv.gz", { handle in
+        try Self.expectRefused("bomb.csv.gz", { handle in
             try handle.write(contentsOf: Data(GzipWriter.member(Array("lat,lon,name\n1,2,".utf8))))
             try Self.gigabyte(of: UInt8(ascii: "a"), to: handle)
             let size = try handle.offset()
             #expect(size < 2 << 20)
-        }) { url in
-            let probe = try Self.probe(url)
-            #expect(probe.error == "\(url.path):2:5: field 3 is longer than 65536 bytes (the limit for one field)")
-            #expect(probe.vmHWM > 0 && probe.vmHWM < Self.bound, "peak RSS \(probe.vmHWM)")
-        }
+        }) { "\($0):2:5: field 3 is longer than 65536 bytes (the limit for one field)" }
     }
 
     @Test("a 1 MB gzip file holding a GeoJSON feature of 1 GiB of spaces")
     func geoJSONBomb() throws {
-        try Self.withFile("bomb.geojson.gz", { handle in
+        try Self.expectRefused("bomb.geojson.gz", { handle in
             try handle.write(contentsOf: Data(GzipWriter.member(Array("{\"type\":\"FeatureCollection\",\"features\":[\n{\"type\":".utf8))))
             try Self.gigabyte(of: UInt8(ascii: " "), to: handle)
-        }) { url in
-            let probe = try Self.probe(url)
-            #expect(probe.error == "\(url.path):2:1: feature 0 is longer than 1048576 bytes (the limit for one record)")
-            #expect(probe.vmHWM > 0 && probe.vmHWM < Self.bound, "peak RSS \(probe.vmHWM)")
-        }
+        }) { "\($0):2:1: feature 0 is longer than 1048576 bytes (the limit for one record)" }
     }
 
     @Test("a 100 MB JSON string and a 100 MB CSV field, plain files")
     func hugeFields() throws {
         let hundred = Data(repeating: UInt8(ascii: "x"), count: 100 << 20)
         let line2 = "{\"type\":\"Feature\",\"properties\":{\"name\":\""
-        try Self.withFile("big.geojson", { handle in
+        try Self.expectRefused("big.geojson", { handle in
             try handle.write(contentsOf: Data("{\"type\":\"FeatureCollection\",\"features\":[\n\(line2)".utf8))
             try handle.write(contentsOf: hundred)
             try handle.write(contentsOf: Data("\"}}]}".utf8))
-        }) { url in
-            let probe = try Self.probe(url)
-            #expect(probe.error == "\(url.path):2:\(line2.utf8.count): a string is longer than 65536 bytes (the limit for one field)")
-            #expect(probe.vmHWM > 0 && probe.vmHWM < Self.bound, "peak RSS \(probe.vmHWM)")
-        }
-        try Self.withFile("big.csv", { handle in
+        }) { "\($0):2:\(line2.utf8.count): a string is longer than 65536 bytes (the limit for one field)" }
+        try Self.expectRefused("big.csv", { handle in
             try handle.write(contentsOf: Data("lat,lon,name\r\n1,2,x\r\n3,4,\"a\r\nb".utf8))
             try handle.write(contentsOf: hundred)
             try handle.write(contentsOf: Data("\"\r\n".utf8))
-        }) { url in
-            let probe = try Self.probe(url)
-            #expect(probe.error == "\(url.path):3:5: field 3 is longer than 65536 bytes (the limit for one field)")
-            #expect(probe.vmHWM > 0 && probe.vmHWM < Self.bound, "peak RSS \(probe.vmHWM)")
-        }
+        }) { "\($0):3:5: field 3 is longer than 65536 bytes (the limit for one field)" }
     }
 
     @Test("the probe measures: a real data set loads and reports its places")
