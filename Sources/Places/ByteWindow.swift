@@ -7,9 +7,10 @@ import Darwin
 /// A sliding window over a ``PlaceInput``'s text, for parsers that read one record at a time.
 ///
 /// The window holds the text from a *mark* (the start of the record being parsed, set by the
-/// parser) to what has been read; ``refill(keepingFrom:)`` drops what is before the mark, reads
-/// another chunk after the rest, and refuses to hold more than ``LoadLimits/maxRecordBytes`` from
-/// the mark (``recordOverflow``). So memory stays at one record and one chunk, whatever the file holds.
+/// parser) to what has been read; ``refill(keepingFrom:)`` drops what is before the mark, shows
+/// more after the rest (reading another chunk when all that was read is shown), and refuses to
+/// show more than ``LoadLimits/maxRecordBytes`` from the mark (``recordOverflow``). So memory stays
+/// at one record and one chunk, whatever the file holds.
 ///
 /// Parsers keep ``bytes`` and ``base`` and read `bytes[offset - base]`; both change on a refill.
 /// With ``tracksLines`` the window counts lines over what it drops, so ``position(of:)`` can name
@@ -26,7 +27,13 @@ final class ByteWindow {
     /// Whether a refill was refused because the record from the mark went over the limit.
     private(set) var recordOverflow = false
     private var storage: UnsafeMutableRawBufferPointer
+    /// How many bytes of `storage` were read (``bytes`` shows a prefix of them).
+    private var held = 0
     private var lines: LineTracker?
+    /// The limits' chunk and record sizes, clamped to 1 byte ... 1 GiB and 1 byte ... 1 TiB (they
+    /// are public settable values, and the sums below must not overflow).
+    private let chunk: Int
+    private let maxRecord: Int
 
     /// - Parameters:
     ///   - input: Where the text comes from.
@@ -35,7 +42,9 @@ final class ByteWindow {
     init(_ input: PlaceInput, limits: LoadLimits, tracksLines: Bool) {
         self.input = input
         self.limits = limits
-        storage = .allocate(byteCount: limits.chunkBytes, alignment: 1)
+        chunk = min(max(1, limits.chunkBytes), 1 << 30)
+        maxRecord = min(max(1, limits.maxRecordBytes), 1 << 40)
+        storage = .allocate(byteCount: chunk, alignment: 1)
         bytes = UnsafeRawBufferPointer(start: storage.baseAddress, count: 0)
         lines = tracksLines ? LineTracker() : nil
     }
@@ -51,39 +60,46 @@ final class ByteWindow {
     /// Why the text ended early (a read error, broken gzip, too much text), if it did.
     var failure: PlacesError? { input.failure }
 
-    /// Drops the text before `mark` and reads more after what is held.
+    /// Drops the text before `mark` and shows more after it: what was read already, else another
+    /// chunk. At most ``LoadLimits/maxRecordBytes`` from the mark are ever shown, however much was
+    /// read, so a parser sees the same text (and a record too long at the same byte) whatever the
+    /// chunk size.
     /// - Parameter mark: The first offset (in the whole text) that must stay; at least ``base``.
-    /// - Returns: Whether more text was read; false at the end of the text, after a failure, or
-    ///   when the text from the mark would go over ``LoadLimits/maxRecordBytes`` (``recordOverflow``).
+    /// - Returns: Whether more text is shown; false at the end of the text, after a failure, or
+    ///   when the record from the mark would go over ``LoadLimits/maxRecordBytes`` (``recordOverflow``).
     func refill(keepingFrom mark: Int) -> Bool {
         let drop = min(max(0, mark - base), bytes.count)
         if drop > 0 {
             lines?.scan(bytes, base: base, upTo: base + drop)
-            let kept = bytes.count - drop
-            if kept > 0 { memmove(storage.baseAddress!, storage.baseAddress! + drop, kept) }
+            held -= drop
+            if held > 0 { memmove(storage.baseAddress!, storage.baseAddress! + drop, held) }
             base += drop
-            bytes = UnsafeRawBufferPointer(start: storage.baseAddress, count: kept)
+            bytes = UnsafeRawBufferPointer(start: storage.baseAddress, count: bytes.count - drop)
         }
-        let kept = bytes.count
-        if kept > limits.maxRecordBytes {
+        if bytes.count >= maxRecord {
             recordOverflow = true
             return false
         }
-        if storage.count - kept < limits.chunkBytes {
-            let grown = UnsafeMutableRawBufferPointer.allocate(
-                byteCount: min(max(storage.count * 2, kept + limits.chunkBytes), limits.maxRecordBytes + 1 + limits.chunkBytes), alignment: 1)
-            grown.copyMemory(from: bytes)
-            storage.deallocate()
-            storage = grown
+        var more = held > bytes.count
+        if !more {
+            if storage.count - held < chunk {
+                let grown = UnsafeMutableRawBufferPointer.allocate(
+                    byteCount: min(max(storage.count * 2, held + chunk), maxRecord + chunk), alignment: 1)
+                grown.copyMemory(from: UnsafeRawBufferPointer(rebasing: storage[..<held]))
+                storage.deallocate()
+                storage = grown
+            }
+            let n = input.read(into: UnsafeMutableRawBufferPointer(rebasing: storage[held...]))
+            held += n
+            more = n > 0
         }
-        let n = input.read(into: UnsafeMutableRawBufferPointer(rebasing: storage[kept...]))
-        bytes = UnsafeRawBufferPointer(start: storage.baseAddress, count: kept + n)
-        return n > 0
+        bytes = UnsafeRawBufferPointer(start: storage.baseAddress, count: min(held, maxRecord))
+        return more
     }
 
     /// Reads until `count` bytes from ``base`` are held or the text ends.
     func fill(atLeast count: Int) {
-        while bytes.count < min(count, limits.maxRecordBytes) && refill(keepingFrom: base) {}
+        while bytes.count < min(count, maxRecord) && refill(keepingFrom: base) {}
     }
 
     /// The 1-based line and byte column of an offset in the whole text, held or just past what is

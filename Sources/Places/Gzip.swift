@@ -20,6 +20,8 @@ final class GzipInflater {
     private var consumed = 0
     private var inputEnded = false
     private var memberEnded = false
+    /// An error found after the text before it was handed out: thrown by the next read.
+    private var deferred: PlacesError?
     private let pull: (UnsafeMutableRawBufferPointer) throws(PlacesError) -> Int
 
     /// - Parameters:
@@ -50,6 +52,7 @@ final class GzipInflater {
     ///   offset reached, or a truncated stream.
     func read(into output: UnsafeMutableRawBufferPointer) throws(PlacesError) -> Int {
         guard let out = output.baseAddress, !output.isEmpty else { return 0 }
+        if let deferred { throw deferred }
         while true {
             if stream.pointee.avail_in == 0 && !inputEnded { try refill() }
             if memberEnded {
@@ -76,7 +79,13 @@ final class GzipInflater {
                 }
             default:
                 let message = stream.pointee.msg.map { String(cString: $0) } ?? "zlib status \(status)"
-                throw .badGzip("\(message) at input byte \(consumed - Int(stream.pointee.avail_in))")
+                let error = PlacesError.badGzip("\(message) at input byte \(consumed - Int(stream.pointee.avail_in))")
+                // The text before the error first, so what a parser sees is the same at any chunk size.
+                guard produced == 0 else {
+                    deferred = error
+                    return produced
+                }
+                throw error
             }
         }
     }

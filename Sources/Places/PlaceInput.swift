@@ -25,6 +25,8 @@ final class PlaceInput {
     /// Plain bytes read while looking for the gzip magic, not yet handed out.
     private var pending: [UInt8] = []
     private var text = 0
+    /// Whether text past ``LoadLimits/maxTextBytes`` was read (and dropped).
+    private var overMaxText = false
     private let maxText: Int
     /// Whether the file is gzip-compressed.
     private(set) var compressed = false
@@ -46,7 +48,7 @@ final class PlaceInput {
 
     private init(source: Source, limits: LoadLimits) throws(PlacesError) {
         self.source = source
-        maxText = limits.maxTextBytes
+        maxText = max(0, limits.maxTextBytes)
         let head = UnsafeMutableRawBufferPointer.allocate(byteCount: 2, alignment: 1)
         defer { head.deallocate() }
         var have = 0
@@ -68,10 +70,18 @@ final class PlaceInput {
         if case .file(let fd) = source { close(fd) }
     }
 
+    private var tooMuchText: PlacesError {
+        .tooLarge("the file holds more than \(maxText) bytes of text (the limit for one file)")
+    }
+
     /// Reads text into `buffer`.
     /// - Returns: How many bytes were written; 0 at the end of the text or after a failure.
     func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
         guard failure == nil, !buffer.isEmpty else { return 0 }
+        if overMaxText && text == maxText {
+            failure = tooMuchText
+            return 0
+        }
         do throws(PlacesError) {
             var n: Int
             if !pending.isEmpty {
@@ -83,10 +93,14 @@ final class PlaceInput {
             } else {
                 n = try readRaw(into: buffer)
             }
+            // Exactly maxText bytes are handed out, then the failure: the same at any chunk size.
+            if n > maxText - text {
+                n = maxText - text
+                overMaxText = true
+            }
             text += n
-            if text > maxText {
-                failure = .tooLarge("the file holds more than \(maxText) bytes of text (the limit for one file)")
-                n = 0
+            if n == 0 && overMaxText {
+                failure = tooMuchText
             }
             return n
         } catch {

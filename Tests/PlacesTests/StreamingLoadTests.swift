@@ -136,6 +136,18 @@ struct LoadLimitTests {
         }
     }
 
+    @Test("limits set out of range through the properties are clamped, not trapped on")
+    func outOfRangeLimits() {
+        var limits = LoadLimits()
+        limits.chunkBytes = 0
+        limits.maxRecordBytes = .max
+        limits.maxFieldBytes = .max
+        for (text, name) in [(StreamingLoadTests.csv, "x.csv"), (StreamingLoadTests.geoJSON, "x.geojson")] {
+            let data = Data(text.utf8)
+            #expect(StreamingLoadTests.outcome(data, name, limits) == StreamingLoadTests.outcome(data, name))
+        }
+    }
+
     @Test("text past maxTextBytes refuses a gzip file, naming it")
     func tooMuchText() {
         let bomb = Data(GzipWriter.member(Array("lat,lon,name\n".utf8) + [UInt8](repeating: 0x0A, count: 10_000)))
