@@ -276,7 +276,9 @@ let package = Package(
                            .product(name: "Logging", package: "swift-log"), .product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
         // Optimised even in debug builds: the brute-force oracle scans ~300k real places per query.
-        .testTarget(name: "PlacesTests", dependencies: ["Places"], swiftSettings: [.unsafeFlags(["-O"])]),
+        .testTarget(name: "PlacesTests", dependencies: ["Places", "CZlib"], exclude: ["PlacesProbe"], swiftSettings: [.unsafeFlags(["-O"])]),
+        // The places loader alone in a process, for PlacesTests to read its peak memory (VmHWM).
+        .executableTarget(name: "placesprobe", dependencies: ["Places"], path: "Tests/PlacesTests/PlacesProbe"),
         .testTarget(name: "IntegrationTests", dependencies: ["MeshTestSupport", "MeshWire", "MeshLink", .product(name: "Crypto", package: "swift-crypto")]),
         // Fuzz entry points for every decoder of outside input (scripts/README.md "Fuzzing"), and
         // the regression test that feeds them every input in Tests/FuzzCorpus.

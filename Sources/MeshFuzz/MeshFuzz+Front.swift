@@ -35,13 +35,28 @@ extension MeshFuzz {
         for byte in bytes { _ = drip.decode([byte]) }
     }
 
-    /// A place data file: the first byte picks the file name (GeoJSON, CSV, TSV, JSON or none), the
-    /// rest is the file (gzip or not); what loads answers a few queries.
+    /// A place data file: the first byte picks the file name (GeoJSON, CSV, TSV, JSON or none) and
+    /// a small chunk size, the rest is the file (gzip or not). Read a few bytes at a time it must
+    /// load the same as read whole; what loads answers a few queries.
     @Sendable static func fuzzPlaceData(_ bytes: [UInt8]) {
         guard let first = bytes.first else { return }
         let names = ["fuzz.geojson", "fuzz.csv", "fuzz.tsv", "fuzz.json", "fuzz"]
         let name = names[Int(first) % names.count]
-        guard let set = try? PlaceDataSet(data: Data(bytes.dropFirst()), fileName: name) else { return }
+        func load(_ limits: LoadLimits) -> Result<PlaceDataSet, PlacesError> {
+            Result { () throws(PlacesError) in
+                try PlaceDataSet(data: Data(bytes.dropFirst()), fileName: name, options: PlaceDataSet.Options(limits: limits))
+            }
+        }
+        func outcome(_ result: Result<PlaceDataSet, PlacesError>) -> String {
+            switch result {
+            case .success(let set): "\(set.places.map(\.name)) \(set.places.map(\.coordinate)) \(set.problems)"
+            case .failure(let error): error.message
+            }
+        }
+        let loaded = load(.standard)
+        let streamed = load(LoadLimits(chunkBytes: 1 + Int(first / 5) % 7))
+        precondition(outcome(loaded) == outcome(streamed), "a small chunk size changed the load")
+        guard case .success(let set) = loaded else { return }
         _ = set.summary.description
         guard let place = set.places.first else { return }
         _ = set.index.within(.kilometres(10), of: place.coordinate)

@@ -18,6 +18,10 @@ import Foundation
 /// never closed, invalid UTF-8) is reported in ``LoadReport/problems`` with its line number
 /// and skipped. Input that is not CSV place data at all throws ``PlacesError``.
 ///
+/// The text is read (and inflated) a chunk at a time and parsed as it comes, so memory holds
+/// one row and the places, never the whole text. A field, row or file over ``limits`` refuses
+/// the file (``PlacesError/Code/tooLarge``, at the line and column where it starts).
+///
 /// This type is a value and is thread-safe.
 public struct CSVLoader: Sendable {
     /// Where a field is found.
@@ -40,6 +44,8 @@ public struct CSVLoader: Sendable {
     public var hasHeader: Bool
     /// The field separator, an ASCII character.
     public var separator: UInt8
+    /// How long a field or row may be, and how much the file may hold.
+    public var limits: LoadLimits
 
     /// Creates a loader.
     /// - Parameters:
@@ -49,50 +55,57 @@ public struct CSVLoader: Sendable {
     ///   - hasHeader: Whether the first record is a header (default true). Without one,
     ///     columns must be given by ``Column/index(_:)``.
     ///   - separator: The field separator byte (default `,`).
+    ///   - limits: The bounds on fields, rows and the whole file (default ``LoadLimits/standard``).
     public init(
         latitude: Column = .automatic,
         longitude: Column = .automatic,
         name: Column? = .named("name"),
         hasHeader: Bool = true,
-        separator: UInt8 = UInt8(ascii: ",")
+        separator: UInt8 = UInt8(ascii: ","),
+        limits: LoadLimits = .standard
     ) {
         self.latitude = latitude
         self.longitude = longitude
         self.name = name
         self.hasHeader = hasHeader
         self.separator = separator
+        self.limits = limits
     }
 
     /// Reads places from CSV bytes (gzip-compressed or not).
     /// - Parameter data: The file's contents.
     /// - Returns: The places and the rows skipped.
     /// - Throws: ``PlacesError`` when the input is not CSV place data at all: empty, binary,
-    ///   a header without the requested columns, or not one usable row.
+    ///   a header without the requested columns, not one usable row, or over ``limits``.
     public func load(_ data: Data) throws(PlacesError) -> LoadReport {
-        let text = try Gzip.inflatingIfNeeded(data)
-        let result: Result<LoadReport, PlacesError> = text.withUnsafeBytes { raw in
-            do throws(PlacesError) {
-                return .success(try load(raw))
-            } catch {
-                return .failure(error)
-            }
-        }
-        return try result.get()
+        try load(ByteWindow(PlaceInput(data: data, limits: limits), limits: limits, tracksLines: false))
     }
 
-    private func load(_ bytes: UnsafeRawBufferPointer) throws(PlacesError) -> LoadReport {
-        if bytes.isEmpty { throw PlacesError.notCSV("the file is empty").at(line: 1, column: 1) }
-        if let nul = bytes.prefix(65_536).firstIndex(of: 0) {
-            var lines = LineCounter(bytes)
-            let at = lines.position(of: nul)
-            throw PlacesError.notCSV("binary data: a NUL byte (offset \(nul))").at(line: at.line, column: at.column)
+    /// Reads places from a CSV file (gzip-compressed or not), a chunk at a time.
+    /// - Parameter url: The file.
+    /// - Returns: The places and the rows skipped.
+    /// - Throws: ``PlacesError`` as ``load(_:)``, or ``PlacesError/Code/unreadable`` when it cannot be read.
+    public func load(contentsOf url: URL) throws -> LoadReport {
+        try load(ByteWindow(PlaceInput(path: url.path, limits: limits), limits: limits, tracksLines: false))
+    }
+
+    /// Reads places from the text a window gives (it must not have dropped any text).
+    func load(_ window: ByteWindow) throws(PlacesError) -> LoadReport {
+        window.fill(atLeast: 65_536)
+        if let failure = window.failure { throw failure }
+        let head = UnsafeRawBufferPointer(rebasing: window.bytes.prefix(65_536))
+        if head.isEmpty { throw PlacesError.notCSV("the file is empty").at(line: 1, column: 1) }
+        if let nul = head.firstIndex(of: 0) {
+            var lines = LineTracker()
+            lines.scan(head, base: 0, upTo: nul)
+            throw PlacesError.notCSV("binary data: a NUL byte (offset \(nul))").at(line: lines.line, column: nul - lines.lineStart + 1)
         }
-        var records = CSVRecords(bytes: bytes, separator: separator)
+        var records = CSVRecords(window: window, separator: separator)
         var record = CSVRecord()
         var problems: [LoadProblem] = []
         var header: [String]?
         if hasHeader {
-            switch records.next(into: &record) {
+            switch try records.next(into: &record) {
             case .failure(let problem): throw PlacesError.notCSV("header: \(problem.message)").at(line: problem.line ?? 1)
             case .success(false): throw PlacesError.notCSV("no header row").at(line: 1, column: 1)
             case .success(true):
@@ -107,11 +120,9 @@ public struct CSVLoader: Sendable {
             throw error.at(line: 1)
         }
         var places: [Place] = []
-        let lineEnds = ByteSearch.count([0x0A], in: bytes)
-        places.reserveCapacity(lineEnds > 0 ? lineEnds : ByteSearch.count([0x0D], in: bytes))
         var rows = 0
         while true {
-            switch records.next(into: &record) {
+            switch try records.next(into: &record) {
             case .success(false):
                 if places.isEmpty && rows > 0 {
                     throw .noPlaces(rows: rows, firstProblem: problems.first)
@@ -128,15 +139,9 @@ public struct CSVLoader: Sendable {
                 case .failure(let problem): problems.append(problem)
                 }
             }
+            if places.count > limits.maxPlaces { throw limits.tooManyPlaces.at(line: record.line, column: 1) }
+            if problems.count > limits.maxSkipped { throw limits.tooManySkipped.at(line: record.line, column: 1) }
         }
-    }
-
-    /// Reads places from a CSV file (gzip-compressed or not).
-    /// - Parameter url: The file.
-    /// - Returns: The places and the rows skipped.
-    /// - Throws: ``PlacesError`` as ``load(_:)``, or the file system's error when it cannot be read.
-    public func load(contentsOf url: URL) throws -> LoadReport {
-        try load(Data(contentsOf: url))
     }
 }
 

@@ -15,144 +15,186 @@ import Foundation
 /// column of the first syntax error), JSON that is not a FeatureCollection, or a collection in
 /// which not one feature is usable.
 ///
-/// The text is read in one pass, one feature at a time (``JSONReader``), so memory holds the
-/// inflated text and the places, never a tree of the whole document.
+/// The text is read (and inflated) a chunk at a time and parsed in one pass, one feature at a
+/// time (``JSONReader``), so memory holds one feature and the places, never the whole text or a
+/// tree of the whole document. A string, feature or file over ``limits`` refuses the file
+/// (``PlacesError/Code/tooLarge``, at the line and column where it starts).
 ///
 /// This type is a value and is thread-safe.
 public struct GeoJSONLoader: Sendable {
     /// The property that holds a feature's name.
     public var nameProperty: String
+    /// How long a field or feature may be, and how much the file may hold.
+    public var limits: LoadLimits
 
     /// Creates a loader.
-    /// - Parameter nameProperty: The property that holds the name (default `name`); a
-    ///   feature without it gets an empty name.
-    public init(nameProperty: String = "name") {
+    /// - Parameters:
+    ///   - nameProperty: The property that holds the name (default `name`); a feature without
+    ///     it gets an empty name.
+    ///   - limits: The bounds on fields, features and the whole file (default ``LoadLimits/standard``).
+    public init(nameProperty: String = "name", limits: LoadLimits = .standard) {
         self.nameProperty = nameProperty
+        self.limits = limits
     }
 
     /// Reads places from GeoJSON bytes (gzip-compressed or not).
     /// - Parameter data: The file's contents.
     /// - Returns: The places and the features skipped, with their line numbers.
     /// - Throws: ``PlacesError`` when the gzip framing is broken, the text is not JSON, the
-    ///   JSON is not a FeatureCollection, or not one feature is a usable place.
+    ///   JSON is not a FeatureCollection, not one feature is a usable place, or the text goes over
+    ///   ``limits``.
     public func load(_ data: Data) throws(PlacesError) -> LoadReport {
-        let json = try Gzip.inflatingIfNeeded(data)
-        let result: Result<LoadReport, PlacesError> = json.withUnsafeBytes { raw in
-            do throws(PlacesError) {
-                return .success(try load(raw))
-            } catch {
-                return .failure(error)
-            }
-        }
-        return try result.get()
+        try load(ByteWindow(PlaceInput(data: data, limits: limits), limits: limits, tracksLines: true))
     }
 
-    /// Reads places from a GeoJSON file (gzip-compressed or not).
+    /// Reads places from a GeoJSON file (gzip-compressed or not), a chunk at a time.
     /// - Parameter url: The file.
     /// - Returns: The places and the features skipped.
-    /// - Throws: ``PlacesError`` as ``load(_:)``, or the file system's error when it cannot be read.
+    /// - Throws: ``PlacesError`` as ``load(_:)``, or ``PlacesError/Code/unreadable`` when it cannot be read.
     public func load(contentsOf url: URL) throws -> LoadReport {
-        try load(Data(contentsOf: url))
+        try load(ByteWindow(PlaceInput(path: url.path, limits: limits), limits: limits, tracksLines: true))
     }
 
-    private func load(_ raw: UnsafeRawBufferPointer) throws(PlacesError) -> LoadReport {
-        var reader = JSONReader(raw)
-        var lines = LineCounter(raw)
-        func notJSON(_ e: JSONSyntaxError) -> PlacesError {
-            let (line, column) = lines.position(of: e.offset)
-            return PlacesError.notJSON(e.message).at(line: line, column: column)
+    /// Reads places from the text a window gives (it must track lines and not have dropped any text).
+    func load(_ window: ByteWindow) throws(PlacesError) -> LoadReport {
+        var reader = JSONReader(window)
+        var featureCount = 0
+        /// The record being read, for a refusal when it is too long.
+        var record = "the top-level value"
+        var refusal: PlacesError?
+        /// Throws why the text stopped early, if it did (the parser saw only an early end).
+        func checkStopped() throws(PlacesError) {
+            if let failure = window.failure { throw failure }
+            guard window.recordOverflow else { return }
+            let at = window.position(of: reader.mark)
+            throw limits.recordTooLarge(record).at(line: at.line, column: at.column)
         }
+        /// Refuses a record that ended past the limit (a long one stops the window before its end).
+        func checkLength(from start: Int) throws(JSONSyntaxError) {
+            guard reader.offset - start > limits.maxRecordBytes else { return }
+            let at = window.position(of: start)
+            refusal = limits.recordTooLarge(record).at(line: at.line, column: at.column)
+            throw reader.error(record)
+        }
+        func located(_ e: JSONSyntaxError) throws(PlacesError) -> PlacesError {
+            try checkStopped()
+            let (line, column) = window.position(of: e.offset)
+            return (e.tooLarge ? PlacesError.tooLarge(e.message) : PlacesError.notJSON(e.message)).at(line: line, column: column)
+        }
+        reader.skipWhitespace()
         guard let first = reader.peek() else {
-            let end = lines.position(of: raw.count)
-            throw PlacesError.notJSON(raw.isEmpty ? "the file is empty" : "the file holds only whitespace")
+            try checkStopped()
+            let end = window.position(of: reader.offset)
+            throw PlacesError.notJSON(reader.offset == 0 ? "the file is empty" : "the file holds only whitespace")
                 .at(line: end.line, column: end.column)
         }
-        let top = lines.position(of: reader.position)
+        let top = window.position(of: reader.offset)
         guard first == UInt8(ascii: "{") else {
             // Tell JSON that is not an object apart from text that is not JSON at all.
             let kind: String
             do throws(JSONSyntaxError) {
                 kind = try reader.value().kind
+                reader.skipWhitespace()
                 if reader.peek() != nil { throw reader.error("unexpected text after the top-level value") }
             } catch {
-                throw notJSON(error)
+                throw try located(error)
             }
+            try checkStopped()
             throw PlacesError.notFeatureCollection("top level is \(kind), not an object").at(line: top.line, column: top.column)
         }
         var builder = PlaceBuilder(nameProperty: nameProperty)
-        builder.places.reserveCapacity(ByteSearch.count(Array("\"Point\"".utf8), in: raw))
         var problems: [LoadProblem] = []
         var type: JSONValue?
         var featuresKind: String?
-        var featureCount = 0
-        var repeatedFeatures: Int?
-        var typeOffset: Int?, featuresOffset: Int?
+        var repeatedFeatures: (line: Int, column: Int)?
+        var typeAt: (line: Int, column: Int)?, featuresAt: (line: Int, column: Int)?
         do throws(JSONSyntaxError) {
             try reader.enter()
             _ = reader.consume(UInt8(ascii: "{"))
             if !reader.consume(UInt8(ascii: "}")) {
                 repeat {
-                    _ = reader.peek()
-                    let keyOffset = reader.position
+                    reader.skipWhitespace()
+                    let keyOffset = reader.offset
+                    reader.mark = keyOffset
                     let key = try reader.string()
+                    record = "the top-level member \(JSONValue.quoted(key))"
+                    var isFeatureArray = false
                     try reader.expect(UInt8(ascii: ":"), "':' after an object key")
                     switch key {
                     case "features" where featuresKind != nil:
-                        repeatedFeatures = repeatedFeatures ?? keyOffset
+                        repeatedFeatures = repeatedFeatures ?? window.position(of: keyOffset)
                         _ = try reader.value()
                     case "features" where reader.peek() == UInt8(ascii: "["):
                         featuresKind = "an array"
-                        featuresOffset = reader.position
+                        featuresAt = window.position(of: reader.offset)
                         try reader.enter()
                         _ = reader.consume(UInt8(ascii: "["))
+                        isFeatureArray = true
+                        reader.skipWhitespace()
                         if !reader.consume(UInt8(ascii: "]")) {
                             repeat {
-                                _ = reader.peek()
-                                let start = reader.position
+                                reader.skipWhitespace()
+                                let start = reader.offset
+                                reader.mark = start
+                                record = "feature \(featureCount)"
                                 reader.stringFlaw = nil
                                 let feature = try reader.value()
+                                try checkLength(from: start)
                                 switch builder.place(from: feature, flaw: reader.stringFlaw) {
-                                case .success(let place): builder.places.append(place)
+                                case .success(let place):
+                                    builder.places.append(place)
+                                    if builder.places.count > limits.maxPlaces { refusal = limits.tooManyPlaces }
                                 case .failure(let bad):
-                                    problems.append(LoadProblem(line: lines.position(of: start).line, feature: featureCount, message: bad.message))
+                                    problems.append(LoadProblem(line: window.position(of: start).line, feature: featureCount, message: bad.message))
+                                    if problems.count > limits.maxSkipped { refusal = limits.tooManySkipped }
+                                }
+                                if let refused = refusal {
+                                    let at = window.position(of: start)
+                                    refusal = refused.at(line: at.line, column: at.column)
+                                    throw reader.error(refused.detail)
                                 }
                                 featureCount += 1
+                                reader.skipWhitespace()
                             } while reader.consume(UInt8(ascii: ","))
                             try reader.expect(UInt8(ascii: "]"), "',' or ']' in the features array")
                         }
                         reader.leave()
                     case "features":
                         _ = reader.peek()
-                        featuresOffset = reader.position
+                        featuresAt = window.position(of: reader.offset)
                         featuresKind = try reader.value().kind
                     case "type":
                         _ = reader.peek()
-                        typeOffset = reader.position
+                        typeAt = window.position(of: reader.offset)
                         type = try reader.value()
                     default:
                         _ = try reader.value()
                     }
+                    if !isFeatureArray { try checkLength(from: keyOffset) }
+                    reader.skipWhitespace()
                 } while reader.consume(UInt8(ascii: ","))
                 try reader.expect(UInt8(ascii: "}"), "',' or '}' in the top-level object")
             }
+            reader.skipWhitespace()
             if reader.peek() != nil { throw reader.error("unexpected text after the top-level object") }
         } catch {
-            throw notJSON(error)
+            if let refusal { throw refusal }
+            throw try located(error)
         }
+        try checkStopped()
         if let repeatedFeatures {
-            let at = lines.position(of: repeatedFeatures)
-            throw PlacesError.notFeatureCollection("\"features\" appears a second time").at(line: at.line, column: at.column)
+            throw PlacesError.notFeatureCollection("\"features\" appears a second time").at(line: repeatedFeatures.line, column: repeatedFeatures.column)
         }
         guard case .string("FeatureCollection") = type else {
             let found = type.map { value -> String in
                 if case .string(let s) = value { return JSONValue.quoted(s) }
                 return value.kind
             } ?? "missing"
-            let at = typeOffset.map { lines.position(of: $0) } ?? top
+            let at = typeAt ?? top
             throw PlacesError.notFeatureCollection("top-level \"type\" is \(found), not \"FeatureCollection\"").at(line: at.line, column: at.column)
         }
         guard featuresKind == "an array" else {
-            let at = featuresOffset.map { lines.position(of: $0) } ?? top
+            let at = featuresAt ?? top
             throw PlacesError.notFeatureCollection("\"features\" is \(featuresKind ?? "missing"), not an array").at(line: at.line, column: at.column)
         }
         if builder.places.isEmpty && featureCount > 0 {

@@ -59,40 +59,63 @@ enum JSONValue {
     }
 }
 
-/// A JSON syntax error at a byte offset.
+/// A JSON syntax error at a byte offset, or a string over the field limit there.
 struct JSONSyntaxError: Error {
+    /// The offset in the whole text.
     let offset: Int
     let message: String
+    /// Whether this is a string over ``LoadLimits/maxFieldBytes`` rather than bad syntax.
+    var tooLarge = false
 }
 
-/// A strict RFC 8259 reader over UTF-8 bytes, one value at a time, so a large array can be
+/// A strict RFC 8259 reader over UTF-8 text, one value at a time, so a large array can be
 /// walked element by element without building the whole document.
+///
+/// The text comes through a ``ByteWindow``: the reader keeps the text from ``mark`` on (the
+/// caller moves it to the start of each record, such as a feature) and reads more as it needs
+/// it. The end of what the window gives is the end of the input; when the window stopped for a
+/// failure or a record over the limit, the caller reports that instead of the syntax error that
+/// the early end causes. A string longer than ``LoadLimits/maxFieldBytes`` is an error marked
+/// ``JSONSyntaxError/tooLarge``.
 ///
 /// Structure is checked strictly (a syntax error is a ``JSONSyntaxError`` with its byte
 /// offset); nesting deeper than ``maxDepth`` is an error rather than a deep recursion. String
 /// contents are read leniently: raw control characters are kept, and invalid UTF-8 or a lone
 /// surrogate escape becomes U+FFFD and is noted in ``stringFlaw`` (the caller decides what a
 /// flawed string means) instead of failing the document.
-struct JSONReader {
-    let bytes: UnsafeRawBufferPointer
-    private(set) var position = 0
+struct JSONReader: WindowReader {
+    let window: ByteWindow
+    /// The text held (the window's, cached); `position` indexes it.
+    var bytes: UnsafeRawBufferPointer
+    /// The offset in the whole text of `bytes[0]`.
+    var origin: Int
+    var position = 0
     private var depth = 0
+    private let maxString: Int
+    /// The first offset that must stay readable: the start of the current record.
+    var mark = 0
     /// The first string-content problem since the caller last cleared it.
     var stringFlaw: String?
 
     /// How deeply arrays and objects may nest.
     static let maxDepth = 512
 
-    init(_ bytes: UnsafeRawBufferPointer) {
-        self.bytes = bytes
+    /// - Parameter window: The text, from its start.
+    init(_ window: ByteWindow) {
+        self.window = window
+        window.fill(atLeast: 3)
+        bytes = window.bytes
+        origin = window.base
+        maxString = window.limits.maxFieldBytes
         if bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF { position = 3 }
     }
 
-    var atEnd: Bool { position >= bytes.count }
+    /// The offset in the whole text of the next byte.
+    var offset: Int { origin + position }
 
     /// The next byte after whitespace (not consumed), nil at the end.
     mutating func peek() -> UInt8? {
-        while position < bytes.count {
+        while position < bytes.count || more() {
             switch bytes[position] {
             case 0x20, 0x09, 0x0A, 0x0D: position += 1
             default: return bytes[position]
@@ -101,8 +124,26 @@ struct JSONReader {
         return nil
     }
 
+    /// Skips whitespace between records: the mark moves along, so none of it is kept, and ends
+    /// at the next byte.
+    mutating func skipWhitespace() {
+        while true {
+            if position >= bytes.count {
+                mark = offset
+                if !more() { return }
+            }
+            switch bytes[position] {
+            case 0x20, 0x09, 0x0A, 0x0D: position += 1
+            default:
+                mark = offset
+                return
+            }
+        }
+    }
+
+    /// An error at `offset` in the whole text (default: the position).
     func error(_ message: String, at offset: Int? = nil) -> JSONSyntaxError {
-        JSONSyntaxError(offset: offset ?? position, message: message)
+        JSONSyntaxError(offset: offset ?? self.offset, message: message)
     }
 
     /// What is at the current position, for messages.
@@ -174,51 +215,66 @@ struct JSONReader {
     mutating func leave() { depth -= 1 }
 
     private mutating func literal(_ word: StaticString) throws(JSONSyntaxError) {
-        let start = position
         let count = word.utf8CodeUnitCount
-        guard bytes.count - position >= count,
-              (0..<count).allSatisfy({ bytes[position + $0] == word.utf8Start[$0] })
-        else { throw error("expected a value, found \(found())", at: start) }
+        guard has(count), (0..<count).allSatisfy({ bytes[position + $0] == word.utf8Start[$0] })
+        else { throw error("expected a value, found \(found())") }
         position += count
     }
 
     /// Reads a number and returns its text.
     mutating func number() throws(JSONSyntaxError) -> String {
-        let start = position
+        let start = offset
         func digits() -> Int {
-            let from = position
-            while position < bytes.count, bytes[position] >= 0x30, bytes[position] <= 0x39 { position += 1 }
-            return position - from
+            let from = offset
+            while position < bytes.count || more(), bytes[position] >= 0x30, bytes[position] <= 0x39 { position += 1 }
+            return offset - from
         }
         if bytes[position] == UInt8(ascii: "-") { position += 1 }
-        if position < bytes.count, bytes[position] == UInt8(ascii: "0") {
+        if has(1), bytes[position] == UInt8(ascii: "0") {
             position += 1
         } else if digits() == 0 {
             throw error("a number has no digits", at: start)
         }
-        if position < bytes.count, bytes[position] == UInt8(ascii: ".") {
+        if has(1), bytes[position] == UInt8(ascii: ".") {
             position += 1
             if digits() == 0 { throw error("a number has no digits after its decimal point", at: start) }
         }
-        if position < bytes.count, bytes[position] | 0x20 == UInt8(ascii: "e") {
+        if has(1), bytes[position] | 0x20 == UInt8(ascii: "e") {
             position += 1
-            if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") { position += 1 }
+            if has(1), bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") { position += 1 }
             if digits() == 0 { throw error("a number has no digits in its exponent", at: start) }
         }
-        return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+        return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[(start - origin)..<position]), as: UTF8.self)
+    }
+
+    /// Reads more text inside the string that starts at `start` and has `count` bytes so far,
+    /// failing when it is already over the field limit; false at the end of the input.
+    private mutating func moreOfString(_ count: Int, from start: Int) throws(JSONSyntaxError) -> Bool {
+        try checkLength(count, from: start)
+        return more()
+    }
+
+    /// Fails when a string (that starts at `start`) of `count` bytes is over the field limit.
+    private func checkLength(_ count: Int, from start: Int) throws(JSONSyntaxError) {
+        guard count > maxString else { return }
+        var tooLong = error("a string is longer than \(maxString) bytes (the limit for one field)", at: start)
+        tooLong.tooLarge = true
+        throw tooLong
     }
 
     /// Reads a string (the next token must be one).
     mutating func string() throws(JSONSyntaxError) -> String {
         guard peek() == UInt8(ascii: "\"") else { throw error("expected a string, found \(found())") }
-        let start = position
+        let start = offset
         position += 1
-        let contentStart = position
+        let contentStart = offset
         // Fast path: no escapes.
-        while position < bytes.count {
+        while true {
+            if position >= bytes.count { guard try moreOfString(offset - start - 1, from: start) else { break } }
             let b = bytes[position]
             if b == UInt8(ascii: "\"") {
-                let raw = UnsafeRawBufferPointer(rebasing: bytes[contentStart..<position])
+                try checkLength(position - (contentStart - origin), from: start)
+                let raw = UnsafeRawBufferPointer(rebasing: bytes[(contentStart - origin)..<position])
                 position += 1
                 return text(raw)
             }
@@ -226,11 +282,13 @@ struct JSONReader {
             position += 1
         }
         guard position < bytes.count else { throw error("a string is not closed before the end of the input", at: start) }
-        var out = [UInt8](UnsafeRawBufferPointer(rebasing: bytes[contentStart..<position]))
-        while position < bytes.count {
+        var out = [UInt8](UnsafeRawBufferPointer(rebasing: bytes[(contentStart - origin)..<position]))
+        while true {
+            if position >= bytes.count { guard try moreOfString(out.count, from: start) else { break } }
             let b = bytes[position]
             if b == UInt8(ascii: "\"") {
                 position += 1
+                try checkLength(out.count, from: start)
                 return out.withUnsafeBytes { text($0) }
             }
             if b != UInt8(ascii: "\\") {
@@ -239,7 +297,7 @@ struct JSONReader {
                 continue
             }
             position += 1
-            guard position < bytes.count else { break }
+            guard has(1) else { break }
             let escape = bytes[position]
             position += 1
             switch escape {
@@ -251,15 +309,15 @@ struct JSONReader {
             case UInt8(ascii: "t"): out.append(0x09)
             case UInt8(ascii: "u"):
                 var scalar = try hex4()
-                if (0xD800..<0xDC00).contains(scalar), position + 1 < bytes.count,
+                if (0xD800..<0xDC00).contains(scalar), has(2),
                    bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") {
-                    let save = position
+                    let save = offset
                     position += 2
                     let low = try hex4()
                     if (0xDC00..<0xE000).contains(low) {
                         scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
                     } else {
-                        position = save
+                        position = save - origin
                     }
                 }
                 if let u = Unicode.Scalar(scalar) {
@@ -269,14 +327,15 @@ struct JSONReader {
                     out.append(contentsOf: [0xEF, 0xBF, 0xBD])
                 }
             default:
-                throw error("invalid escape \\\(Character(Unicode.Scalar(escape))) in a string", at: position - 2)
+                throw error("invalid escape \\\(Character(Unicode.Scalar(escape))) in a string", at: offset - 2)
             }
         }
         throw error("a string is not closed before the end of the input", at: start)
     }
 
+    /// Reads four hex digits.
     private mutating func hex4() throws(JSONSyntaxError) -> UInt32 {
-        guard bytes.count - position >= 4 else { throw error("a \\u escape needs four hex digits", at: position - 2) }
+        guard has(4) else { throw error("a \\u escape needs four hex digits", at: offset - 2) }
         var value: UInt32 = 0
         for _ in 0..<4 {
             let b = bytes[position]
@@ -285,7 +344,7 @@ struct JSONReader {
             case 0x30...0x39: digit = UInt32(b - 0x30)
             case 0x41...0x46: digit = UInt32(b - 0x41 + 10)
             case 0x61...0x66: digit = UInt32(b - 0x61 + 10)
-            default: throw error("a \\u escape needs four hex digits", at: position)
+            default: throw error("a \\u escape needs four hex digits")
             }
             value = value << 4 | digit
             position += 1
@@ -308,38 +367,5 @@ struct JSONReader {
         if let s = String(validating: raw, as: UTF8.self) { return s }
         noteFlaw("a string is not valid UTF-8")
         return String(decoding: raw, as: UTF8.self)
-    }
-}
-
-/// Maps byte offsets to 1-based line and column numbers, counting forward from the last
-/// offset asked about (so asking in increasing order scans the text once). LF, CRLF and a
-/// lone CR each end a line.
-struct LineCounter {
-    let bytes: UnsafeRawBufferPointer
-    private var offset = 0
-    private var line = 1
-    private var lineStart = 0
-
-    init(_ bytes: UnsafeRawBufferPointer) {
-        self.bytes = bytes
-    }
-
-    /// The line and byte column of `target` (offsets before the last one asked restart from the top).
-    mutating func position(of target: Int) -> (line: Int, column: Int) {
-        if target < offset {
-            offset = 0
-            line = 1
-            lineStart = 0
-        }
-        let end = min(target, bytes.count)
-        while offset < end {
-            let b = bytes[offset]
-            offset += 1
-            if b == 0x0A || (b == 0x0D && (offset >= bytes.count || bytes[offset] != 0x0A)) {
-                line += 1
-                lineStart = offset
-            }
-        }
-        return (line, target - lineStart + 1)
     }
 }

@@ -3,8 +3,9 @@ import Foundation
 /// A place data set loaded from one file in one call: places, an index over them, the records
 /// skipped, and a summary (name, count, bounding box) for `--places FILE`-style options.
 ///
-/// ``load(contentsOf:options:)`` reads the file, inflates it if it is gzip, decides the format
-/// (``Format``), loads it with ``GeoJSONLoader`` or ``CSVLoader``, and builds a ``PlaceIndex``.
+/// ``load(contentsOf:options:)`` reads the file a chunk at a time, inflating it if it is gzip,
+/// decides the format (``Format``) from the first chunk, loads it with ``GeoJSONLoader`` or
+/// ``CSVLoader`` as it is read (within ``Options/limits``), and builds a ``PlaceIndex``.
 ///
 /// The format is, in order: ``Options/format`` when set; GeoJSON when the text starts with `{`
 /// (after a byte-order mark and whitespace); otherwise the file name's extension (without a
@@ -37,16 +38,21 @@ public struct PlaceDataSet: Sendable {
         public var csv: CSVLoader
         /// The name property for GeoJSON.
         public var geoJSON: GeoJSONLoader
+        /// The bounds on fields, records and the whole file; they replace the loaders' own.
+        public var limits: LoadLimits
 
         /// Creates options.
         /// - Parameters:
         ///   - format: The format; nil (the default) to decide from the content and file name.
         ///   - csv: How to read CSV (default: columns guessed from the header as csv2geojson does).
         ///   - geoJSON: How to read GeoJSON (default: the name in the `name` property).
-        public init(format: Format? = nil, csv: CSVLoader = CSVLoader(), geoJSON: GeoJSONLoader = GeoJSONLoader()) {
+        ///   - limits: The bounds on fields, records and the whole file (default ``LoadLimits/standard``).
+        public init(format: Format? = nil, csv: CSVLoader = CSVLoader(), geoJSON: GeoJSONLoader = GeoJSONLoader(),
+                    limits: LoadLimits = .standard) {
             self.format = format
             self.csv = csv
             self.geoJSON = geoJSON
+            self.limits = limits
         }
     }
 
@@ -81,16 +87,11 @@ public struct PlaceDataSet: Sendable {
             throw PlacesError.unreadable("no such file").about(file: url.relativePath)
         }
         guard !isDirectory.boolValue else { throw PlacesError.unreadable("it is a directory, not a file").about(file: url.relativePath) }
-        // The file's bytes are released before the index is built (a lower memory peak).
+        // The file is read a chunk at a time; only the places outlive the parse.
         func read() throws(PlacesError) -> Parsed {
-            let data: Data
             do {
-                data = try Data(contentsOf: url)
-            } catch {
-                throw PlacesError.unreadable("cannot be read: \(error.localizedDescription)").about(file: url.relativePath)
-            }
-            do {
-                return try Self.parse(data, fileName: url.lastPathComponent, options: options)
+                let input = try PlaceInput(path: path, limits: options.limits)
+                return try Self.parse(input, fileName: url.lastPathComponent, options: options)
             } catch {
                 throw error.about(file: url.relativePath)
             }
@@ -106,7 +107,7 @@ public struct PlaceDataSet: Sendable {
     /// - Throws: ``PlacesError`` as the loaders throw for input that is not place data at all.
     public init(data: Data, fileName: String, options: Options = Options()) throws(PlacesError) {
         do {
-            self.init(try Self.parse(data, fileName: fileName, options: options))
+            self.init(try Self.parse(PlaceInput(data: data, limits: options.limits), fileName: fileName, options: options))
         } catch {
             throw error.about(file: fileName)
         }
@@ -130,29 +131,40 @@ public struct PlaceDataSet: Sendable {
                           bounds: BoundingBox(enclosing: parsed.report.places.lazy.map(\.coordinate)))
     }
 
-    private static func parse(_ data: Data, fileName: String, options: Options) throws(PlacesError) -> Parsed {
-        let compressed = Gzip.isGzip(data)
-        let bytes = compressed ? try Gzip.inflate(data) : data
+    private static func parse(_ input: PlaceInput, fileName: String, options: Options) throws(PlacesError) -> Parsed {
         let (stem, ext) = split(fileName)
-        let format = options.format ?? Self.format(of: bytes, extension: ext)
+        let limits = options.limits
+        let window = ByteWindow(input, limits: limits, tracksLines: false)
+        let format: Format
+        if let chosen = options.format {
+            format = chosen
+        } else {
+            window.fill(atLeast: 4096)
+            format = Self.format(of: window.bytes, extension: ext)
+        }
+        window.tracksLines = format == .geoJSON
         let report: LoadReport
         switch format {
         case .geoJSON:
-            report = try options.geoJSON.load(bytes)
+            var geoJSON = options.geoJSON
+            geoJSON.limits = limits
+            report = try geoJSON.load(window)
         case .csv:
             var csv = options.csv
+            csv.limits = limits
             if ext == "tsv" && csv.separator == UInt8(ascii: ",") { csv.separator = UInt8(ascii: "\t") }
-            report = try csv.load(bytes)
+            report = try csv.load(window)
         }
-        return Parsed(name: stem, format: format, compressed: compressed, report: report)
+        return Parsed(name: stem, format: format, compressed: input.compressed, report: report)
     }
 
-    /// The format by content, then by extension: see the type's documentation.
-    static func format(of bytes: Data, extension ext: String) -> Format {
-        var i = bytes.startIndex
+    /// The format by content, then by extension: see the type's documentation (only the first
+    /// bytes are looked at).
+    static func format(of bytes: UnsafeRawBufferPointer, extension ext: String) -> Format {
+        var i = 0
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { i += 3 }
-        while i < bytes.endIndex, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[i]) { i += 1 }
-        if i < bytes.endIndex, bytes[i] == UInt8(ascii: "{") { return .geoJSON }
+        while i < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[i]) { i += 1 }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "{") { return .geoJSON }
         return ext == "geojson" || ext == "json" ? .geoJSON : .csv
     }
 

@@ -4,7 +4,7 @@
 /// Row-level trouble never throws: a bad row becomes a ``LoadProblem`` in the ``LoadReport``
 /// and the load goes on. This error is for input that is not place data at all (not JSON,
 /// not a FeatureCollection, a CSV without coordinate columns, a broken gzip stream, a file
-/// that cannot be read) and for text given to ``Distance/init(parsing:)``,
+/// that cannot be read, a file over its ``LoadLimits``) and for text given to ``Distance/init(parsing:)``,
 /// ``Coordinate/init(parsing:)`` or ``BoundingBox/init(parsing:)``.
 ///
 /// Equality compares ``code`` only; ``description`` says what failed and where.
@@ -12,7 +12,7 @@ public struct PlacesError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What kind of failure this is.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Base: Hashable {
-            case gzip, notJSON, notFeatureCollection, notCSV, noColumns, noPlaces, unreadable, distance, coordinate, box
+            case gzip, notJSON, notFeatureCollection, notCSV, noColumns, noPlaces, unreadable, tooLarge, distance, coordinate, box
         }
         private let base: Base
 
@@ -30,6 +30,9 @@ public struct PlacesError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let noPlaces = Code(base: .noPlaces)
         /// The file could not be read (missing, a directory, no permission).
         public static let unreadable = Code(base: .unreadable)
+        /// The file goes over one of its ``LoadLimits``: a field or record too long, too much text,
+        /// too many places or skipped records.
+        public static let tooLarge = Code(base: .tooLarge)
         /// Text given as a distance is not one (see ``Distance/init(parsing:)``).
         public static let badDistance = Code(base: .distance)
         /// Text given as a coordinate is not one (see ``Coordinate/init(parsing:)``).
@@ -47,6 +50,7 @@ public struct PlacesError: Error, Sendable, Hashable, CustomStringConvertible {
             case .noColumns: "missingColumns"
             case .noPlaces: "noPlaces"
             case .unreadable: "unreadable"
+            case .tooLarge: "tooLarge"
             case .distance: "badDistance"
             case .coordinate: "badCoordinate"
             case .box: "badBox"
@@ -127,6 +131,9 @@ public struct PlacesError: Error, Sendable, Hashable, CustomStringConvertible {
 
     @inline(never)
     static func unreadable(_ detail: String) -> PlacesError { PlacesError(.unreadable, detail) }
+
+    @inline(never)
+    static func tooLarge(_ detail: String) -> PlacesError { PlacesError(.tooLarge, detail) }
 
     @inline(never)
     static func badDistance(_ detail: String) -> PlacesError { PlacesError(.badDistance, detail) }
