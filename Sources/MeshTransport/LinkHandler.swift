@@ -464,20 +464,14 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// before it. Where the transport cannot shut one direction (in-memory links), it closes at once.
     private func lingerThenClose(context: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
         let channel = context.channel
+        if let promise { channel.closeFuture.cascade(to: promise) }
         readsHeld = false
         let linger = context.eventLoop.scheduleTask(in: .nanoseconds(timing.closeLinger)) {
             channel.close(promise: nil)
         }
         channel.closeFuture.whenComplete { _ in linger.cancel() }
-        // The caller's close completes once nothing more can be written (the peer has all of it);
-        // `closeFuture` completes at the full close.
         let halfClosed = context.eventLoop.makePromise(of: Void.self)
-        halfClosed.futureResult.whenComplete { result in
-            switch result {
-            case .success: promise?.succeed()
-            case .failure: channel.close(promise: promise)
-            }
-        }
+        halfClosed.futureResult.whenFailure { _ in channel.close(promise: nil) }
         context.close(mode: .output, promise: halfClosed)
         context.read()
     }
