@@ -84,19 +84,6 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// Asks the handler to withhold `read()` from the socket, or to pass it on again (send with
-    /// `channel.triggerUserOutboundEvent`). The layer above holds reads while it cannot take more
-    /// of this link's messages (a full queue, a neighbour over its budget, its share of the event
-    /// loop used up): the kernel's buffers fill and TCP slows that peer alone. Reading resumes
-    /// only when neither this hold nor the async channel's own back-pressure withholds it; held
-    /// time does not count as the peer's silence (§7.2).
-    public struct HoldReads: Sendable {
-        /// Whether reads are held from now on.
-        public var held: Bool
-        /// Creates the command.
-        public init(_ held: Bool) { self.held = held }
-    }
-
     /// Tells the handler that bytes arrived on its socket, before they make a whole frame (fired by
     /// ``ReceivedBytesHandler`` as a user inbound event): any received byte is life (PROTOCOL.md §7.2),
     /// so a peer sending a large message slowly, or a loop busy reassembling one, is not dead.
@@ -107,8 +94,7 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Sees every application envelope of an established link on its event loop before it is passed
     /// up, with the peer's node id and the channel; returns `true` when it consumed the envelope.
-    /// The session delivers an admitted link's messages this way, without a task hop; when it
-    /// cannot take more, it holds reads (``HoldReads``) (PROTOCOL.md §13.2.7).
+    /// The mesh forwards packets in transit this way, without a task hop (PROTOCOL.md §13.2.7).
     public typealias Interceptor = @Sendable (Envelope, NodeID, any Channel) -> Bool
 
     private var state: State
@@ -116,9 +102,6 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let admission: LinkAdmission?
     private let expectedPeer: NodeID?
     private var retired = false
-    /// Whether the layer above holds reads (``HoldReads``), and whether a `read()` came meanwhile.
-    private var readsHeld = false
-    private var readWithheld = false
     private var liveness: Liveness
     private var budget: HandshakeBudget?
     private var logger: Logger
@@ -141,8 +124,6 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         public var deadAfter: UInt64 = Liveness.defaultDeadAfter
         /// Liveness check period.
         public var checkInterval: Int64 = Int64(Liveness.checkInterval)
-        /// How long a link that said goodbye keeps reading, waiting for the peer's end (§4.7).
-        public var closeLinger: Int64 = 2_000_000_000
         /// Creates the protocol's default timing.
         public init() {}
     }
@@ -393,19 +374,8 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(wrapOutboundOut(buffer), promise: written)
     }
 
-    /// Handles ``Retire``, ``Close``, ``Marker`` and ``HoldReads``; passes other events on.
+    /// Handles ``Retire``, ``Close`` and ``Marker``; passes other events on.
     public func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
-        if let hold = event as? HoldReads {
-            promise?.succeed()
-            // A closing link reads on regardless (its bytes are discarded, see lingerThenClose).
-            if case .closed = state { return }
-            readsHeld = hold.held
-            if !hold.held, readWithheld {
-                readWithheld = false
-                read(context: context)
-            }
-            return
-        }
         if let marker = event as? Marker {
             promise?.succeed()
             if case .closed = state { return }
@@ -433,47 +403,20 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// Marks reading as resumed and passes the read on, unless reads are held (``HoldReads``).
+    /// Marks reading as resumed and passes the read on.
     public func read(context: ChannelHandlerContext) {
-        if readsHeld {
-            readWithheld = true
-            return
-        }
         liveness.readingResumed(now: self.now())
         context.read()
     }
 
-    /// Closes with a goodbye when the application closes the channel, without losing what is in
-    /// flight (see ``lingerThenClose(context:promise:)``).
+    /// Closes with a goodbye when the application closes the channel.
     public func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
         if mode == .all, !retired, case .established = state {
             writeControl(.goodbye(.normal, reason: "the peer disconnected"), context: context, flush: true)
             state = .closed
             cancelTimers()
-            lingerThenClose(context: context, promise: promise)
-            return
         }
         context.close(mode: mode, promise: promise)
-    }
-
-    /// Ends a link after this side's goodbye without losing bytes in flight (PROTOCOL.md §4.7): the
-    /// write side is shut, so the peer reads everything up to the goodbye and then the end; this
-    /// side reads on (discarding) until the peer's end, at most ``Timing/closeLinger``, then closes.
-    /// Closing a socket with unread bytes makes the kernel reset the connection, and a reset makes
-    /// the peer's kernel drop what the peer had not read yet — the goodbye and the last messages
-    /// before it. Where the transport cannot shut one direction (in-memory links), it closes at once.
-    private func lingerThenClose(context: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
-        let channel = context.channel
-        if let promise { channel.closeFuture.cascade(to: promise) }
-        readsHeld = false
-        let linger = context.eventLoop.scheduleTask(in: .nanoseconds(timing.closeLinger)) {
-            channel.close(promise: nil)
-        }
-        channel.closeFuture.whenComplete { _ in linger.cancel() }
-        let halfClosed = context.eventLoop.makePromise(of: Void.self)
-        halfClosed.futureResult.whenFailure { _ in channel.close(promise: nil) }
-        context.close(mode: .output, promise: halfClosed)
-        context.read()
     }
 
     // MARK: Actions
@@ -639,18 +582,12 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         let level: Logger.Level = reason.code == .normal || reason.code == .connectionLost || reason.isRemote ? .debug : .notice
         logger.log(level: level, "link closed", metadata: ["link.reason": "\(reason)"])
-        let saidGoodbye: Bool
-        if tellPeer, case .established = state { saidGoodbye = true } else { saidGoodbye = false }
         state = .closed
         cancelTimers()
         releaseBudget()
         context.fireChannelRead(wrapInboundOut(.closed(reason)))
         context.fireChannelReadComplete()
-        if saidGoodbye {
-            lingerThenClose(context: context, promise: nil)
-        } else {
-            context.close(promise: nil)
-        }
+        context.close(promise: nil)
     }
 
     private func handshakeFinished() {
