@@ -84,6 +84,9 @@ struct RunningNode: Sendable {
 
     func stop() async {
         await session.disconnect()
+        // The session's run() ends once its links have said goodbye and closed: exiting before
+        // would reset them, and peers would lose the last bytes sent to them.
+        await tasks.first?.value
         for task in tasks { task.cancel() }
     }
 }

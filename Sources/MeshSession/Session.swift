@@ -327,6 +327,10 @@ public final class Session: Sendable {
     private func closeEverything(_ sockets: Sockets) async {
         let links = registry.withLockedValue { $0.allChannels() }
         for channel in links { channel.close(promise: nil) }
+        // Each link shuts its side after the goodbye and reads until the peer's end (at most the
+        // linger, §6.1): a process that exits once this returns leaves no unread bytes behind,
+        // whose reset would make peers lose the last messages sent to them.
+        for channel in links { try? await channel.closeFuture.get() }
         try? await sockets.server.channel.close()
         await sockets.udp?.close()
     }

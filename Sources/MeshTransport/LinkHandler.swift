@@ -124,6 +124,8 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         public var deadAfter: UInt64 = Liveness.defaultDeadAfter
         /// Liveness check period.
         public var checkInterval: Int64 = Int64(Liveness.checkInterval)
+        /// How long a link that said goodbye keeps reading, waiting for the peer's end (§6.1).
+        public var closeLinger: Int64 = 2_000_000_000
         /// Creates the protocol's default timing.
         public init() {}
     }
@@ -409,14 +411,41 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.read()
     }
 
-    /// Closes with a goodbye when the application closes the channel.
+    /// Closes with a goodbye when the application closes the channel, without losing what is in
+    /// flight (see ``lingerThenClose(context:promise:)``).
     public func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
         if mode == .all, !retired, case .established = state {
             writeControl(.goodbye(.normal, reason: "the peer disconnected"), context: context, flush: true)
             state = .closed
             cancelTimers()
+            lingerThenClose(context: context, promise: promise)
+            return
         }
         context.close(mode: mode, promise: promise)
+    }
+
+    /// Ends a link after this side's goodbye without losing bytes in flight (PROTOCOL.md §6.1): the
+    /// write side is shut, so the peer reads everything up to the goodbye and then the end; this
+    /// side reads on (discarding) until the peer's end, at most ``Timing/closeLinger``, then closes.
+    /// Closing a socket with unread bytes makes the kernel reset the connection, and a reset makes
+    /// the peer's kernel drop what the peer had not read yet — the goodbye and the last messages
+    /// before it. Where the transport cannot shut one direction, it closes at once. The caller's
+    /// promise completes once nothing more can be written; `closeFuture` at the full close.
+    private func lingerThenClose(context: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
+        let channel = context.channel
+        let linger = context.eventLoop.scheduleTask(in: .nanoseconds(timing.closeLinger)) {
+            channel.close(promise: nil)
+        }
+        channel.closeFuture.whenComplete { _ in linger.cancel() }
+        let halfClosed = context.eventLoop.makePromise(of: Void.self)
+        halfClosed.futureResult.whenComplete { result in
+            switch result {
+            case .success: promise?.succeed()
+            case .failure: channel.close(promise: promise)
+            }
+        }
+        context.close(mode: .output, promise: halfClosed)
+        context.read()
     }
 
     // MARK: Actions
@@ -582,12 +611,18 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         let level: Logger.Level = reason.code == .normal || reason.code == .connectionLost || reason.isRemote ? .debug : .notice
         logger.log(level: level, "link closed", metadata: ["link.reason": "\(reason)"])
+        let saidGoodbye: Bool
+        if tellPeer, case .established = state { saidGoodbye = true } else { saidGoodbye = false }
         state = .closed
         cancelTimers()
         releaseBudget()
         context.fireChannelRead(wrapInboundOut(.closed(reason)))
         context.fireChannelReadComplete()
-        context.close(promise: nil)
+        if saidGoodbye {
+            lingerThenClose(context: context, promise: nil)
+        } else {
+            context.close(promise: nil)
+        }
     }
 
     private func handshakeFinished() {
