@@ -18,8 +18,20 @@ public final class EventQueue<Element: Sendable>: AsyncSequence, Sendable {
         var head = 0
         var consumer: CheckedContinuation<Element?, Never>?
         var producers: [(CheckedContinuation<Void, Never>)] = []
+        /// Callbacks of ``offer(_:orWhenRoom:)`` waiting for room, called once each.
+        var roomWaiters: [@Sendable () -> Void] = []
         var finished = false
         var count: Int { buffer.count - head }
+
+        /// The room waiters, all at once, once the queue is down to half its capacity: each
+        /// retries (and registers again if it finds no room), so waking them all keeps none
+        /// waiting forever, and waiting for half keeps a full queue from waking them per event.
+        /// There are at most as many as links.
+        mutating func takeRoomWaiters(capacity: Int) -> [@Sendable () -> Void] {
+            guard !roomWaiters.isEmpty, count <= capacity / 2 else { return [] }
+            defer { roomWaiters = [] }
+            return roomWaiters
+        }
 
         mutating func popFirst() -> Element? {
             guard head < buffer.count else { return nil }
@@ -89,18 +101,57 @@ public final class EventQueue<Element: Sendable>: AsyncSequence, Sendable {
         }
     }
 
+    /// What ``offer(_:orWhenRoom:)`` did with an event.
+    package enum Offer: Sendable {
+        /// The event is queued (or taken by the waiting consumer).
+        case queued
+        /// The queue is finished: the event was dropped.
+        case finished
+        /// The queue is full: the event was not queued, and the callback will be called once
+        /// when there is room (or when the queue finishes).
+        case full
+    }
+
+    /// Adds an event without waiting, or, when the queue is full, arranges to be told when it has
+    /// room (in one step, so that room made in between is not missed). For producers that run on
+    /// an event loop and cannot wait: they stop reading their socket and retry from the callback.
+    /// - Parameters:
+    ///   - element: the event.
+    ///   - callback: called once, on the thread that makes room (or finishes the queue), when the
+    ///     result is ``Offer/full``; never called otherwise.
+    /// - Returns: what happened to the event.
+    package func offer(_ element: Element, orWhenRoom callback: @escaping @Sendable () -> Void) -> Offer {
+        state.withLockedValue { state in
+            if state.finished { return .finished }
+            if let consumer = state.consumer {
+                state.consumer = nil
+                consumer.resume(returning: element)
+                return .queued
+            }
+            guard state.count < capacity else {
+                state.roomWaiters.append(callback)
+                return .full
+            }
+            state.buffer.append(element)
+            return .queued
+        }
+    }
+
     /// Ends the sequence after the events already queued; waiting producers are released.
     public func finish() {
-        let (consumer, producers) = state.withLockedValue { state in
+        let (consumer, producers, waiters) = state.withLockedValue { state in
             state.finished = true
             let consumer = state.count == 0 ? state.consumer : nil
             if consumer != nil { state.consumer = nil }
             let producers = state.producers
             state.producers = []
-            return (consumer, producers)
+            let waiters = state.roomWaiters
+            state.roomWaiters = []
+            return (consumer, producers, waiters)
         }
         consumer?.resume(returning: nil)
         producers.forEach { $0.resume() }
+        waiters.forEach { $0() }
     }
 
     /// The number of queued events.
@@ -108,26 +159,28 @@ public final class EventQueue<Element: Sendable>: AsyncSequence, Sendable {
 
     fileprivate func next() async -> Element? {
         // Fast path: an event is already queued, no suspension.
-        let (ready, producer): (Element?, CheckedContinuation<Void, Never>?) = state.withLockedValue { state in
-            guard let element = state.popFirst() else { return (nil, nil) }
-            return (element, state.producers.isEmpty ? nil : state.producers.removeFirst())
+        let (ready, producer, waiters): (Element?, CheckedContinuation<Void, Never>?, [@Sendable () -> Void]) = state.withLockedValue { state in
+            guard let element = state.popFirst() else { return (nil, nil, []) }
+            return (element, state.producers.isEmpty ? nil : state.producers.removeFirst(), state.takeRoomWaiters(capacity: capacity))
         }
         if let ready {
             producer?.resume()
+            waiters.forEach { $0() }
             return ready
         }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Element?, Never>) in
-                let (result, ready, producer): (Element?, Bool, CheckedContinuation<Void, Never>?) = state.withLockedValue { state in
+                let (result, ready, producer, waiters): (Element?, Bool, CheckedContinuation<Void, Never>?, [@Sendable () -> Void]) = state.withLockedValue { state in
                     if let element = state.popFirst() {
                         let producer = state.producers.isEmpty ? nil : state.producers.removeFirst()
-                        return (element, true, producer)
+                        return (element, true, producer, state.takeRoomWaiters(capacity: capacity))
                     }
-                    if state.finished || Task.isCancelled { return (nil, true, nil) }
+                    if state.finished || Task.isCancelled { return (nil, true, nil, []) }
                     state.consumer = continuation
-                    return (nil, false, nil)
+                    return (nil, false, nil, [])
                 }
                 producer?.resume()
+                waiters.forEach { $0() }
                 if ready { continuation.resume(returning: result) }
             }
         } onCancel: {

@@ -11,7 +11,7 @@ import NIOCore
 /// value, gives every input the time and randomness, and holds whoever waits for a pong.
 ///
 /// A lock-holding final class rather than an actor: routed packets are handled on the event loop of
-/// the link they came on (``Session/forwardInTransit(_:from:channel:)`` relays without a task hop),
+/// the link they came on (the session's `LinkInbound`, the one delivery path, takes no task hop),
 /// and an actor would add a hop per packet. Each input takes the one lock for the length of the
 /// value's input (the router's work; a received packet's signature check or open runs between two
 /// holds of the lock), which is short and never waits; the caller executes the returned ``Step`` outside it.

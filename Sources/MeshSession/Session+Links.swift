@@ -37,10 +37,10 @@ extension Session {
         case awaitingAnswer(LinkInfo, LinkWriter)
         /// The peer invited this node; the application has not answered yet.
         case invited(LinkInfo, LinkWriter, Invitation)
-        /// Registered as the peer's link: messages are delivered.
-        case admitted(PeerID)
+        /// Registered as the peer's link: messages are delivered (by the link's inbound path).
+        case admitted(PeerID, LinkInbound)
         /// Lost the duplicate tie-break: delivering until the peer's goodbye (§4.7).
-        case draining(PeerID)
+        case draining(PeerID, LinkInbound)
         /// Closing on this node's decision.
         case closing
     }
@@ -57,17 +57,16 @@ extension Session {
         var answerTimedOut = false
         let channel = link.channel
         let lane = ObjectIdentifier(channel)
-        // Messages passed up before this task began were not counted: the count then goes below 0
-        // and the fast path stays off for this link (slower, never out of order).
-        registry.withLockedValue { if $0.passedUp[lane] == nil { $0.passedUp[lane] = 0 } }
+        // The count starts with the first envelope passed up (perhaps before this task began: the
+        // handshake does not wait for it), and ends with the link.
         defer { registry.withLockedValue { _ = $0.passedUp.removeValue(forKey: lane) } }
         do {
-            try await link.executeThenClose { inbound, _ in
-                for try await event in inbound {
-                    // Counted out once handled (pushed to the queue), not when taken: a newer message
-                    // on the fast path must not overtake this one.
+            try await link.executeThenClose { linkEvents, _ in
+                for try await event in linkEvents {
+                    // Counted out once handled (handed to the inbound path), not when taken: a newer
+                    // envelope taking that path directly must not overtake this one.
                     var counted = false
-                    if case .envelope(let envelope) = event { counted = Self.isApplicationMessage(envelope) }
+                    if case .envelope = event { counted = true }
                     defer { if counted { registry.withLockedValue { $0.passedUp[lane]? -= 1 } } }
                     switch event {
                     case .connecting(let remote):
@@ -105,29 +104,10 @@ extension Session {
                         }
                     case .envelope(let envelope):
                         switch phase {
-                        case .admitted(let sender), .draining(let sender):
-                            if case .routed(let routed)? = envelope.body {
-                                // Control before bulk: a burst of buffered packets (each verified or
-                                // opened) would hold the event loop that runs this task; let other work
-                                // queued on it, such as keepalives, go between them (PROTOCOL.md §7.2).
-                                await Task.yield()
-                                // A broadcast over its neighbour's budget waits here: this link is not
-                                // read meanwhile, so TCP slows that neighbour alone (§13.11).
-                                while let wait = mesh.budgetWait(routed, from: sender.id) {
-                                    try await Task.sleep(for: min(wait, .seconds(1)))
-                                }
-                                if let step = receivedRouted(routed, from: sender.id, channel: channel) {
-                                    await perform(step)
-                                } else {
-                                    phase = .closing
-                                }
-                            } else if let violation = Self.violation(in: envelope) {
-                                logger.notice("closing a link: message over a receive limit", metadata: ["mesh.peer": "\(sender.id)", "error": "\(violation)"])
-                                Self.close(channel, .protocolViolation, violation)
-                                phase = .closing
-                            } else if let message = Self.message(from: envelope, sender: sender) {
-                                await events.push(.received(message))
-                            }
+                        case .admitted(_, let inbound), .draining(_, let inbound):
+                            // Passed up before the link's inbound path took over (or on a retired
+                            // link): handed to it in order, so there is one way to handle a message.
+                            try await inbound.loop.submit { inbound.receive(envelope) }.get()
                         case .awaitingAnswer(let info, let writer):
                             if case .invitationAccepted = envelope.body {
                                 phase = await admit(info, peer: PeerID(remote: info.peer), channel: channel, writer: writer)
@@ -142,7 +122,7 @@ extension Session {
                             continue
                         }
                     case .roundTrip(let nanoseconds):
-                        if case .admitted(let peer) = phase {
+                        if case .admitted(let peer, _) = phase {
                             await perform(mesh.neighborLatency(peer.id, .nanoseconds(Int64(clamping: nanoseconds))))
                         }
                     case .marker(let value):
@@ -157,10 +137,15 @@ extension Session {
         } catch {
             if closeReason == nil { closeReason = LinkCloseReason(.connectionLost, Self.describe(error)) }
         }
+        // What the link read before it ended reaches the application before its end does.
+        switch phase {
+        case .admitted(_, let inbound), .draining(_, let inbound): try? await inbound.drain().get()
+        default: break
+        }
         await finished(phase: phase, purpose: purpose, connectingPeer: connectingPeer, closeReason: closeReason,
                        answerTimedOut: answerTimedOut, channel: channel)
         switch phase {
-        case .admitted(let peer), .draining(let peer): return peer
+        case .admitted(let peer, _), .draining(let peer, _): return peer
         default: return nil
         }
     }
@@ -241,6 +226,7 @@ extension Session {
 
     /// Registers an established link as the peer's (or retires it when another link wins §4.7).
     private func admit(_ info: LinkInfo, peer: PeerID, channel: any Channel, writer: LinkWriter) async -> Phase {
+        let inbound = LinkInbound(sender: peer, channel: channel, session: self)
         switch registerLink(info, peer: peer, channel: channel, writer: writer) {
         case .first:
             // The router knows the neighbour before anyone hears it is connected (a send that
@@ -249,17 +235,17 @@ extension Session {
                                        latency: info.handshakeRoundTrip.map { .nanoseconds(Int64(clamping: $0)) })
             await events.push(.peerChanged(peer, .connected))
             await perform(step)
-            enableFastPath(peer.id, channel: channel)
-            return .admitted(peer)
+            attach(inbound, to: peer.id)
+            return .admitted(peer, inbound)
         case .replaced:
-            enableFastPath(peer.id, channel: channel)
-            return .admitted(peer)
+            attach(inbound, to: peer.id)
+            return .admitted(peer, inbound)
         case .lost:
             // Keep reading: the peer may have written to this link before it learned that it
             // lost; everything up to its goodbye is delivered.
             logger.debug("retiring duplicate link", metadata: ["mesh.peer": "\(peer.id)"])
             Self.retire(channel)
-            return .draining(peer)
+            return .draining(peer, inbound)
         }
     }
 
@@ -271,9 +257,9 @@ extension Session {
         // registered link: it ends like any admitted link, or the peer stays a ghost neighbour.
         if case .closing = phase,
            let peer = registry.withLockedValue({ $0.entries.values.first { $0.channel === channel }?.peer }) {
-            phase = .admitted(peer)
+            phase = .admitted(peer, LinkInbound(sender: peer, channel: channel, session: self))
         }
-        if case .admitted(let peer) = phase {
+        if case .admitted(let peer, _) = phase {
             let wasCurrent = registry.withLockedValue { $0.remove(peer.id, channel: channel) }
             if wasCurrent {
                 sockets.withLockedValue { $0?.udp }?.unregister(node: peer.id)
@@ -377,44 +363,34 @@ extension Session {
         return copy
     }
 
-    /// The fast path for a neighbour's data and chat lines: on the event loop where they arrive,
-    /// straight into the event queue, without the link's task hop. Taken only for the peer's admitted
-    /// link, while none of its messages wait on the slow path (order), and while the queue has room
-    /// (back-pressure: otherwise the message goes the slow way, whose stream stops the socket).
+    /// Where an established link's envelopes go first, on its event loop (the transport's
+    /// interceptor): to the link's inbound path once the peer is admitted and connected, and
+    /// nothing of this link still waits in its serving task (order); otherwise up to that task,
+    /// which hands what comes after admission to the same inbound path.
     /// - Returns: whether the envelope was consumed.
-    func deliverDirect(_ envelope: Envelope, from node: NodeID, channel: any Channel) -> Bool {
-        guard Self.isApplicationMessage(envelope) else { return false }
+    func intercept(_ envelope: Envelope, from node: NodeID, channel: any Channel) -> Bool {
         let lane = ObjectIdentifier(channel)
-        if let violation = Self.violation(in: envelope) {
-            // In order with the slow path: the link closes, and its serving task reports the end.
-            logger.notice("closing a link: message over a receive limit", metadata: ["mesh.peer": "\(node)", "error": "\(violation)"])
-            Self.close(channel, .protocolViolation, violation)
-            return true
+        let inbound = registry.withLockedValue { registry -> LinkInbound? in
+            if let entry = registry.entries[node], entry.channel === channel, let inbound = entry.inbound,
+               registry.passedUp[lane, default: 0] == 0 {
+                return inbound
+            }
+            // Counted from the first envelope on, whether or not the serving task has begun, so
+            // that the count is exact: a count that went below 0 could come back to 0 while
+            // envelopes still wait in the task's stream, and the next one would overtake them.
+            registry.passedUp[lane, default: 0] += 1
+            return nil
         }
-        let sender = registry.withLockedValue { registry -> PeerID? in
-            guard let entry = registry.entries[node], entry.channel === channel, entry.fastPath,
-                  registry.passedUp[lane] == 0 else { return nil }
-            return entry.peer
-        }
-        if let sender, let message = Self.message(from: envelope, sender: sender), events.offer(.received(message)) {
-            return true
-        }
-        // Only this link's event loop adds to its count, so a 0 seen above stays 0 until here.
-        registry.withLockedValue { $0.passedUp[lane]? += 1 }
-        return false
+        guard let inbound else { return false }
+        inbound.receive(envelope)
+        return true
     }
 
-    private func enableFastPath(_ node: NodeID, channel: any Channel) {
+    /// Lets a registered link's envelopes take its inbound path directly: set once the
+    /// application has been told the peer is connected, so nothing from it can arrive before that.
+    private func attach(_ inbound: LinkInbound, to node: NodeID) {
         registry.withLockedValue { registry in
-            if registry.entries[node]?.channel === channel { registry.entries[node]?.fastPath = true }
-        }
-    }
-
-    /// Whether an envelope is a neighbour's data or chat line (counted for the fast path's order).
-    static func isApplicationMessage(_ envelope: Envelope) -> Bool {
-        switch envelope.body {
-        case .data, .chat: true
-        default: false
+            if registry.entries[node]?.channel === inbound.channel { registry.entries[node]?.inbound = inbound }
         }
     }
 
@@ -432,7 +408,7 @@ extension Session {
         return nil
     }
 
-    private static func message(from envelope: Envelope, sender: PeerID) -> ReceivedMessage? {
+    static func message(from envelope: Envelope, sender: PeerID) -> ReceivedMessage? {
         switch envelope.body {
         case .data(let data):
             return ReceivedMessage(sender: sender, mode: .reliable, content: .data(data.payload), isPrivate: true)

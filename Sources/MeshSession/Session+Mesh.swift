@@ -73,24 +73,6 @@ extension Session {
 
     // MARK: Executing steps
 
-    /// The fast path for sealed packets in transit (not for this node): forwarded on the event loop
-    /// where they arrive, without a task hop. Only for the admitted link of `node`; anything else,
-    /// and every packet this node must open or learn from, takes the link's ordinary path.
-    /// - Returns: whether the envelope was consumed.
-    func forwardInTransit(_ envelope: Envelope, from node: NodeID, channel: any Channel) -> Bool {
-        guard case .routed(let routed)? = envelope.body, case .sealed? = routed.payload,
-              routed.destination.count == NodeID.byteCount, !routed.destination.elementsEqual(localID.bytes),
-              registry.withLockedValue({ $0.entries[node]?.channel === channel }) else { return false }
-        guard let step = receivedRouted(routed, from: node, channel: channel) else { return true }
-        transmit(step.sends)
-        // A packet in transit changes no route and delivers nothing here; should that ever change,
-        // the events still reach the application.
-        for event in step.events where !events.offer(event) {
-            logger.warning("dropped a mesh event: the event queue is full")
-        }
-        return true
-    }
-
     /// The node's input for a routed packet from a neighbour's link, whichever path it came by: the
     /// step to execute, or `nil` when the packet was malformed and the link it came on is closing
     /// (only that link, with the reason logged, §13.1).
@@ -111,7 +93,7 @@ extension Session {
     }
 
     /// Writes packets to neighbours without waiting; a congested link drops them (§13.2.7).
-    private func transmit(_ sends: [(NodeID, RoutedPayload)]) {
+    func transmit(_ sends: [(NodeID, RoutedPayload)]) {
         for (neighbor, routed) in sends {
             guard let writer = registry.withLockedValue({ $0.entries[neighbor]?.writer }) else { continue }
             let isAdvert: Bool

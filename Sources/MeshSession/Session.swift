@@ -160,9 +160,7 @@ public final class Session: Sendable {
         settings.displayName = { [weak self] in self?.peer.peerID.displayName }
         settings.admission = linkAdmission
         settings.interceptor = { [weak self] envelope, node, channel in
-            guard let self else { return false }
-            return self.forwardInTransit(envelope, from: node, channel: channel)
-                || self.deliverDirect(envelope, from: node, channel: channel)
+            self?.intercept(envelope, from: node, channel: channel) ?? false
         }
         return settings
     }
@@ -328,7 +326,7 @@ public final class Session: Sendable {
         let links = registry.withLockedValue { $0.allChannels() }
         for channel in links { channel.close(promise: nil) }
         // Each link shuts its side after the goodbye and reads until the peer's end (at most the
-        // linger, §6.1): a process that exits once this returns leaves no unread bytes behind,
+        // linger, §4.7): a process that exits once this returns leaves no unread bytes behind,
         // whose reset would make peers lose the last messages sent to them.
         for channel in links { try? await channel.closeFuture.get() }
         try? await sockets.server.channel.close()
@@ -536,15 +534,15 @@ struct LinkRegistry {
         let channel: any Channel
         let writer: LinkWriter
         let initiator: NodeID
-        /// Whether messages may take the event-loop fast path: set once the application has been
-        /// told the peer is connected, so nothing from it can arrive before that event.
-        var fastPath = false
+        /// The link's inbound path, once envelopes may take it directly: set once the application
+        /// has been told the peer is connected, so nothing from it can arrive before that event.
+        var inbound: LinkInbound?
     }
 
     var entries: [NodeID: Entry] = [:]
-    /// Per link being served: application messages passed up its async stream and not yet taken
-    /// by its serving task. The event-loop fast path is allowed only while this is 0, so that a
-    /// link's messages reach the application in order (see `Session.deliverDirect`).
+    /// Per link: envelopes passed up its async stream and not yet handed on by its serving task
+    /// (from the first one, until the task ends). Envelopes take the inbound path directly only while this is 0, so that a
+    /// link's messages are handled in order (see `Session.intercept`).
     var passedUp: [ObjectIdentifier: Int] = [:]
 
     /// Removes the entry if it is still this channel's; `true` when it was.

@@ -84,6 +84,19 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
+    /// Asks the handler to withhold `read()` from the socket, or to pass it on again (send with
+    /// `channel.triggerUserOutboundEvent`). The layer above holds reads while it cannot take more
+    /// of this link's messages (a full queue, a neighbour over its budget, its share of the event
+    /// loop used up): the kernel's buffers fill and TCP slows that peer alone. Reading resumes
+    /// only when neither this hold nor the async channel's own back-pressure withholds it; held
+    /// time does not count as the peer's silence (§7.2).
+    public struct HoldReads: Sendable {
+        /// Whether reads are held from now on.
+        public var held: Bool
+        /// Creates the command.
+        public init(_ held: Bool) { self.held = held }
+    }
+
     /// Tells the handler that bytes arrived on its socket, before they make a whole frame (fired by
     /// ``ReceivedBytesHandler`` as a user inbound event): any received byte is life (PROTOCOL.md §7.2),
     /// so a peer sending a large message slowly, or a loop busy reassembling one, is not dead.
@@ -94,7 +107,8 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Sees every application envelope of an established link on its event loop before it is passed
     /// up, with the peer's node id and the channel; returns `true` when it consumed the envelope.
-    /// The mesh forwards packets in transit this way, without a task hop (PROTOCOL.md §13.2.7).
+    /// The session delivers an admitted link's messages this way, without a task hop; when it
+    /// cannot take more, it holds reads (``HoldReads``) (PROTOCOL.md §13.2.7).
     public typealias Interceptor = @Sendable (Envelope, NodeID, any Channel) -> Bool
 
     private var state: State
@@ -102,6 +116,9 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let admission: LinkAdmission?
     private let expectedPeer: NodeID?
     private var retired = false
+    /// Whether the layer above holds reads (``HoldReads``), and whether a `read()` came meanwhile.
+    private var readsHeld = false
+    private var readWithheld = false
     private var liveness: Liveness
     private var budget: HandshakeBudget?
     private var logger: Logger
@@ -376,8 +393,19 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(wrapOutboundOut(buffer), promise: written)
     }
 
-    /// Handles ``Retire``, ``Close`` and ``Marker``; passes other events on.
+    /// Handles ``Retire``, ``Close``, ``Marker`` and ``HoldReads``; passes other events on.
     public func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        if let hold = event as? HoldReads {
+            promise?.succeed()
+            // A closing link reads on regardless (its bytes are discarded, see lingerThenClose).
+            if case .closed = state { return }
+            readsHeld = hold.held
+            if !hold.held, readWithheld {
+                readWithheld = false
+                read(context: context)
+            }
+            return
+        }
         if let marker = event as? Marker {
             promise?.succeed()
             if case .closed = state { return }
@@ -405,8 +433,12 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// Marks reading as resumed and passes the read on.
+    /// Marks reading as resumed and passes the read on, unless reads are held (``HoldReads``).
     public func read(context: ChannelHandlerContext) {
+        if readsHeld {
+            readWithheld = true
+            return
+        }
         liveness.readingResumed(now: self.now())
         context.read()
     }
@@ -429,14 +461,16 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// side reads on (discarding) until the peer's end, at most ``Timing/closeLinger``, then closes.
     /// Closing a socket with unread bytes makes the kernel reset the connection, and a reset makes
     /// the peer's kernel drop what the peer had not read yet — the goodbye and the last messages
-    /// before it. Where the transport cannot shut one direction, it closes at once. The caller's
-    /// promise completes once nothing more can be written; `closeFuture` at the full close.
+    /// before it. Where the transport cannot shut one direction (in-memory links), it closes at once.
     private func lingerThenClose(context: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
         let channel = context.channel
+        readsHeld = false
         let linger = context.eventLoop.scheduleTask(in: .nanoseconds(timing.closeLinger)) {
             channel.close(promise: nil)
         }
         channel.closeFuture.whenComplete { _ in linger.cancel() }
+        // The caller's close completes once nothing more can be written (the peer has all of it);
+        // `closeFuture` completes at the full close.
         let halfClosed = context.eventLoop.makePromise(of: Void.self)
         halfClosed.futureResult.whenComplete { result in
             switch result {

@@ -92,6 +92,42 @@ struct ChannelTests {
         }
     }
 
+    @Test("a consumer that stops holds the link (wait policy): then every message arrives once, in order, each counted once against the rate")
+    func waitPolicyHoldsTheLink() async throws {
+        let (a, b, c, _, _, _) = try await MeshRelayTests.line()
+        defer { Task { for node in [a, b, c] { await node.stop() } } }
+        var limits = ChannelLimits()
+        limits.inboundCapacity = 4
+        limits.overflow = .wait
+        // Exactly the messages sent: one message counted twice (offered again after the queue
+        // had room) would put the last one over the rate.
+        limits.burst = 300
+        limits.messagesPerSecond = 1
+        let ca = try a.session.register(channel: Self.appID)
+        let cc = try c.session.register(channel: Self.appID, limits: limits)
+        for i in 0..<300 {
+            do { try await ca.send(Data("line \(i)".utf8), to: c.id) } catch { Issue.record("send \(i): \(error)"); throw error }
+        }
+        // C's queue fills; the rest waits in C's link from B (whose reads are held) and behind it.
+        try await Self.waitUntil("C's channel queue is full") { cc.messages.count == 4 }
+        var iterator = cc.messages.makeAsyncIterator()
+        var received: [String] = []
+        for i in 0..<300 {
+            guard let message = await iterator.next() else { Issue.record("the channel ended at \(i)"); return }
+            received.append(String(decoding: message.payload, as: UTF8.self))
+        }
+        let expected = (0..<300).map { "line \($0)" }
+        #expect(received == expected, "first difference at \(expected.indices.first { received[$0] != expected[$0] } ?? -1): \(received.prefix(40))")
+        #expect(cc.refusals.refused.isEmpty, "refused: \(cc.refusals.refused)")
+        #expect(cc.refusals.overflowed == 0)
+        // The link that was held is still read and carries on (on another channel: this one's
+        // burst is used up, and its rate refills one a second).
+        let otherID = ChannelID(rawValue: 0x5EED_0002)!
+        let oa = try a.session.register(channel: otherID), oc = try c.session.register(channel: otherID)
+        do { try await oa.send(Data("after".utf8), to: c.id) } catch { Issue.record("send after: \(error)"); throw error }
+        #expect(try await Self.next(oc).payload == Data("after".utf8))
+    }
+
     @Test("a message for a channel nobody registered is dropped without closing a link; limits bind the receiver")
     func unregisteredAndLimits() async throws {
         let (a, b, c, _, _, _) = try await MeshRelayTests.line()

@@ -150,6 +150,33 @@ public final class MeshChannel: Sendable {
         }
     }
 
+    /// Hands an arriving message to the consumer without waiting, for the link's event loop
+    /// (PROTOCOL.md §13.12): like ``deliver(_:skew:now:)``, but a full queue under the
+    /// ``ChannelLimits/Overflow/wait`` policy calls `whenRoom` once there is room instead of
+    /// waiting, so that the link stops reading meanwhile and offers the message again.
+    /// - Parameters:
+    ///   - admitted: whether an earlier offer of this message passed the channel's limits
+    ///     already (then it is not counted against the rate and replay window again).
+    ///   - whenRoom: called once when the queue has room, only when the result is `false`.
+    /// - Returns: `false` when the message was admitted but not queued and must be offered again
+    ///   (with `admitted` set) after `whenRoom`; `true` when it was queued, refused or dropped.
+    func offer(_ message: ChannelMessage, skew: Duration, now: RouterInstant, admitted: Bool,
+               whenRoom: @escaping @Sendable () -> Void) -> Bool {
+        if !admitted, let refusal = admission.withLockedValue({
+            $0.admit(size: message.payload.count, delivery: message.delivery, sender: message.sender.id, skew: skew, now: now)
+        }) {
+            count { $0.refused[refusal, default: 0] += 1 }
+            return true
+        }
+        switch limits.overflow {
+        case .wait:
+            if case .full = messages.offer(message, orWhenRoom: whenRoom) { return false }
+        case .drop:
+            if !messages.offer(message) { count { $0.overflowed += 1 } }
+        }
+        return true
+    }
+
     /// Counts a refusal and logs the counts at most once a second.
     private func count(_ update: (inout Counters) -> Void) {
         let now = ContinuousClock.now
