@@ -29,7 +29,7 @@ struct MeshHostsTests {
 
         let reachable = try await alice.waitForEvent("\"event\":\"reachable\"", "\"name\":\"carol\"", timeout: .seconds(30))
         #expect(JSONLine(reachable)?.int("hops") == 2, "\(reachable)")
-        #expect(reachable.contains("\"via\":{\"id\"") && reachable.contains("\"name\":\"bob\"}"))
+        #expect(JSONLine(reachable)?.object("via")?["name"] as? String == "bob", "\(reachable)")
         alice.send("/route @carol")
         let route = try await alice.waitForEvent("\"event\":\"route\"")
         #expect(route.contains("\"name\":\"bob\"") && route.contains("\"name\":\"carol\"") && route.contains("latency_ms"))
