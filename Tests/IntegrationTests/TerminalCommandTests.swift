@@ -167,7 +167,14 @@ struct TerminalCommandTests {
         try await alice.run("/unpin", "* withdrew your pin \"Pizza Express\"")
         try await carol.waitForEvent("\"event\":\"unpinned\"")
         try await alice.run("/map x", "! /map: \"x\" is not a radius; usage: /map [RADIUS]")
-        let map = try await alice.run("/map 1km", "@")
+        // The map is drawn row by row: wait for its scale bar (drawn last), not only for the "@" row.
+        try alice.tmux.press("C-l")
+        try await TerminalTests.waitForInput(alice.tmux, ">")
+        try alice.tmux.type("/map 1km")
+        try alice.tmux.press("Enter")
+        let map = try await alice.tmux.waitForScreen { rows in
+            rows.contains { $0.contains("@") } && rows.contains { $0.contains("1 km") || $0.contains("500 m") }
+        }
         #expect(map.contains { $0.contains("1 km") || $0.contains("500 m") }, "no scale bar: \(map)")
 
         // /block, /unblock
