@@ -81,19 +81,21 @@ extension DoubleRatchet {
 }
 
 /// Appends the fields of a stored state.
-private struct StateWriter {
+struct StateWriter {
     var data = Data()
     mutating func byte(_ value: UInt8) { data.append(value) }
     mutating func bytes(_ value: Data) { data.append(value) }
     mutating func key(_ key: SymmetricKey) { key.withUnsafeBytes { data.append(contentsOf: $0) } }
     mutating func u32(_ value: UInt32) { withUnsafeBytes(of: value.bigEndian) { data.append(contentsOf: $0) } }
+    mutating func u64(_ value: UInt64) { withUnsafeBytes(of: value.bigEndian) { data.append(contentsOf: $0) } }
+    mutating func i64(_ value: Int64) { u64(UInt64(bitPattern: value)) }
     mutating func optional(_ value: Data?) {
         if let value { byte(1); bytes(value) } else { byte(0) }
     }
 }
 
-/// Reads the fields of a stored state, checking every length.
-private struct StateReader {
+/// Reads the fields of a stored state, checking every length (shared by the stored types of this module).
+struct StateReader {
     private let bytes: [UInt8]
     private var offset = 0
     init(_ data: Data) { bytes = [UInt8](data) }
@@ -108,6 +110,8 @@ private struct StateReader {
     }
     mutating func byte() throws(RatchetError) -> UInt8 { try bytes(1)[0] }
     mutating func u32() throws(RatchetError) -> UInt32 { try bytes(4).reduce(0) { $0 << 8 | UInt32($1) } }
+    mutating func u64() throws(RatchetError) -> UInt64 { try bytes(8).reduce(0) { $0 << 8 | UInt64($1) } }
+    mutating func i64() throws(RatchetError) -> Int64 { Int64(bitPattern: try u64()) }
     mutating func optional() throws(RatchetError) -> Data? {
         switch try byte() {
         case 0: return nil

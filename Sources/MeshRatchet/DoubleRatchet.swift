@@ -137,6 +137,32 @@ public struct DoubleRatchet: Sendable {
         return plaintext
     }
 
+    /// This end's current ratchet public key (32 raw bytes): the key its next message's header carries.
+    public var sendingRatchetKey: Data { sendingRatchet.publicKey.rawRepresentation }
+
+    /// The number the next message of the current sending chain gets.
+    public var nextMessageNumber: UInt32 { sentCount }
+
+    /// How many skipped message keys are stored.
+    public var skippedCount: Int { skipped.count }
+
+    /// Moves the sending chain on to message `number` without sending, dropping the keys in between:
+    /// after a restart from a stored state, the numbers that state had reserved may have been used
+    /// already, and a message key must never seal two messages.
+    /// - Parameter number: the next message number to use; a number at or below the current one changes nothing.
+    /// - Throws: ``RatchetError`` `malformed` when the jump exceeds ``RatchetLimits/ceiling`` (a damaged state).
+    public mutating func skipSending(to number: UInt32) throws(RatchetError) {
+        guard var chain = sendingChain, number > sentCount else { return }
+        guard number - sentCount <= UInt32(RatchetLimits.ceiling) else {
+            throw RatchetError(.malformed, "a stored reservation \(number - sentCount) messages ahead")
+        }
+        while sentCount < number {
+            chain = RatchetKDF.chain(chain).chain
+            sentCount += 1
+        }
+        sendingChain = chain
+    }
+
     // MARK: Internals
 
     private func open(_ message: RatchetMessage, messageKey: SymmetricKey, additionalData: Data) throws(RatchetError) -> Data {

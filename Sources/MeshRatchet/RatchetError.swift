@@ -13,6 +13,9 @@ public struct RatchetError: Error, Hashable, Sendable, CustomStringConvertible {
         case notReadyToSend
         /// A signed prekey's signature does not verify, or a public key is invalid.
         case invalidKey
+        /// The packet names a session, or a signed prekey, this node does not hold (lost, forgotten
+        /// or never made): the sender needs a new session (PROTOCOL.md §19.7).
+        case unknownSession
     }
 
     /// What kind of failure; equality compares only this.

@@ -1,0 +1,141 @@
+import Crypto
+import struct Foundation.Data
+
+/// What starts a session: the fields of X3DH (§19.2) that the responder needs, carried in clear in
+/// every message of a session its initiator sends until it has received a reply (PROTOCOL.md §19.6).
+public struct PrekeyHeader: Hashable, Sendable {
+    /// The id of the responder's signed prekey the initiator used.
+    public var prekeyID: UInt32
+    /// The initiator's ephemeral public key `EK_I` (32 raw bytes).
+    public var ephemeralKey: Data
+    /// The initiator's X25519 static key `IK_I` (32 raw bytes); the sealed plaintext binds it to the
+    /// initiator's identity (§2.4).
+    public var initiatorStaticKey: Data
+
+    /// Creates a header.
+    /// - Parameters:
+    ///   - prekeyID: the responder's prekey id.
+    ///   - ephemeralKey: `EK_I`, 32 bytes.
+    ///   - initiatorStaticKey: `IK_I`, 32 bytes.
+    public init(prekeyID: UInt32, ephemeralKey: Data, initiatorStaticKey: Data) {
+        self.prekeyID = prekeyID
+        self.ephemeralKey = ephemeralKey
+        self.initiatorStaticKey = initiatorStaticKey
+    }
+
+    /// The session id both ends derive from it: the first 8 bytes of `EK_I`, big-endian.
+    public var sessionID: UInt64 { RatchetPacket.u64(ephemeralKey.prefix(8)) }
+}
+
+/// The bytes of `Routed.sealed` in protocol version 3 (PROTOCOL.md §19.6): a Double Ratchet message
+/// with what the receiver needs to find (or start) its session.
+///
+///     prekey message:  0x01 ‖ prekey id (u32) ‖ EK_I (32) ‖ IK_I (32) ‖ ratchet message
+///     session message: 0x02 ‖ session id (u64) ‖ ratchet message
+///
+/// A ratchet message is `header (40) ‖ ciphertext ‖ tag (16)` (§19.3). Everything before the ratchet
+/// message (the *prefix*) is authenticated with it.
+public enum RatchetPacket: Hashable, Sendable {
+    /// A message of a session whose initiator has not yet heard back: it can start the session.
+    case prekey(PrekeyHeader, RatchetMessage)
+    /// A message of an established session.
+    case session(id: UInt64, RatchetMessage)
+
+    /// The kind byte of a prekey message.
+    public static let prekeyKind: UInt8 = 1
+    /// The kind byte of a session message.
+    public static let sessionKind: UInt8 = 2
+    /// The smallest prekey message: kind, id, two keys, header and tag.
+    public static let minimumPrekeyCount = 1 + 4 + 32 + 32 + RatchetHeader.byteCount + 16
+    /// The smallest session message: kind, id, header and tag.
+    public static let minimumSessionCount = 1 + 8 + RatchetHeader.byteCount + 16
+    /// Bytes a prekey message adds to its plaintext.
+    public static let prekeyOverhead = minimumPrekeyCount
+    /// Bytes a session message adds to its plaintext.
+    public static let sessionOverhead = minimumSessionCount
+
+    /// The session it belongs to.
+    public var sessionID: UInt64 {
+        switch self {
+        case .prekey(let header, _): header.sessionID
+        case .session(let id, _): id
+        }
+    }
+
+    /// The ratchet message it carries.
+    public var message: RatchetMessage {
+        switch self {
+        case .prekey(_, let message), .session(_, let message): message
+        }
+    }
+
+    /// The bytes before the ratchet message, authenticated with it.
+    public var prefix: Data {
+        switch self {
+        case .prekey(let header, _): Self.prefix(prekey: header, sessionID: header.sessionID)
+        case .session(let id, _): Self.prefix(prekey: nil, sessionID: id)
+        }
+    }
+
+    /// The prefix of a prekey message (with `prekey`) or of a session message.
+    static func prefix(prekey: PrekeyHeader?, sessionID: UInt64) -> Data {
+        var data = Data()
+        if let prekey {
+            data.reserveCapacity(69)
+            data.append(Self.prekeyKind)
+            Self.append(prekey.prekeyID, to: &data)
+            data.append(prekey.ephemeralKey)
+            data.append(prekey.initiatorStaticKey)
+        } else {
+            data.reserveCapacity(9)
+            data.append(Self.sessionKind)
+            Self.append(sessionID, to: &data)
+        }
+        return data
+    }
+
+    /// The packet's bytes.
+    public var encoded: Data {
+        var data = prefix
+        data.append(message.encoded)
+        return data
+    }
+
+    /// Decodes a packet, checking every size and key (the bytes are a stranger's).
+    /// - Parameter data: `Routed.sealed`.
+    /// - Throws: ``RatchetError`` `malformed`.
+    public init(decoding data: Data) throws(RatchetError) {
+        let bytes = Data(data)  // indices from 0
+        guard let kind = bytes.first else { throw RatchetError(.malformed, "an empty sealed packet") }
+        switch kind {
+        case Self.prekeyKind:
+            guard bytes.count >= Self.minimumPrekeyCount else {
+                throw RatchetError(.malformed, "a prekey message of \(bytes.count) bytes (at least \(Self.minimumPrekeyCount))")
+            }
+            let ephemeral = Data(bytes[5..<37])
+            let initiator = Data(bytes[37..<69])
+            guard (try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: ephemeral)) != nil,
+                  (try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: initiator)) != nil else {
+                throw RatchetError(.malformed, "a prekey message with an invalid key")
+            }
+            let header = PrekeyHeader(prekeyID: UInt32(truncatingIfNeeded: Self.u64(bytes[1..<5])),
+                                      ephemeralKey: ephemeral, initiatorStaticKey: initiator)
+            self = .prekey(header, try RatchetMessage(decoding: Data(bytes[69...])))
+        case Self.sessionKind:
+            guard bytes.count >= Self.minimumSessionCount else {
+                throw RatchetError(.malformed, "a session message of \(bytes.count) bytes (at least \(Self.minimumSessionCount))")
+            }
+            self = .session(id: Self.u64(bytes[1..<9]), try RatchetMessage(decoding: Data(bytes[9...])))
+        default:
+            throw RatchetError(.malformed, "a sealed packet of unknown kind \(kind)")
+        }
+    }
+
+    static func u64(_ bytes: some Collection<UInt8>) -> UInt64 {
+        bytes.reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    static func append<T: FixedWidthInteger>(_ value: T, to data: inout Data) {
+        withUnsafeBytes(of: value.bigEndian) { data.append(contentsOf: $0) }
+    }
+}
