@@ -267,51 +267,64 @@ public final class Session: Sendable {
     public func run() async throws {
         guard let sockets = sockets.withLockedValue({ $0 }) else { throw SessionError.notRunning() }
         let transport = makeTransport()
-        await withDiscardingTaskGroup { group in
-            let sink = commandSink
-            group.addTask { await self.resourceShell.run(session: self) }
-            group.addTask {
-                do {
-                    try await sockets.server.executeThenClose { inbound in
-                        for try await link in inbound {
-                            if case .terminated = sink.yield(.accepted(link)) {
-                                // Stopping: close it here (an NIOAsyncChannel must not be dropped unused).
-                                try? await link.executeThenClose { _, _ in }
-                            }
+        let sink = commandSink
+        // The listener runs outside the task group and is never cancelled: a cancelled iteration of
+        // the server's inbound stream drops the links accepted but not yet taken from it, and an
+        // NIOAsyncChannel dropped unused traps (swift-nio #2637, #3481). It ends once the server
+        // channel is closed, after handing on every link already accepted.
+        let listener = Task {
+            do {
+                try await sockets.server.executeThenClose { inbound in
+                    for try await link in inbound {
+                        if case .terminated = sink.yield(.accepted(link)) {
+                            // Stopping: close it here (an NIOAsyncChannel must not be dropped unused).
+                            try? await link.executeThenClose { _, _ in }
                         }
                     }
-                } catch {
-                    // The listener closed (disconnect) or failed; links already open carry on.
                 }
-            }
-            for await command in commands {
-                switch command {
-                case .accepted(let link):
-                    group.addTask { await self.serve(link, purpose: .accepted) }
-                case .dial(let host, let port):
-                    group.addTask { await self.dial(host: host, port: port, transport: transport) }
-                case .redial(let host, let port, let token):
-                    group.addTask { await self.redial(host: host, port: port, token: token, transport: transport) }
-                case .nearby(let data):
-                    group.addTask { await self.dial(data, transport: transport) }
-                case .invite(let peer, let endpoints, let request):
-                    group.addTask { await self.invite(peer, endpoints: endpoints, request: request, transport: transport) }
-                case .meshTimer:
-                    group.addTask { await self.perform(self.mesh.timerFired()) }
-                case .stop:
-                    meshTimer.withLockedValue { $0?.task.cancel(); $0 = nil }
-                    stopAllRedials()
-                    group.cancelAll()
-                    await closeEverything(sockets)
-                    // Links accepted but not served yet must still be closed: an NIOAsyncChannel
-                    // that is dropped unused traps.
-                    for await case .accepted(let link) in commands {
-                        try? await link.executeThenClose { _, _ in }
-                    }
-                    return
-                }
+            } catch {
+                // The listener closed (disconnect) or failed; links already open carry on.
             }
         }
+        await withTaskCancellationHandler {
+            await withDiscardingTaskGroup { group in
+                group.addTask { await self.resourceShell.run(session: self) }
+                for await command in commands {
+                    switch command {
+                    case .accepted(let link):
+                        group.addTask { await self.serve(link, purpose: .accepted) }
+                    case .dial(let host, let port):
+                        group.addTask { await self.dial(host: host, port: port, transport: transport) }
+                    case .redial(let host, let port, let token):
+                        group.addTask { await self.redial(host: host, port: port, token: token, transport: transport) }
+                    case .nearby(let data):
+                        group.addTask { await self.dial(data, transport: transport) }
+                    case .invite(let peer, let endpoints, let request):
+                        group.addTask { await self.invite(peer, endpoints: endpoints, request: request, transport: transport) }
+                    case .meshTimer:
+                        group.addTask { await self.perform(self.mesh.timerFired()) }
+                    case .stop:
+                        meshTimer.withLockedValue { $0?.task.cancel(); $0 = nil }
+                        stopAllRedials()
+                        try? await sockets.server.channel.close()
+                        await listener.value
+                        group.cancelAll()
+                        await closeEverything(sockets)
+                        // Links accepted but not served yet must still be closed: an NIOAsyncChannel
+                        // that is dropped unused traps.
+                        for await case .accepted(let link) in commands {
+                            try? await link.executeThenClose { _, _ in }
+                        }
+                        return
+                    }
+                }
+            }
+        } onCancel: {
+            sockets.server.channel.close(promise: nil)
+        }
+        // Cancelled from outside: the listener ends once the server channel has closed.
+        sockets.server.channel.close(promise: nil)
+        await listener.value
         events.finish()
         channels.closeAll()
     }

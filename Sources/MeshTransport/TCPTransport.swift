@@ -159,12 +159,21 @@ public struct TCPTransport: Sendable {
             try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder()))
             try channel.pipeline.syncOperations.addHandler(handler)
         }
-        return try LinkChannel(
+        let link = try LinkChannel(
             wrappingChannelSynchronously: channel,
             configuration: .init(
                 backPressureStrategy: .init(lowWatermark: settings.inboundLowWatermark,
                                             highWatermark: settings.inboundHighWatermark),
                 isOutboundHalfClosureEnabled: false))
+        // An NIOAsyncChannel dropped before anyone called executeThenClose on it traps on deinit
+        // (its writer was never finished). NIO drops some it made: links accepted while the
+        // listener closes, or still buffered when the accept loop stops (swift-nio #2813, #3481).
+        // Holding the link until its channel closes, then closing it once more (a no-op for a link
+        // already served), finishes the writer whatever happened to the link above.
+        channel.closeFuture.whenComplete { _ in
+            Task { try? await link.executeThenClose { _, _ in } }
+        }
+        return link
     }
 }
 
