@@ -76,7 +76,7 @@ let package = Package(
         .target(
             name: "MeshLink",
             dependencies: [
-                "MeshWire", "MeshNoise",
+                "MeshWire", "MeshNoise", "MeshRatchet",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
@@ -212,7 +212,8 @@ let package = Package(
         .target(
             name: "MeshTestSupport",
             dependencies: [
-                "MeshRouting", "MeshWire", "MeshLink", "MeshTransport", "MeshSession",
+                "MeshRouting", "MeshWire", "MeshLink", "MeshTransport", "MeshSession", "MeshRatchet",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -227,7 +228,7 @@ let package = Package(
         .testTarget(name: "MeshNoiseTests", dependencies: ["MeshNoise", "MeshTestSupport"], exclude: ["Fixtures"]),
         .testTarget(
             name: "MeshLinkTests",
-            dependencies: ["MeshLink", "MeshTestSupport", "MeshRooms", "MeshPlaces", "MeshChat", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
+            dependencies: ["MeshLink", "MeshRatchet", "MeshTestSupport", "MeshRooms", "MeshPlaces", "MeshChat", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
         .testTarget(
             name: "MeshTransportTests",
@@ -241,7 +242,7 @@ let package = Package(
         .testTarget(
             name: "MeshSessionTests",
             dependencies: [
-                "MeshSession", "MeshTransport", "MeshLink", "MeshWire", "MeshTestSupport", "MeshFiles",
+                "MeshSession", "MeshTransport", "MeshLink", "MeshWire", "MeshTestSupport", "MeshFiles", "MeshRatchet", "MeshRouting",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

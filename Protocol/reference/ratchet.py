@@ -3,12 +3,20 @@
 without one-time prekeys, Double Ratchet), written from the specification alone with the
 `cryptography` package. It writes Protocol/vectors/ratchet.json; the Swift tests reproduce it.
 
+It also builds the sealed packets of protocol version 3 (§19.6: the ratchet carrying
+`Routed.sealed`) from the fixed keys, each routing header and each sealed plaintext (`body`) of
+Protocol/vectors/mesh.json (a session's first three messages) and of the other vector files'
+sealed cases (each the first message of a new session), and checks them byte for byte.
+
 Usage: python3 Protocol/reference/ratchet.py > Protocol/vectors/ratchet.json
+       python3 Protocol/reference/ratchet.py --check    (the sealed packets of Protocol/vectors/)
 """
 import hashlib
 import hmac
 import json
+import os
 import struct
+import sys
 
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -68,11 +76,11 @@ class End:
     def next_key(self):
         return self.keys.pop(0)
 
-    def encrypt(self, plaintext):
+    def encrypt(self, plaintext, extra=b""):
         self.cks, mk = kdf_ck(self.cks)
         h = header(pub(self.dhs), self.pn, self.ns)
         self.ns += 1
-        return h + seal(mk, plaintext, self.ad + h)
+        return h + seal(mk, plaintext, self.ad + h + extra)
 
     def skip(self, until):
         while self.ckr is not None and self.nr < until:
@@ -80,7 +88,7 @@ class End:
             self.skipped[(self.dhr, self.nr)] = mk
             self.nr += 1
 
-    def decrypt(self, message):
+    def decrypt(self, message, extra=b""):
         h, body = message[:40], message[40:]
         dh_pub = h[:32]
         pn, n = struct.unpack(">II", h[32:40])
@@ -97,7 +105,7 @@ class End:
             self.ckr, mk = kdf_ck(self.ckr)
             self.nr += 1
         out = hkdf(mk, b"\x00" * 32, b"meshchat-ratchet-message", 44)
-        return ChaCha20Poly1305(out[:32]).decrypt(out[32:], body, self.ad + h)
+        return ChaCha20Poly1305(out[:32]).decrypt(out[32:], body, self.ad + h + extra)
 
 
 def main():
@@ -165,5 +173,133 @@ def main():
     }, indent=2, ensure_ascii=False))
 
 
+# §19.6: sealed packets. ------------------------------------------------------------------------
+
+VECTORS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vectors")
+CONTEXT_LABEL = b"meshchat/3 sealed:"
+
+
+def pattern(first):
+    return bytes((first + i) & 0xFF for i in range(32))
+
+
+def node_id(identity):
+    """§2.2: the first 16 bytes of SHA-256 of the Ed25519 public key."""
+    return hashlib.sha256(identity.public_key().public_bytes(RAW, serialization.PublicFormat.Raw)).digest()[:16]
+
+
+def fields(message):
+    """A protobuf message's fields as {number: [value]} (varints as ints, length-delimited as bytes)."""
+    out, i = {}, 0
+
+    def varint():
+        nonlocal i
+        value = shift = 0
+        while True:
+            byte = message[i]
+            i += 1
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                return value
+
+    while i < len(message):
+        tag = varint()
+        number, wire = tag >> 3, tag & 7
+        if wire == 0:
+            value = varint()
+        elif wire == 2:
+            length = varint()
+            value, i = message[i:i + length], i + length
+        else:
+            raise ValueError(f"wire type {wire} is not used by Envelope or Routed")
+        out.setdefault(number, []).append(value)
+    return out
+
+
+def routed(envelope_hex):
+    """(origin, destination, packet id, sealed) of an Envelope { routed = 7 } (Routed: 1, 2, 3, 8)."""
+    r = fields(fields(bytes.fromhex(envelope_hex))[7][0])
+    return r[1][0], r.get(2, [b""])[0], r[3][0], r.get(8, [b""])[0]
+
+
+class Pair:
+    """alice and bob of the vectors: a session alice begins on bob's signed prekey (§19.2, §19.6)."""
+
+    def __init__(self, keys):
+        self.alice_static, self.bob_static = X25519PrivateKey.from_private_bytes(pattern(0x20)), \
+            X25519PrivateKey.from_private_bytes(pattern(0x80))
+        self.alice_id = node_id(Ed25519PrivateKey.from_private_bytes(pattern(0x00)))
+        self.bob_id = node_id(Ed25519PrivateKey.from_private_bytes(pattern(0x60)))
+        x = lambda name: X25519PrivateKey.from_private_bytes(bytes.fromhex(keys[name]))
+        prekey, ephemeral = x("bobPrekeyPrivateKey"), x("aliceEphemeralPrivateKey")
+        material = b"\xff" * 32 + dh(self.alice_static, pub(prekey)) + dh(ephemeral, pub(self.bob_static)) \
+            + dh(ephemeral, pub(prekey))
+        sk = hkdf(material, b"\x00" * 32, b"meshchat-x3dh", 32)
+        ad = pub(self.alice_static) + pub(self.bob_static)
+        later = [x(name) for name in ("aliceNextRatchetPrivateKey",) if name in keys]
+        self.alice = End("alice", [x("aliceRatchetPrivateKey")] + later, ad)
+        # bob's ratchet key after the last message he reads is not part of the vectors: any will do.
+        self.bob = End("bob", [x(name) for name in ("bobRatchetPrivateKey",) if name in keys] + [X25519PrivateKey.generate()], ad)
+        self.alice.dhs, self.alice.dhr = self.alice.next_key(), pub(prekey)
+        self.alice.rk, self.alice.cks = kdf_rk(sk, dh(self.alice.dhs, self.alice.dhr))
+        self.bob.dhs, self.bob.rk = prekey, sk
+        # Until alice hears back, her messages are prekey messages.
+        self.prekey_prefix = b"\x01" + struct.pack(">I", keys["bobPrekeyID"]) + pub(ephemeral) + pub(self.alice_static)
+        self.session_prefix = b"\x02" + pub(ephemeral)[:8]
+        self.alice_heard = False
+
+    def seal(self, sender, origin, destination, packet_id, plaintext):
+        context = CONTEXT_LABEL + origin + destination + packet_id
+        prefix = self.session_prefix if sender == "bob" or self.alice_heard else self.prekey_prefix
+        me, other = (self.alice, self.bob) if sender == "alice" else (self.bob, self.alice)
+        packet = prefix + me.encrypt(plaintext, context + prefix)
+        assert other.decrypt(packet[len(prefix):], context + prefix) == plaintext
+        if sender == "bob":
+            self.alice_heard = True
+        return packet
+
+
+def check_sealed():
+    """Rebuilds every sealed packet in the vectors from its keys, header and plaintext."""
+    def load(name):
+        with open(os.path.join(VECTORS, name + ".json"), encoding="utf-8") as f:
+            return json.load(f)
+
+    mesh = load("mesh")
+    failures, checked = [], 0
+
+    def check(label, pair, case, body_hex):
+        nonlocal checked
+        origin, destination, packet_id, sealed = routed(case)
+        sender = "alice" if origin == pair.alice_id else "bob"
+        assert {origin, destination} == {pair.alice_id, pair.bob_id}, f"{label}: not between alice and bob"
+        built = pair.seal(sender, origin, destination, packet_id, bytes.fromhex(body_hex))
+        checked += 1
+        if built != sealed:
+            at = next((i for i, (a, b) in enumerate(zip(built, sealed)) if a != b), min(len(built), len(sealed)))
+            failures.append(f"{label}: differs from byte {at} (reference {len(built)} bytes, vector {len(sealed)})\n"
+                            f"  reference {built.hex()}\n  vector    {sealed.hex()}")
+
+    pair = Pair(mesh)
+    assert (pair.alice_id.hex(), pair.bob_id.hex()) == (mesh["aliceNodeID"], mesh["bobNodeID"])
+    for case in mesh["cases"]:
+        if case["name"].startswith("sealed"):
+            check(f"mesh.json {case['name']}", pair, case["envelope"], case["body"])
+    # Every other sealed case is the first message of a new session with mesh.json's keys.
+    first = {k: v for k, v in mesh.items() if k in ("bobPrekeyID", "bobPrekeyPrivateKey",
+                                                      "aliceEphemeralPrivateKey", "aliceRatchetPrivateKey")}
+    for name, key in (("apps", "cases"), ("chat", "deliveries"), ("places", "deliveries")):
+        for case in load(name)[key]:
+            if routed(case["envelope"])[3]:
+                check(f"{name}.json {case['name']}", Pair(first), case["envelope"], case["body"])
+    for failure in failures:
+        print(failure, file=sys.stderr)
+    print(f"{checked - len(failures)} of {checked} sealed packets match", file=sys.stderr)
+    return 1 if failures or checked == 0 else 0
+
+
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--check"]:
+        sys.exit(check_sealed())
     main()

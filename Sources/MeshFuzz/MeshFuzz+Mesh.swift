@@ -39,32 +39,6 @@ extension MeshFuzz {
         }
     }
 
-    /// Sealed contents (§13.6) with hostile fields but valid sealing, from the neighbour to this
-    /// node, sealed within and beyond the freshness window; and the input itself as sealed bytes.
-    @Sendable static func fuzzSealed(_ bytes: [UInt8]) {
-        let node = FuzzKeys.node()
-        let me = FuzzKeys.me.identity.nodeID, sender = FuzzKeys.neighbour.identity
-        var routed = RoutedPayload()
-        routed.origin = Data(sender.nodeID.bytes)
-        routed.destination = Data(me.bytes)
-        routed.packetID = Data(repeating: 7, count: PacketID.byteCount)
-        routed.hopLimit = 7
-        routed.hops = 1
-        routed.sealed = Data(bytes.prefix(WireLimits.maxSealedSize))
-        _ = node.received(routed, from: sender.nodeID)
-        guard let plaintext = try? SealedPayload(decoding: Data(bytes), what: "sealed"), let content = plaintext.content else { return }
-        // Within and beyond the freshness window, and the clock exactly as the input has it (any
-        // Int64: a skew computation once overflowed on Int64.min, a remote crash).
-        for (index, sealedAt) in [FuzzKeys.nowMilliseconds &+ plaintext.sealedAtMs % 1_200_000, plaintext.sealedAtMs].enumerated() {
-            routed.packetID = Data(repeating: UInt8(8 + index), count: PacketID.byteCount)
-            let header = SealHeader(origin: sender.nodeID, destination: me, packetID: routed.packetID)
-            guard let sealed = try? Sealing.seal(content, displayName: plaintext.displayName, sealedAtMilliseconds: sealedAt, header: header,
-                                                 recipientStaticKey: FuzzKeys.me.identity.staticKey.publicKey, identity: sender) else { return }
-            routed.sealed = sealed
-            _ = node.received(routed, from: sender.nodeID)
-        }
-    }
-
     /// A DNS-SD TXT record (§12) in its wire form (each string after a length byte): a decoded
     /// advertisement that still fits re-encodes and decodes to itself.
     @Sendable static func fuzzTXT(_ bytes: [UInt8]) {

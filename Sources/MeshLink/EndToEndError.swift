@@ -16,6 +16,11 @@ public struct EndToEndError: Error, Sendable, Hashable, CustomStringConvertible 
         case cannotOpen
         /// The payload is larger than one sealed packet can carry.
         case tooLarge
+        /// The packet names an end-to-end session (or a signed prekey) this node does not hold; the
+        /// sender needs a new session (§19.7).
+        case unknownSession
+        /// No session can send and the recipient's signed prekey is not known yet.
+        case noPrekey
     }
 
     /// The kind of failure.

@@ -1,4 +1,5 @@
 import Crypto
+import MeshRatchet
 import struct Foundation.Data
 import MeshNoise
 import MeshWire
@@ -43,6 +44,8 @@ public struct HandshakeStateMachine: Sendable {
         public var capabilities: [String]
         /// Initiator only: makes the link an invitation (sent in message 3, §4.8).
         public var invitation: InvitationRequest?
+        /// The node's current signed prekey (§19.1), so that the peer can seal to it at once.
+        public var signedPrekey: SignedPrekey?
 
         /// Creates a configuration.
         /// - Parameters:
@@ -88,7 +91,7 @@ public struct HandshakeStateMachine: Sendable {
     }
 
     /// The protocol version this implementation speaks (§4.2).
-    public static let protocolVersion: UInt32 = 2
+    public static let protocolVersion: UInt32 = 3
     /// The Noise protocol name (§4.1).
     public static let noiseProtocol = "Noise_XX_25519_ChaChaPoly_SHA256"
 
@@ -278,6 +281,11 @@ public struct HandshakeStateMachine: Sendable {
         payload.identityKey = configuration.identity.signingKey.publicKey.rawRepresentation
         payload.staticSignature = configuration.identity.staticSignature
         payload.udpPort = UInt32(configuration.udpPort)
+        if let prekey = configuration.signedPrekey {
+            payload.signedPrekey.id = prekey.id
+            payload.signedPrekey.publicKey = prekey.publicKey
+            payload.signedPrekey.signature = prekey.signature
+        }
         return payload
     }
 
@@ -332,6 +340,15 @@ public struct HandshakeStateMachine: Sendable {
                 receivedInvitation = .success(InvitationRequest(context: request.context, timeoutMilliseconds: request.timeoutMs))
             }
         }
+        var prekey: SignedPrekey?
+        if payload.hasSignedPrekey {
+            let received = SignedPrekey(id: payload.signedPrekey.id, publicKey: payload.signedPrekey.publicKey,
+                                        signature: payload.signedPrekey.signature)
+            guard (try? received.verified(by: identityKey)) != nil else {
+                return .failure(LinkCloseReason(.invalidIdentity, "peer's signed prekey \(received.id) is not signed by its identity key (§19.1)"))
+            }
+            prekey = received
+        }
         return .success(RemotePeer(
             nodeID: LocalIdentity.nodeID(identityKey: identityKey),
             displayName: payload.displayName,
@@ -339,7 +356,8 @@ public struct HandshakeStateMachine: Sendable {
             staticKey: remoteStatic.rawRepresentation,
             protocolVersion: payload.protocolVersion,
             capabilities: payload.capabilities,
-            udpPort: UInt16(payload.udpPort)))
+            udpPort: UInt16(payload.udpPort),
+            signedPrekey: prekey))
     }
 
     /// Fails the handshake; `tell` sends an ABORT frame with the reason (§4.4).

@@ -1,4 +1,5 @@
 import Crypto
+import MeshRatchet
 import struct Foundation.Data
 import MeshWire
 
@@ -81,6 +82,9 @@ public struct RemotePeer: Sendable, Hashable, CustomStringConvertible {
     public let capabilities: [String]
     /// The UDP port on which the peer accepts datagrams from us; 0 for none.
     public let udpPort: UInt16
+    /// The peer's current signed prekey (§19.1), verified against ``identityKey``; `nil` when its
+    /// handshake carried none.
+    public var signedPrekey: SignedPrekey? = nil
 
     /// The node id, display name and UDP port.
     public var description: String { "\(displayName) (\(nodeID.shortHex))" }

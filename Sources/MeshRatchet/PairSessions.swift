@@ -97,6 +97,27 @@ public struct PairSessions: Sendable {
                               localStaticKey: Curve25519.KeyAgreement.PrivateKey, fresh: Bool = false,
                               limits: RatchetLimits = RatchetLimits(),
                               using generator: inout some RandomNumberGenerator) throws(RatchetError) -> Sealed {
+        let bytes = Data(plaintext)
+        return try seal({ _ in bytes }, context: context, to: peer, localStaticKey: localStaticKey, fresh: fresh,
+                        limits: limits, using: &generator)
+    }
+
+    /// Seals a message whose plaintext depends on whether it goes as a prekey message (which carries
+    /// what binds the sender's static key to its identity, §19.6).
+    /// - Parameters:
+    ///   - plaintext: the message, given `true` for a prekey message.
+    ///   - context: bytes the carrying layer authenticates with it.
+    ///   - peer: the other node's keys.
+    ///   - localStaticKey: this node's X25519 static key.
+    ///   - fresh: begin a new session.
+    ///   - limits: the bounds of a new session.
+    ///   - generator: the source of new keys.
+    /// - Returns: the packet.
+    /// - Throws: ``RatchetError`` as the other form.
+    public mutating func seal(_ plaintext: (_ prekeyMessage: Bool) -> Data, context: Data, to peer: PeerKeys?,
+                              localStaticKey: Curve25519.KeyAgreement.PrivateKey, fresh: Bool = false,
+                              limits: RatchetLimits = RatchetLimits(),
+                              using generator: inout some RandomNumberGenerator) throws(RatchetError) -> Sealed {
         var mustStore = false
         let index: Int
         if !fresh, let usable = entries.firstIndex(where: { entry in
@@ -120,7 +141,7 @@ public struct PairSessions: Sendable {
             mustStore = true
         }
         let prefix = RatchetPacket.prefix(prekey: entry.pending, sessionID: entry.id)
-        let message = try entry.ratchet.encrypt(plaintext, additionalData: context + prefix)
+        let message = try entry.ratchet.encrypt(plaintext(entry.pending != nil), additionalData: context + prefix)
         entries[index] = entry
         let packet: RatchetPacket = entry.pending.map { .prekey($0, message) } ?? .session(id: entry.id, message)
         return Sealed(packet: packet.encoded, sessionID: entry.id, mustStore: mustStore)

@@ -2,6 +2,7 @@ import struct Foundation.Data
 import struct Foundation.Date
 import Logging
 import MeshLink
+import MeshRatchet
 import MeshRouting
 import MeshWire
 import NIOConcurrencyHelpers
@@ -34,6 +35,8 @@ package final class MeshNode: Sendable {
     }
 
     let identity: LocalIdentity
+    /// The node's end-to-end sessions and prekeys (the value's own, shared).
+    let endToEnd: EndToEndStore
     private let logger: Logger
     private let state: NIOLockedValueBox<Guarded>
     private let clock: @Sendable () -> NIODeadline
@@ -56,8 +59,10 @@ package final class MeshNode: Sendable {
         self.origin = self.clock()
         // Sequences start at the wall clock so that a restarted node's adverts replace its old ones (§13.2).
         let initialSequence = UInt64(clamping: max(0, Self.nowMilliseconds))
-        self.state = NIOLockedValueBox(Guarded(machine: MeshNodeStateMachine(
-            peer: peer, configuration: configuration, initialSequence: initialSequence, now: .zero, logger: logger)))
+        let machine = MeshNodeStateMachine(peer: peer, configuration: configuration, initialSequence: initialSequence,
+                                           now: .zero, logger: logger)
+        self.endToEnd = machine.endToEnd
+        self.state = NIOLockedValueBox(Guarded(machine: machine))
     }
 
     /// The node's instant now: the time since it was created, on its clock.
@@ -113,8 +118,17 @@ package final class MeshNode: Sendable {
     // MARK: Inputs
 
     /// A link to a neighbour was admitted (see ``MeshNodeStateMachine/neighborUp(_:staticKey:latency:now:)``).
-    package func neighborUp(_ peer: PeerID, staticKey: Data, identityKey: Data? = nil, latency: Duration?) -> Step {
-        input { machine, now in machine.neighborUp(peer, staticKey: staticKey, identityKey: identityKey, latency: latency, now: now) }
+    package func neighborUp(_ peer: PeerID, staticKey: Data, identityKey: Data? = nil, prekey: SignedPrekey? = nil,
+                            latency: Duration?) -> Step {
+        input { machine, now in
+            machine.neighborUp(peer, staticKey: staticKey, identityKey: identityKey, prekey: prekey, latency: latency, now: now)
+        }
+    }
+
+    /// Rotates this node's prekey when it is due (weekly, §19.1); a new advert publishes a new one.
+    func rotatePrekeyIfDue() -> Step {
+        guard endToEnd.rotatePrekeyIfDue() != nil else { return Step() }
+        return input { machine, now in machine.prekeyChanged(now: now) }
     }
 
     /// This node's display name changed.
@@ -157,7 +171,7 @@ package final class MeshNode: Sendable {
             return Step()
         case .admitted(let header, let originKey):
             checked = MeshNodeStateMachine.check(routed, header: header, originKey: originKey, from: neighbor, identity: identity,
-                                                 nowMilliseconds: milliseconds, logger: logger)
+                                                 endToEnd: endToEnd, nowMilliseconds: milliseconds, logger: logger)
         }
         var random = SystemRandomNumberGenerator()
         let (step, answered) = state.withLockedValue { state in

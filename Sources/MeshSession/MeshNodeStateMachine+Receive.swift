@@ -2,6 +2,7 @@ import Crypto
 import struct Foundation.Data
 import Logging
 import MeshLink
+import MeshRatchet
 import MeshRouting
 import MeshWire
 
@@ -22,12 +23,13 @@ extension MeshNodeStateMachine {
     enum Checked {
         case violation(String)
         case dropped
-        /// A verified advert.
-        case advert(LinkStatePayload, RoutedPacket)
+        /// A verified advert, with its signed prekey when that verified too (§19.1).
+        case advert(LinkStatePayload, RoutedPacket, prekey: SignedPrekey?)
         /// A verified broadcast and what it delivers here.
         case broadcast(RoutedPacket, Opened?)
-        /// A sealed packet: in transit, or for this node (opened, or `nil` when it did not open).
-        case sealed(RoutedPacket, opened: (SealedPayload, PeerID)?)
+        /// A sealed packet: in transit, or for this node (opened, or `nil` when it did not open);
+        /// `repair` names a session of the origin's this node does not hold (§19.7).
+        case sealed(RoutedPacket, opened: (SealedPayload, PeerID)?, repair: UInt64? = nil)
     }
 
     /// A neighbour sent a routed packet: check it, charge its work to the neighbour's budget,
@@ -50,7 +52,7 @@ extension MeshNodeStateMachine {
         case .dropped: return Step()
         case .admitted(let header, let originKey):
             let checked = Self.check(routed, header: header, originKey: originKey, from: neighbor, identity: identity,
-                                     nowMilliseconds: nowMilliseconds, logger: logger)
+                                     endToEnd: endToEnd, nowMilliseconds: nowMilliseconds, logger: logger)
             return apply(checked, from: neighbor, now: now, nowMilliseconds: nowMilliseconds, random: &random)
         }
     }
@@ -71,7 +73,7 @@ extension MeshNodeStateMachine {
     /// Receiving, phase 2: verifies an advert or broadcast, opens a packet sealed for this node.
     /// Reads no state of the node (what it needs is passed in), so it may run outside a lock.
     static func check(_ routed: RoutedPayload, header: Header, originKey: Curve25519.KeyAgreement.PublicKey?, from neighbor: NodeID,
-                      identity: LocalIdentity, nowMilliseconds: Int64, logger: Logger) -> Checked {
+                      identity: LocalIdentity, endToEnd: EndToEndStore, nowMilliseconds: Int64, logger: Logger) -> Checked {
         switch routed.payload {
         case .linkState(let signed):
             let advert: LinkStatePayload
@@ -86,7 +88,17 @@ extension MeshNodeStateMachine {
             }
             let linkState = LinkStateAdvert(origin: header.origin, sequence: advert.sequence, neighbors: neighbors,
                                             attachment: signed.serialized)
-            return .advert(advert, header.packet(kind: .advert(linkState), payload: Data()))
+            var prekey: SignedPrekey?
+            if advert.hasSignedPrekey, let identityKey = try? Curve25519.Signing.PublicKey(rawRepresentation: advert.identityKey) {
+                let received = SignedPrekey(id: advert.signedPrekey.id, publicKey: advert.signedPrekey.publicKey,
+                                            signature: advert.signedPrekey.signature)
+                if (try? received.verified(by: identityKey)) != nil {
+                    prekey = received
+                } else {
+                    logger.notice("ignored an advert's signed prekey that does not verify", metadata: ["mesh.origin": "\(header.origin.shortHex)"])
+                }
+            }
+            return .advert(advert, header.packet(kind: .advert(linkState), payload: Data()), prekey: prekey)
         case .broadcast(let signed):
             let broadcast: BroadcastPayload
             do {
@@ -109,8 +121,10 @@ extension MeshNodeStateMachine {
             guard let destination = header.destination else { return .violation("a sealed packet without a destination") }
             let packet = header.packet(kind: .unicast(destination: destination), payload: sealed)
             guard destination == identity.nodeID else { return .sealed(packet, opened: nil) }
-            return .sealed(packet, opened: openSealed(sealed, header: header, identity: identity, originKey: originKey,
-                                                      nowMilliseconds: nowMilliseconds, logger: logger))
+            switch openSealed(sealed, header: header, destination: destination, endToEnd: endToEnd, originKey: originKey, nowMilliseconds: nowMilliseconds, logger: logger) {
+            case .success(let opened): return .sealed(packet, opened: opened)
+            case .failure(let failure): return .sealed(packet, opened: nil, repair: failure.session)
+            }
         case nil:
             logger.debug("ignored a routed packet with an unknown payload (a newer peer's)", metadata: ["mesh.origin": "\(header.origin.shortHex)"])
             return .dropped
@@ -126,16 +140,18 @@ extension MeshNodeStateMachine {
             return Self.violation(reason)
         case .dropped:
             return Step()
-        case .advert(let advert, let packet):
-            let renamed = learn(advert, origin: packet.origin)
+        case .advert(let advert, let packet, let prekey):
+            let renamed = learn(advert, origin: packet.origin, prekey: prekey)
             var step = execute(router.received(packet, from: neighbor, now: now))
             if let renamed { step.events.append(renamed) }
             return step
         case .broadcast(let packet, let opened):
             return execute(router.received(packet, from: neighbor, now: now), opened: opened)
-        case .sealed(let packet, nil):
-            return execute(router.received(packet, from: neighbor, now: now))
-        case .sealed(let packet, let (plaintext, sender)?):
+        case .sealed(let packet, nil, let repair):
+            var step = execute(router.received(packet, from: neighbor, now: now))
+            if let repair { step.sends += sendRepair(repair, to: packet.origin, now: now, nowMilliseconds: nowMilliseconds, random: &random) }
+            return step
+        case .sealed(let packet, let (plaintext, sender)?, _):
             var opened: Opened?
             var reply: SealedPayload.OneOf_Content?
             var answered: UInt64?
@@ -160,6 +176,11 @@ extension MeshNodeStateMachine {
             case .data(let data):
                 opened = .event(.received(ReceivedMessage(sender: sender, mode: .reliable, content: .data(data.payload),
                                                           hops: Int(packet.hops) + 1, isPrivate: true)))
+            case .repair(let repair):
+                // Authenticated by the session it came on: the origin cannot open that session's messages.
+                endToEnd.demote(repair.sessionID, of: packet.origin)
+                logger.info("a node could not open an end-to-end session's messages; using a newer session with it",
+                            metadata: ["mesh.origin": "\(packet.origin.shortHex)"])
             case nil:
                 logger.debug("ignored a sealed packet with unknown content (a newer peer's)", metadata: ["mesh.origin": "\(packet.origin.shortHex)"])
             }
@@ -230,13 +251,14 @@ extension MeshNodeStateMachine {
     /// Remembers what a verified advert says about its origin (name, static key, attachments), unless
     /// an advert with a newer sequence already did.
     /// - Returns: ``SessionEvent/peerRenamed(_:previousName:)`` when the origin's name changed.
-    private mutating func learn(_ advert: LinkStatePayload, origin: NodeID) -> SessionEvent? {
+    private mutating func learn(_ advert: LinkStatePayload, origin: NodeID, prekey: SignedPrekey?) -> SessionEvent? {
         guard origin != identity.nodeID,
               let staticKey = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: advert.staticKey),
               let peer = try? PeerID(id: origin, displayName: advert.displayName) else { return nil }
         let old = known[origin]
         if let seen = old?.sequence, advert.sequence <= seen { return nil }
-        known[origin] = Known(peer: peer, staticKey: staticKey, identityKey: advert.identityKey, sequence: advert.sequence)
+        known[origin] = Known(peer: peer, staticKey: staticKey, identityKey: advert.identityKey, sequence: advert.sequence,
+                              prekey: prekey ?? old?.prekey)
         attachments[origin] = Self.attachments(advert.attachments)
         guard let old, old.peer.displayName != peer.displayName else { return nil }
         return .peerRenamed(peer, previousName: old.peer.displayName)
@@ -250,16 +272,19 @@ extension MeshNodeStateMachine {
         return true
     }
 
-    /// Opens a packet sealed for this node; `nil` (logged) when it does not open or is stale.
-    private static func openSealed(_ sealed: Data, header: Header, identity: LocalIdentity, originKey: Curve25519.KeyAgreement.PublicKey?,
-                                   nowMilliseconds: Int64, logger: Logger) -> (SealedPayload, PeerID)? {
+    /// Opens a packet sealed for this node; a failure (logged) carries the session id to repair when
+    /// the packet named a session this node does not hold (§19.7).
+    private static func openSealed(_ sealed: Data, header: Header, destination: NodeID, endToEnd: EndToEndStore, originKey: Curve25519.KeyAgreement.PublicKey?,
+                                   nowMilliseconds: Int64, logger: Logger) -> Result<(SealedPayload, PeerID), RepairRequest> {
         let plaintext: SealedPayload
         do {
-            plaintext = try Sealing.open(sealed, header: SealHeader(origin: header.origin, destination: identity.nodeID, packetID: header.packetIDBytes),
-                                         identity: identity, knownStaticKey: originKey)
+            (plaintext, _) = try endToEnd.open(sealed, header: SealHeader(origin: header.origin, destination: destination,
+                                                                          packetID: header.packetIDBytes),
+                                               knownStaticKey: originKey)
         } catch {
             logger.notice("dropped a sealed packet", metadata: ["mesh.origin": "\(header.origin.shortHex)", "error": "\(error)"])
-            return nil
+            guard error.code == .unknownSession, let packet = try? RatchetPacket(decoding: sealed) else { return .failure(RepairRequest(session: nil)) }
+            return .failure(RepairRequest(session: packet.sessionID))
         }
         // Data messages have nothing else to recognise a replay by once the duplicate cache forgot
         // its packet id; a channel applies its own replay window (§13.12: the chat's lines are
@@ -267,10 +292,33 @@ extension MeshNodeStateMachine {
         if case .data? = plaintext.content, skew(plaintext.sealedAtMs, nowMilliseconds: nowMilliseconds) > Self.freshness {
             logger.notice("dropped sealed data: its clock differs from ours by more than \(Self.freshness) (a replay, or a clock far off)",
                           metadata: ["mesh.origin": "\(header.origin.shortHex)"])
-            return nil
+            return .failure(RepairRequest(session: nil))
         }
-        guard let sender = try? PeerID(id: header.origin, displayName: plaintext.displayName) else { return nil }
-        return (plaintext, sender)
+        guard let sender = try? PeerID(id: header.origin, displayName: plaintext.displayName) else { return .failure(RepairRequest(session: nil)) }
+        return .success((plaintext, sender))
+    }
+
+    /// Why opening failed, as far as a repair is concerned.
+    struct RepairRequest: Error {
+        /// The session to name in a repair, when the packet named one this node does not hold.
+        var session: UInt64?
+    }
+
+    /// A repair for the origin (§19.7): a message on a fresh session naming the one that did not open,
+    /// at most one per ``repairInterval`` per node and ``maxRepairsPerSecond`` in all.
+    private mutating func sendRepair(_ session: UInt64, to node: NodeID, now: RouterInstant, nowMilliseconds: Int64,
+                                     random: inout some RandomNumberGenerator) -> [(NodeID, RoutedPayload)] {
+        if let last = repairsSent[node], now - last < Self.repairInterval { return [] }
+        let second = nowMilliseconds / 1000
+        if repairBudget.second != second { repairBudget = (second, Self.maxRepairsPerSecond) }
+        guard repairBudget.left > 0 else { return [] }
+        repairBudget.left -= 1
+        if repairsSent.count >= 1_024 { repairsSent = repairsSent.filter { now - $0.value < Self.repairInterval } }
+        guard repairsSent.count < 1_024 else { return [] }
+        repairsSent[node] = now
+        var repair = SessionRepairPayload()
+        repair.sessionID = session
+        return (try? sendSealed(.repair(repair), to: node, fresh: true, now: now, nowMilliseconds: nowMilliseconds, random: &random))?.sends ?? []
     }
 
     private static func event(for broadcast: BroadcastPayload, origin: NodeID, hops: Int) -> SessionEvent? {

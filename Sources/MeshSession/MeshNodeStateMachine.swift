@@ -2,6 +2,7 @@ import Crypto
 import struct Foundation.Data
 import Logging
 import MeshLink
+import MeshRatchet
 import MeshRouting
 import MeshWire
 
@@ -35,6 +36,8 @@ package struct MeshNodeStateMachine: Sendable {
         /// The sequence of the advert the name and key came from; `nil` when they came from a
         /// handshake (which is always current).
         var sequence: UInt64?
+        /// Its current signed prekey, verified (§19.1): what a first end-to-end session begins on.
+        var prekey: SignedPrekey?
     }
 
     /// What to do after an input.
@@ -95,6 +98,17 @@ package struct MeshNodeStateMachine: Sendable {
     var attachments: [NodeID: [UInt32: Data]] = [:]
     /// This node's channel attachments, carried in its adverts (§13.12).
     private(set) var localAttachments: [UInt32: Data] = [:]
+    /// This node's end-to-end sessions and prekeys (§19.6–§19.8): a shared reference, thread-safe.
+    let endToEnd: EndToEndStore
+    /// When a repair was last sent to each node (§19.7: at most one per ``repairInterval``).
+    var repairsSent: [NodeID: RouterInstant] = [:]
+    /// The least time between two repairs sent to one node.
+    static let repairInterval: Duration = .seconds(10)
+    /// Repairs sent per second at most, to all nodes together: each begins a session (three X25519
+    /// agreements), so packets that name unknown sessions under many origins cannot buy more.
+    static let maxRepairsPerSecond = 10
+    /// Repairs this node may still send in the current second of its clock.
+    var repairBudget: (second: Int64, left: Int) = (0, 0)
     /// When a packet dropped for want of budget was last logged (at most once a second).
     var budgetLoggedAt: RouterInstant?
     /// Pings this node sent across the mesh, by nonce (§13.10).
@@ -116,13 +130,23 @@ package struct MeshNodeStateMachine: Sendable {
         self.identity = peer.identity
         self.me = peer.peerID
         self.logger = logger
+        let endToEnd = EndToEndStore(identity: peer.identity, dataDirectory: peer.dataDirectory, logger: logger)
+        self.endToEnd = endToEnd
         self.router = Router(localNode: peer.identity.nodeID, configuration: configuration, initialSequence: initialSequence,
-                             now: now, signAdvert: Self.advertSigner(identity: peer.identity, name: peer.peerID.displayName, attachments: [:]))
+                             now: now, signAdvert: Self.advertSigner(identity: peer.identity, name: peer.peerID.displayName, attachments: [:],
+                                                                     prekey: endToEnd.signedPrekey))
     }
 
     /// The router's advert signer for what this node's adverts carry now (values, not references).
-    private static func advertSigner(identity: LocalIdentity, name: String,
-                                     attachments: [UInt32: Data]) -> @Sendable (LinkStateAdvert) -> Data {
+    private static func advertSigner(identity: LocalIdentity, name: String, attachments: [UInt32: Data],
+                                     prekey: SignedPrekey) -> @Sendable (LinkStateAdvert) -> Data {
+        let signedPrekey: SignedPrekeyPayload = {
+            var payload = SignedPrekeyPayload()
+            payload.id = prekey.id
+            payload.publicKey = prekey.publicKey
+            payload.signature = prekey.signature
+            return payload
+        }()
         let list = attachments.sorted { $0.key < $1.key }.map {
             var attachment = ChannelAttachmentPayload()
             attachment.channel = $0.key
@@ -140,6 +164,7 @@ package struct MeshNodeStateMachine: Sendable {
                 return neighbor
             }
             payload.attachments = list
+            payload.signedPrekey = signedPrekey
             return MeshSigning.signLinkState(payload, identity: identity).serialized
         }
     }
@@ -200,8 +225,8 @@ package struct MeshNodeStateMachine: Sendable {
 
     /// A link to a neighbour was admitted; its handshake proved the neighbour's static key, so the
     /// neighbour is known (name and key) before its first advert arrives.
-    package mutating func neighborUp(_ peer: PeerID, staticKey: Data, identityKey: Data? = nil, latency: Duration?,
-                                     now: RouterInstant) -> Step {
+    package mutating func neighborUp(_ peer: PeerID, staticKey: Data, identityKey: Data? = nil, prekey: SignedPrekey? = nil,
+                                     latency: Duration?, now: RouterInstant) -> Step {
         let micros = latency.map(Self.micros) ?? 1_000
         var renamed: SessionEvent?
         if let key = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: staticKey) {
@@ -209,7 +234,7 @@ package struct MeshNodeStateMachine: Sendable {
                 renamed = .peerRenamed(peer, previousName: old.displayName)
             }
             known[peer.id] = Known(peer: peer, staticKey: key, identityKey: identityKey ?? known[peer.id]?.identityKey,
-                                   sequence: known[peer.id]?.sequence)
+                                   sequence: known[peer.id]?.sequence, prekey: prekey ?? known[peer.id]?.prekey)
         }
         var step = execute(router.neighborUp(peer.id, latencyMicros: micros, now: now))
         if let renamed { step.events.insert(renamed, at: 0) }
@@ -231,8 +256,14 @@ package struct MeshNodeStateMachine: Sendable {
         return advertContentChanged(now: now)
     }
 
+    /// This node's prekey changed (a weekly rotation, §19.1): a new advert publishes it.
+    mutating func prekeyChanged(now: RouterInstant) -> Step {
+        advertContentChanged(now: now)
+    }
+
     private mutating func advertContentChanged(now: RouterInstant) -> Step {
-        router.signAdvert = Self.advertSigner(identity: identity, name: me.displayName, attachments: localAttachments)
+        router.signAdvert = Self.advertSigner(identity: identity, name: me.displayName, attachments: localAttachments,
+                                              prekey: endToEnd.signedPrekey)
         return execute(router.attachmentChanged(now: now))
     }
 
@@ -285,22 +316,34 @@ package struct MeshNodeStateMachine: Sendable {
         return execute(router.broadcast(payload: signed.serialized, packetID: packetID, now: now))
     }
 
-    /// Seals content for a node and routes it.
+    /// Seals content for a node on an end-to-end session with it (§13.6, §19.6) and routes it.
     /// - Parameters:
     ///   - content: what it carries.
     ///   - node: the destination.
+    ///   - fresh: begin a new session (a repair, §19.7).
     ///   - now: the current instant.
     ///   - nowMilliseconds: the wall clock the sealed packet carries (Unix milliseconds, §13.6).
     ///   - random: the source of its packet id.
     /// - Returns: the step, or `nil` when the node is not reachable (or its keys are unknown).
     /// - Throws: ``EndToEndError`` when the content does not fit a sealed packet.
-    mutating func sendSealed(_ content: SealedPayload.OneOf_Content, to node: NodeID, now: RouterInstant, nowMilliseconds: Int64,
-                             random: inout some RandomNumberGenerator) throws(EndToEndError) -> Step? {
-        guard let known = known[node] else { return nil }
+    mutating func sendSealed(_ content: SealedPayload.OneOf_Content, to node: NodeID, fresh: Bool = false, now: RouterInstant,
+                             nowMilliseconds: Int64, random: inout some RandomNumberGenerator) throws(EndToEndError) -> Step? {
+        guard let known = known[node], router.route(to: node) != nil else { return nil }
         let packetID = PacketID(high: random.next(), low: random.next())
         let header = SealHeader(origin: identity.nodeID, destination: node, packetID: Data(packetID.bytes))
-        let sealed = try Sealing.seal(content, displayName: me.displayName, sealedAtMilliseconds: nowMilliseconds,
-                                      header: header, recipientStaticKey: known.staticKey, identity: identity)
+        let peerKeys = known.prekey.flatMap { prekey in
+            (try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: prekey.publicKey)).map {
+                PairSessions.PeerKeys(staticKey: known.staticKey, prekeyID: prekey.id, prekey: $0)
+            }
+        }
+        let sealed: Data
+        do {
+            sealed = try endToEnd.seal(content, displayName: me.displayName, sealedAtMilliseconds: nowMilliseconds, header: header,
+                                       peer: peerKeys, fresh: fresh)
+        } catch where error.code == .noPrekey {
+            logger.debug("cannot seal yet: no session with the node and its signed prekey is not known", metadata: ["mesh.node": "\(node.shortHex)"])
+            return nil
+        }
         guard case .sent(let actions) = router.unicast(payload: sealed, to: node, packetID: packetID, now: now) else { return nil }
         return execute(actions)
     }

@@ -232,7 +232,7 @@ extension Session {
             // The router knows the neighbour before anyone hears it is connected (a send that
             // follows the event can be routed); its reachability events come after.
             let step = mesh.neighborUp(peer, staticKey: info.peer.staticKey, identityKey: info.peer.identityKey,
-                                       latency: info.handshakeRoundTrip.map { .nanoseconds(Int64(clamping: $0)) })
+                                       prekey: info.peer.signedPrekey, latency: info.handshakeRoundTrip.map { .nanoseconds(Int64(clamping: $0)) })
             await events.push(.peerChanged(peer, .connected))
             await perform(step)
             attach(inbound, to: peer.id)

@@ -105,6 +105,18 @@ extension Session {
         }
     }
 
+    /// Keeps the end-to-end state (§19.7, §19.8): writes changed sessions to disk every second, off
+    /// the event loops, and rotates the prekey when a week has passed (checked hourly). Runs until cancelled.
+    func tendEndToEnd() async {
+        var seconds = 0
+        while !Task.isCancelled {
+            do { try await sleep(for: .seconds(1)) } catch { return }
+            _ = try? await Self.runBlocking { [mesh] in mesh.endToEnd.flush() }
+            seconds += 1
+            if seconds % 3_600 == 0 { await perform(mesh.rotatePrekeyIfDue()) }
+        }
+    }
+
     /// Makes sure the router's timer fires at its next deadline.
     func armMeshTimer() {
         guard let due = mesh.nextDeadline else { return }

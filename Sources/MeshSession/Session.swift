@@ -199,6 +199,7 @@ public final class Session: Sendable {
             identity: peer.identity, displayName: peer.peerID.displayName,
             serviceType: configuration.serviceType, udpPort: 0,
             capabilities: configuration.enableUnreliable ? ["udp"] : [])
+        handshake.signedPrekey = mesh.endToEnd.signedPrekey
         // The UDP port is announced in handshakes; bind UDP first on the requested port so that TCP
         // and UDP share a number when the port is free for both.
         var udp: DatagramEndpoint?
@@ -289,6 +290,7 @@ public final class Session: Sendable {
         await withTaskCancellationHandler {
             await withDiscardingTaskGroup { group in
                 group.addTask { await self.resourceShell.run(session: self) }
+                group.addTask { await self.tendEndToEnd() }
                 for await command in commands {
                     switch command {
                     case .accepted(let link):
@@ -310,6 +312,7 @@ public final class Session: Sendable {
                         await listener.value
                         group.cancelAll()
                         await closeEverything(sockets)
+                        _ = try? await Self.runBlocking { [mesh] in mesh.endToEnd.flush() }
                         // Links accepted but not served yet must still be closed: an NIOAsyncChannel
                         // that is dropped unused traps.
                         for await case .accepted(let link) in commands {
@@ -360,10 +363,11 @@ public final class Session: Sendable {
 
     private func makeTransport() -> TCPTransport {
         let udpPort = sockets.withLockedValue { $0?.udp?.port } ?? 0
-        let handshake = HandshakeStateMachine.Configuration(
+        var handshake = HandshakeStateMachine.Configuration(
             identity: peer.identity, displayName: peer.peerID.displayName,
             serviceType: configuration.serviceType, udpPort: UInt16(udpPort),
             capabilities: udpPort != 0 ? ["udp"] : [])
+        handshake.signedPrekey = mesh.endToEnd.signedPrekey
         return TCPTransport(group: group, handshake: handshake, settings: transportSettings, logger: logger)
     }
 

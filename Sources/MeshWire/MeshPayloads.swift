@@ -13,6 +13,10 @@ public typealias LinkStateNeighborPayload = Meshchat_V1_LinkStateNeighbor
 public typealias BroadcastPayload = Meshchat_V1_Broadcast
 /// The plaintext of a sealed packet (§13.6).
 public typealias SealedPayload = Meshchat_V1_Sealed
+/// A node's signed prekey (PROTOCOL.md §19.1), in adverts and handshakes.
+public typealias SignedPrekeyPayload = Meshchat_V1_SignedPrekey
+/// A repair: the sender could not open a message of the named session (§19.7).
+public typealias SessionRepairPayload = Meshchat_V1_SessionRepair
 
 /// Serialization helpers shared by the mesh payloads.
 extension SwiftProtobuf.Message {

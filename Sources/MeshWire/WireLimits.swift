@@ -23,9 +23,9 @@ public enum WireLimits {
     public static let maxChatTextBytes = 64 * 1024
     /// The largest sealed packet: one Noise message (§13.6).
     public static let maxSealedSize = 65_535
-    /// The largest plaintext of a sealed packet: one Noise_X message less its ephemeral key (32),
-    /// encrypted static key (48) and tag (16) (§13.6).
-    public static let maxSealedPlaintext = 65_535 - 96
+    /// The largest plaintext of a sealed packet: 65,535 bytes less what a prekey message adds (125:
+    /// kind, prekey id, two keys, the ratchet header and the tag, §19.6).
+    public static let maxSealedPlaintext = 65_535 - 125
     /// The longest private chat text and the largest data payload sent across hops (§13.6): what
     /// fits a sealed packet beside the sender's keys and the message header.
     public static let maxRelayedPayload = 64_000

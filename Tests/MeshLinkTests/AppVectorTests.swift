@@ -27,12 +27,13 @@ struct AppVectorTests {
     let alice = FixedParty.alice.identity
     let bob = FixedParty.bob.identity
 
-    /// Opens a sealed case as bob, checking that alice (the wrong recipient) cannot.
+    /// Opens a sealed case as bob (fresh sessions and his prekey), checking that alice (the wrong
+    /// recipient) cannot.
     func opened(_ name: String) throws -> SealedPayload {
         let routed = try Self.routed(name)
         let header = SealHeader(origin: alice.nodeID, destination: bob.nodeID, packetID: routed.packetID)
-        #expect(throws: (any Error).self) { try Sealing.open(routed.sealed, header: header, identity: alice) }
-        let plaintext = try Sealing.open(routed.sealed, header: header, identity: bob)
+        let (plaintext, aliceFailed) = try SealedVectors.openAsBobOnly(routed.sealed, header: header, bob: bob, other: alice)
+        #expect(aliceFailed)
         let file = try Self.load()
         #expect(plaintext.serialized.hexString == file.cases.first { $0.name == name }?.body)
         return plaintext

@@ -32,20 +32,22 @@ struct AppVector: Codable, Equatable {
     var description: String
     var aliceNodeID: String
     var bobNodeID: String
-    var sealEphemeralPrivateKey: String
+    var bobPrekeyID: UInt32
+    var bobPrekeyPrivateKey: String
+    var aliceEphemeralPrivateKey: String
+    var aliceRatchetPrivateKey: String
     var cases: [Case]
 
     static let sentAt = MeshVector.sentAt
 
-    /// A sealed case from alice to bob: content sealed under the fixed header and ephemeral key.
+    /// A sealed case from alice to bob: content sealed under the fixed header as the first message
+    /// of a new session, with the fixed keys of ``SealedVectors`` (§19.6).
     static func sealed(_ name: String, _ section: String, _ description: String,
-                               _ content: SealedPayload.OneOf_Content) throws -> Case {
+                       _ content: SealedPayload.OneOf_Content) throws -> Case {
         let alice = FixedParty.alice.identity, bob = FixedParty.bob.identity
         let header = SealHeader(origin: alice.nodeID, destination: bob.nodeID, packetID: MeshVector.packetID)
-        let ephemeral = try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: pattern(from: 0xf0))
-        let bytes = try Sealing.seal(content, displayName: "alice", sealedAtMilliseconds: sentAt, header: header,
-                                     recipientStaticKey: bob.staticKey.publicKey, identity: alice, ephemeralKey: ephemeral)
-        let plaintext = try Sealing.open(bytes, header: header, identity: bob)
+        let bytes = try SealedVectors.sealFirst(content, sentAt: sentAt, header: header, alice: alice, bob: bob)
+        let plaintext = try SealedVectors.open(bytes, header: header, as: bob).payload
         var routed = MeshVector.routed(origin: alice.nodeID, destination: bob.nodeID, hopLimit: 7, hops: 0)
         routed.sealed = bytes
         return Case(name: name, section: section, description: description + "; sealed from alice to bob (hop limit 7)",
@@ -120,23 +122,26 @@ struct AppVector: Codable, Equatable {
 
         return AppVector(
             description: "PROTOCOL.md §13.8, §13.10, §13.12, §16 between the fixed parties of handshake.json and mesh.json "
-                + "(same packet id c0c1…cf, same sealing ephemeral key f0f1…ff, sent_at 1790000000000). body: the signed "
+                + "(same packet id c0c1…cf, sent_at 1790000000000). Each sealed case is, like mesh.json's sealed, the first "
+                + "message of a new Double Ratchet session from alice to bob (§19.6): a prekey message on bob's signed "
+                + "prekey 1 (a0a1…bf) with EK_I f0f1…ff and alice's first ratchet key d0d1…ef. body: the signed "
                 + "Broadcast body, or the sealed plaintext (Sealed). envelope: the serialized Envelope carrying the Routed "
                 + "packet. The places and rooms applications are in places.json and rooms.json.",
             aliceNodeID: alice.nodeID.hex, bobNodeID: bob.nodeID.hex,
-            sealEphemeralPrivateKey: pattern(from: 0xf0).hexString,
+            bobPrekeyID: SealedVectors.bobPrekeyID,
+            bobPrekeyPrivateKey: SealedVectors.bobPrekeyPrivateKey.hexString,
+            aliceEphemeralPrivateKey: SealedVectors.aliceEphemeralPrivateKey.hexString,
+            aliceRatchetPrivateKey: SealedVectors.aliceRatchetPrivateKey.hexString,
             cases: cases)
     }
 
     var json: OrderedJSON {
-        .keyed([
-            "description": .string(description),
-            "aliceNodeID": .string(aliceNodeID), "bobNodeID": .string(bobNodeID),
-            "sealEphemeralPrivateKey": .string(sealEphemeralPrivateKey),
-            "cases": .array(cases.map {
+        .object([.init("description", .string(description)), .init("aliceNodeID", .string(aliceNodeID)),
+                 .init("bobNodeID", .string(bobNodeID))]
+            + SealedVectors.jsonMembers
+            + [.init("cases", .array(cases.map {
                 .keyed(["name": .string($0.name), "section": .string($0.section), "description": .string($0.description),
                         "body": .string($0.body), "envelope": .string($0.envelope)])
-            }),
-        ])
+            }))])
     }
 }

@@ -35,7 +35,8 @@ enum ChatVector {
         }
         return ChannelAppVector(
             description: "PROTOCOL.md §17 (chat, channel 1) between the fixed parties of handshake.json and mesh.json "
-                + "(packet id c0c1…cf, sealing ephemeral key f0f1…ff, sent_at 1790000000000). messages: each ChatMessage "
+                + "(packet id c0c1…cf, sent_at 1790000000000; each sealed delivery is the first message of a new session, "
+                + "with the keys of mesh.json). messages: each ChatMessage "
                 + "as its channel payload. deliveries: each message the way it must travel, as a whole envelope.",
             aliceNodeID: alice.nodeID.hex, bobNodeID: bob.nodeID.hex, channel: channel, roomNonce: nil, rooms: nil,
             messages: messages.map { .init(name: $0.name, section: $0.section, description: $0.description, payload: $0.message.encoded.hexString) },
@@ -76,8 +77,9 @@ struct ChatVectorTests {
                 channel = try MeshSigning.verifiedBroadcast(routed.broadcast, origin: alice.nodeID, packetID: routed.packetID).channel
             } else {
                 let header = SealHeader(origin: alice.nodeID, destination: bob.nodeID, packetID: routed.packetID)
-                #expect(throws: (any Error).self) { try Sealing.open(routed.sealed, header: header, identity: alice) }
-                channel = try Sealing.open(routed.sealed, header: header, identity: bob).channel
+                let (plaintext, aliceFailed) = try SealedVectors.openAsBobOnly(routed.sealed, header: header, bob: bob, other: alice)
+                #expect(aliceFailed)
+                channel = plaintext.channel
                 #expect(routed.sealed.range(of: Data("only for bob".utf8)) == nil)
             }
             #expect(channel.channel == ChannelID.chat.rawValue)

@@ -3,6 +3,7 @@ import Foundation
 @testable import MeshLink
 import MeshNoise
 import MeshTestSupport
+import MeshRatchet
 import MeshWire
 import NIOCore
 import Testing
@@ -28,24 +29,32 @@ struct FixedParty {
     var staticSeed: [UInt8]
     var ephemeralSeed: [UInt8]
     var udpPort: UInt16
+    /// The private key of its signed prekey (id 1, §19.1), announced in its handshake (§4.3).
+    var prekeySeed: [UInt8]
 
     var signingKey: Curve25519.Signing.PrivateKey { try! .init(rawRepresentation: identitySeed) }
     var staticKey: Curve25519.KeyAgreement.PrivateKey { try! .init(rawRepresentation: staticSeed) }
     var ephemeralKey: Curve25519.KeyAgreement.PrivateKey { try! .init(rawRepresentation: ephemeralSeed) }
     var identity: LocalIdentity { try! LocalIdentity(signingKey: signingKey, staticKey: staticKey) }
+    /// Its signed prekey, id 1 (Ed25519 is deterministic, so the signature is fixed too).
+    var signedPrekey: SignedPrekey { try! SignedPrekey(id: 1, key: .init(rawRepresentation: prekeySeed), identity: signingKey) }
 
     func configuration(serviceType: String = "meshchat") -> HandshakeStateMachine.Configuration {
-        .init(identity: identity, displayName: name, serviceType: serviceType, udpPort: udpPort, capabilities: ["udp"])
+        var configuration = HandshakeStateMachine.Configuration(identity: identity, displayName: name, serviceType: serviceType,
+                                                                udpPort: udpPort, capabilities: ["udp"])
+        configuration.signedPrekey = signedPrekey
+        return configuration
     }
 
-    /// The vector initiator: identity 0x00…, static 0x20…, ephemeral 0x40….
+    /// The vector initiator: identity 0x00…, static 0x20…, ephemeral 0x40…, prekey 0xe0….
     static let alice = FixedParty(
         name: "alice", identitySeed: pattern(from: 0x00), staticSeed: pattern(from: 0x20),
-        ephemeralSeed: pattern(from: 0x40), udpPort: 40001)
-    /// The vector responder: identity 0x60…, static 0x80…, ephemeral 0xa0….
+        ephemeralSeed: pattern(from: 0x40), udpPort: 40001, prekeySeed: pattern(from: 0xe0))
+    /// The vector responder: identity 0x60…, static 0x80…, ephemeral 0xa0…, prekey 0xa0… (the
+    /// prekey the sealed vectors begin their sessions on).
     static let bob = FixedParty(
         name: "bob", identitySeed: pattern(from: 0x60), staticSeed: pattern(from: 0x80),
-        ephemeralSeed: pattern(from: 0xa0), udpPort: 40002)
+        ephemeralSeed: pattern(from: 0xa0), udpPort: 40002, prekeySeed: pattern(from: 0xa0))
 }
 
 /// A configuration with a fresh random identity.
@@ -213,7 +222,7 @@ func helloPayload(version: UInt32, serviceType: String) -> Data {
 
 /// A serialized `HandshakeIdentity` that is valid for `identity` unless the caller alters it.
 func identityPayload(
-    _ identity: LocalIdentity, displayName: String = "fake", udpPort: UInt32 = 0,
+    _ identity: LocalIdentity, displayName: String = "fake", udpPort: UInt32 = 0, prekey: SignedPrekey? = nil,
     alter: (inout IdentityPayload) -> Void = { _ in }
 ) -> Data {
     var payload = IdentityPayload()
@@ -223,6 +232,11 @@ func identityPayload(
     payload.identityKey = identity.signingKey.publicKey.rawRepresentation
     payload.staticSignature = identity.staticSignature
     payload.udpPort = udpPort
+    if let prekey {
+        payload.signedPrekey.id = prekey.id
+        payload.signedPrekey.publicKey = prekey.publicKey
+        payload.signedPrekey.signature = prekey.signature
+    }
     alter(&payload)
     return payload.encoded
 }

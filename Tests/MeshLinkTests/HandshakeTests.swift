@@ -22,7 +22,8 @@ struct HandshakeTests {
         #expect(initiator.peer.displayName == "bob")
         #expect(initiator.peer.udpPort == 40002)
         #expect(initiator.peer.capabilities == ["udp"])
-        #expect(initiator.peer.protocolVersion == 2)
+        #expect(initiator.peer.protocolVersion == 3)
+        #expect(initiator.peer.signedPrekey == FixedParty.bob.signedPrekey)
         #expect(initiator.peer.identityKey == bob.signingKey.publicKey.rawRepresentation)
         #expect(initiator.peer.staticKey == bob.staticKey.publicKey.rawRepresentation)
 
@@ -75,7 +76,7 @@ struct HandshakeTests {
         let bodies = pump.frames(.handshake).map { $0.count - WireLimits.frameHeaderSize }
         let hello = helloPayload(version: HandshakeStateMachine.protocolVersion, serviceType: "meshchat").count
         let identity = { (party: FixedParty) in
-            identityPayload(party.identity, displayName: party.name, udpPort: UInt32(party.udpPort)).count
+            identityPayload(party.identity, displayName: party.name, udpPort: UInt32(party.udpPort), prekey: party.signedPrekey).count
         }
         #expect(bodies == [32 + hello, 32 + 48 + identity(bob) + 16, 48 + identity(alice) + 16])
     }
@@ -150,10 +151,10 @@ struct HandshakeTests {
         #expect(bytes(of: a.datagramKeys.sendKey) != bytes(of: b.datagramKeys.sendKey))
     }
 
-    @Test("the prologue is \"meshchat\" ‖ 0 ‖ version 2 ‖ 0 ‖ service type (§4.2)")
+    @Test("the prologue is \"meshchat\" ‖ 0 ‖ version 3 ‖ 0 ‖ service type (§4.2)")
     func prologue() {
-        #expect(HandshakeStateMachine.prologue(serviceType: "meshchat").hexString == "6d657368636861740002006d65736863686174")
-        #expect(HandshakeStateMachine.prologue(serviceType: "").hexString == "6d65736863686174000200")
+        #expect(HandshakeStateMachine.prologue(serviceType: "meshchat").hexString == "6d657368636861740003006d65736863686174")
+        #expect(HandshakeStateMachine.prologue(serviceType: "").hexString == "6d65736863686174000300")
         #expect(HandshakeStateMachine.noiseProtocol == "Noise_XX_25519_ChaChaPoly_SHA256")
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 @testable import MeshLink
 @testable import MeshNoise
 import MeshTestSupport
+import MeshRatchet
 import MeshWire
 import NIOCore
 import Testing
@@ -26,6 +27,10 @@ struct HandshakeVector: Codable, Equatable {
         var ephemeralPublicKey: String
         var staticSignature: String
         var nodeID: String
+        var prekeyID: UInt32
+        var prekeyPrivateKey: String
+        var prekeyPublicKey: String
+        var prekeySignature: String
     }
     struct Message: Codable, Equatable {
         var name: String
@@ -137,12 +142,14 @@ struct HandshakeVector: Codable, Equatable {
             ephemeralPrivateKey: party.ephemeralSeed.hexString,
             ephemeralPublicKey: party.ephemeralKey.publicKey.rawRepresentation.hexString,
             staticSignature: party.identity.staticSignature.hexString,
-            nodeID: party.identity.nodeID.hex)
+            nodeID: party.identity.nodeID.hex,
+            prekeyID: party.signedPrekey.id, prekeyPrivateKey: party.prekeySeed.hexString,
+            prekeyPublicKey: party.signedPrekey.publicKey.hexString, prekeySignature: party.signedPrekey.signature.hexString)
     }
 
     /// The identity payload a fixed party sends.
     static func identity(_ party: FixedParty) -> Data {
-        identityPayload(party.identity, displayName: party.name, udpPort: UInt32(party.udpPort))
+        identityPayload(party.identity, displayName: party.name, udpPort: UInt32(party.udpPort), prekey: party.signedPrekey)
     }
 
     var json: OrderedJSON {
@@ -154,6 +161,8 @@ struct HandshakeVector: Codable, Equatable {
                 "staticPrivateKey": .string(p.staticPrivateKey), "staticPublicKey": .string(p.staticPublicKey),
                 "ephemeralPrivateKey": .string(p.ephemeralPrivateKey), "ephemeralPublicKey": .string(p.ephemeralPublicKey),
                 "staticSignature": .string(p.staticSignature), "nodeID": .string(p.nodeID),
+                "prekeyID": .integer(Int64(p.prekeyID)), "prekeyPrivateKey": .string(p.prekeyPrivateKey),
+                "prekeyPublicKey": .string(p.prekeyPublicKey), "prekeySignature": .string(p.prekeySignature),
             ])
         }
         return .keyed([
@@ -213,7 +222,7 @@ struct HandshakeVectorTests {
         #expect(file.handshakeHash == computed.handshakeHash)
         #expect(file.transport == computed.transport)
         #expect(file.datagramKeys == computed.datagramKeys)
-        #expect(file.prologue == "6d657368636861740002006d65736863686174")
+        #expect(file.prologue == "6d657368636861740003006d65736863686174")
         #expect(file.description == computed.description)
         #expect(file.protocolName == computed.protocolName)
         #expect(file.ed25519Deterministic)
@@ -235,9 +244,17 @@ struct HandshakeVectorTests {
                 try Data(hex: p.staticSignature), for: Data("meshchat-noise-static-key:".utf8) + statics.publicKey.rawRepresentation))
             let identity = try LocalIdentity(signingKey: signing, staticKey: statics)
             #expect(identity.staticSignature.hexString == p.staticSignature, "Ed25519 is deterministic")
-            let configuration = HandshakeStateMachine.Configuration(
+            var configuration = HandshakeStateMachine.Configuration(
                 identity: identity, displayName: p.displayName, serviceType: p.serviceType,
                 udpPort: UInt16(p.udpPort), capabilities: p.capabilities)
+            // §19.1, computed independently of SignedPrekey.
+            let prekey = try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: try Data(hex: p.prekeyPrivateKey))
+            #expect(prekey.publicKey.rawRepresentation.hexString == p.prekeyPublicKey)
+            var signed = Data("meshchat-signed-prekey:".utf8)
+            withUnsafeBytes(of: p.prekeyID.bigEndian) { signed.append(contentsOf: $0) }
+            signed.append(prekey.publicKey.rawRepresentation)
+            #expect(signing.publicKey.isValidSignature(try Data(hex: p.prekeySignature), for: signed))
+            configuration.signedPrekey = try SignedPrekey(id: p.prekeyID, key: prekey, identity: signing)
             return (configuration, ephemeral)
         }
         let (aliceConfiguration, aliceEphemeral) = try party(file.initiator)
@@ -324,11 +341,12 @@ struct HandshakeVectorTests {
         #expect(responder.handshakeHash.hexString == file.handshakeHash)
 
         let hello = try HelloPayload(decoding: try Data(hex: file.messages[0].payload))
-        #expect(hello.protocolVersion == 2 && hello.serviceType == "meshchat")
+        #expect(hello.protocolVersion == 3 && hello.serviceType == "meshchat")
         for (message, party) in [(file.messages[1], file.responder), (file.messages[2], file.initiator)] {
             let identity = try IdentityPayload(decoding: try Data(hex: message.payload))
             #expect(identity.displayName == party.displayName)
-            #expect(identity.protocolVersion == 2)
+            #expect(identity.protocolVersion == 3)
+            #expect(identity.signedPrekey.publicKey.hexString == party.prekeyPublicKey)
             #expect(identity.capabilities == party.capabilities)
             #expect(identity.identityKey.hexString == party.identityPublicKey)
             #expect(identity.staticSignature.hexString == party.staticSignature)

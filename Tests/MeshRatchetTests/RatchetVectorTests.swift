@@ -30,18 +30,6 @@ struct RatchetVectorTests {
         var steps: [Step]
     }
 
-    /// Hands out the given keys, 32 bytes as four little-endian `next()` values each.
-    struct ReplayedKeys: RandomNumberGenerator {
-        var words: [UInt64]
-        init(_ keys: [String]) {
-            words = keys.flatMap { hex in
-                let bytes = (try? Hex.decode(hex)) ?? [UInt8](repeating: 0, count: 32)
-                return (0..<4).map { i in bytes[i * 8 ..< i * 8 + 8].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
-            }
-        }
-        mutating func next() -> UInt64 { words.removeFirst() }
-    }
-
     @Test("the signed prekey, the X3DH secret and every message of the conversation match the vectors")
     func conversation() throws {
         let v = try JSONDecoder().decode(Vectors.self, from: VectorFiles.data("ratchet"))
@@ -62,8 +50,8 @@ struct RatchetVectorTests {
                                                     initiatorEphemeral: .init(rawRepresentation: initiated.ephemeralKey))
         #expect(responded.secret == initiated.secret)
 
-        var aliceKeys = ReplayedKeys(v.alice_ratchet_private)
-        var bobKeys = ReplayedKeys(v.bob_ratchet_private)
+        var aliceKeys = try ReplayedKeys(hex: v.alice_ratchet_private)
+        var bobKeys = try ReplayedKeys(hex: v.bob_ratchet_private)
         var alice = try DoubleRatchet(initiatorSecret: initiated.secret, responderRatchetKey: prekeyPublic,
                                       associatedData: initiated.associatedData, using: &aliceKeys)
         var bob = DoubleRatchet(responderSecret: responded.secret, ratchetKey: bobPrekey, associatedData: responded.associatedData)

@@ -1,6 +1,7 @@
 import Foundation
 import Crypto
 import MeshLink
+import MeshRatchet
 @testable import MeshSession
 import MeshTestSupport
 import MeshWire
@@ -195,6 +196,12 @@ struct MeshRelayTests {
     func sealedReplays() async throws {
         var (a, b, _, rb, bobSeenByA) = try await Self.linkedPair()
         let identity = a.session.peer.identity
+        // Sealed the way alice's node seals, on a session of the test's own (bob begins it from the first).
+        let prekey = b.session.mesh.endToEnd.signedPrekey
+        let bobKeys = PairSessions.PeerKeys(staticKey: b.session.peer.identity.staticKey.publicKey, prekeyID: prekey.id,
+                                            prekey: try Curve25519.KeyAgreement.PublicKey(rawRepresentation: prekey.publicKey))
+        var sessions = PairSessions()
+        var random = SystemRandomNumberGenerator()
         func sealed(_ text: String, sealedAt: Int64, packet: UInt8) throws -> RoutedPayload {
             var routed = RoutedPayload()
             routed.origin = Data(a.id.id.bytes)
@@ -203,9 +210,9 @@ struct MeshRelayTests {
             routed.hopLimit = 7
             var data = Meshchat_V1_Data()
             data.payload = Data(text.utf8)
-            routed.sealed = try Sealing.seal(.data(data), displayName: "alice", sealedAtMilliseconds: sealedAt,
-                                             header: SealHeader(origin: a.id.id, destination: b.id.id, packetID: routed.packetID),
-                                             recipientStaticKey: b.session.peer.identity.staticKey.publicKey, identity: identity)
+            routed.sealed = try RatchetSealing.seal(.data(data), displayName: "alice", sealedAtMilliseconds: sealedAt,
+                                                    header: SealHeader(origin: a.id.id, destination: b.id.id, packetID: routed.packetID),
+                                                    sessions: &sessions, peer: bobKeys, identity: identity, using: &random).packet
             return routed
         }
         let now = Int64(Date().timeIntervalSince1970 * 1000)

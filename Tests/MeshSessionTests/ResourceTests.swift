@@ -26,7 +26,7 @@ final class ResourceNode: Sendable {
         configuration.resources.minFreeBytes = 0
         configure(&configuration)
         self.configure = configure
-        session = Session(peer: try LocalPeer(displayName: name, identity: identity), configuration: configuration)
+        session = Session(peer: try LocalPeer(displayName: name, identity: identity, dataDirectory: directory), configuration: configuration)
         port = try await session.start()
         self.identity = identity
         self.directory = directory

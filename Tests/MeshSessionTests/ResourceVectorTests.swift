@@ -9,7 +9,8 @@ import Testing
 /// `Protocol/vectors/resources.json` (PROTOCOL.md §16): every resource message as the payload of a
 /// channel-17 message, byte for byte, and one full sealed envelope carrying the offer from alice to
 /// bob (the fixed parties of `handshake.json`: identity and static keys from the byte patterns
-/// 0x00…/0x20… and 0x60…/0x80…; ephemeral 0xf0…; packet id 0xc0…; sealed at 1,790,000,000,000 ms).
+/// 0x00…/0x20… and 0x60…/0x80…; the first message of a new session with the keys of
+/// ``SealedVectors``; packet id 0xc0…; sealed at 1,790,000,000,000 ms).
 ///
 /// Regenerate with `MESHCHAT_WRITE_VECTORS=1 swift test --filter ResourceVectorTests`.
 struct ResourceVectors: Codable, Equatable {
@@ -30,7 +31,7 @@ struct ResourceVectors: Codable, Equatable {
     static let transferID = Data((0..<16).map { 0x70 + UInt8($0) })
     static let content = Data("hello, file".utf8)
 
-    static func pattern(_ first: UInt8) -> [UInt8] { (0..<32).map { first &+ UInt8($0) } }
+    static func pattern(_ first: UInt8) -> [UInt8] { SealedVectors.pattern(first) }
     static var alice: LocalIdentity {
         try! LocalIdentity(signingKey: .init(rawRepresentation: pattern(0x00)), staticKey: .init(rawRepresentation: pattern(0x20)))
     }
@@ -85,9 +86,7 @@ struct ResourceVectors: Codable, Equatable {
         channel.channel = ChannelID.resources.rawValue
         channel.payload = messages[0].2.serialized
         let header = SealHeader(origin: alice.nodeID, destination: bob.nodeID, packetID: packetID)
-        let ephemeral = try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: pattern(0xf0))
-        let sealed = try Sealing.seal(.channel(channel), displayName: "alice", sealedAtMilliseconds: 1_790_000_000_000, header: header,
-                                      recipientStaticKey: bob.staticKey.publicKey, identity: alice, ephemeralKey: ephemeral)
+        let sealed = try SealedVectors.sealFirst(.channel(channel), sentAt: 1_790_000_000_000, header: header, alice: alice, bob: bob)
         var routed = RoutedPayload()
         routed.origin = Data(alice.nodeID.bytes)
         routed.destination = Data(bob.nodeID.bytes)
@@ -95,7 +94,9 @@ struct ResourceVectors: Codable, Equatable {
         routed.hopLimit = 7
         routed.sealed = sealed
         return ResourceVectors(
-            description: "PROTOCOL.md §16: resource messages on channel 17, and the offer sealed from alice to bob (hop limit 7)",
+            description: "PROTOCOL.md §16: resource messages on channel 17, and the offer sealed from alice to bob (hop limit 7) "
+                + "as the first message of a new session (§19.6, the keys of mesh.json: bob's prekey 1 a0a1…bf, EK_I f0f1…ff, "
+                + "alice's ratchet key d0d1…ef)",
             transferID: transferID.hexString, content: content.hexString, cases: cases,
             sealedOfferEnvelope: Envelope.routed(routed).encoded.hexString)
     }
@@ -139,8 +140,8 @@ struct ResourceVectorTests {
         guard case .routed(let routed)? = try Envelope(decoding: bytes).body else { Issue.record("not routed"); return }
         let alice = ResourceVectors.alice, bob = ResourceVectors.bob
         let header = SealHeader(origin: alice.nodeID, destination: bob.nodeID, packetID: routed.packetID)
-        #expect(throws: (any Error).self) { try Sealing.open(routed.sealed, header: header, identity: alice) }
-        let plaintext = try Sealing.open(routed.sealed, header: header, identity: bob)
+        let (plaintext, aliceFailed) = try SealedVectors.openAsBobOnly(routed.sealed, header: header, bob: bob, other: alice)
+        #expect(aliceFailed)
         guard case .channel(let channel)? = plaintext.content else { Issue.record("no channel message"); return }
         #expect(channel.channel == 17)
         #expect(channel.payload.hexString == vectors.cases.first { $0.name == "offer" }?.payload)

@@ -77,11 +77,22 @@ public nonisolated struct Meshchat_V1_HandshakeIdentity: Sendable {
   /// Clears the value of `invitation`. Subsequent reads from it will return its default value.
   public mutating func clearInvitation() {self._invitation = nil}
 
+  /// the node's current signed prekey (§19.1), to begin end-to-end sessions with it
+  public var signedPrekey: Meshchat_V1_SignedPrekey {
+    get {_signedPrekey ?? Meshchat_V1_SignedPrekey()}
+    set {_signedPrekey = newValue}
+  }
+  /// Returns true if `signedPrekey` has been explicitly set.
+  public var hasSignedPrekey: Bool {self._signedPrekey != nil}
+  /// Clears the value of `signedPrekey`. Subsequent reads from it will return its default value.
+  public mutating func clearSignedPrekey() {self._signedPrekey = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _invitation: Meshchat_V1_Invitation? = nil
+  fileprivate var _signedPrekey: Meshchat_V1_SignedPrekey? = nil
 }
 
 /// §4.8 what an inviter asks: held by the responder until its application answers.
@@ -304,7 +315,7 @@ public nonisolated struct Meshchat_V1_Routed: Sendable {
     set {payload = .broadcast(newValue)}
   }
 
-  /// one Noise_X message; plaintext: Sealed (§13.6)
+  /// a ratchet packet (§19.6); plaintext: Sealed (§13.6)
   public var sealed: Data {
     get {
       if case .sealed(let v)? = payload {return v}
@@ -320,7 +331,7 @@ public nonisolated struct Meshchat_V1_Routed: Sendable {
     case linkState(Meshchat_V1_Signed)
     /// body: Broadcast (§13.5)
     case broadcast(Meshchat_V1_Signed)
-    /// one Noise_X message; plaintext: Sealed (§13.6)
+    /// a ratchet packet (§19.6); plaintext: Sealed (§13.6)
     case sealed(Data)
 
   }
@@ -371,6 +382,38 @@ public nonisolated struct Meshchat_V1_LinkState: Sendable {
 
   /// ≤ 16, one per channel, each ≤ 1,024 bytes (§13.12)
   public var attachments: [Meshchat_V1_ChannelAttachment] = []
+
+  /// the origin's current signed prekey (§19.1)
+  public var signedPrekey: Meshchat_V1_SignedPrekey {
+    get {_signedPrekey ?? Meshchat_V1_SignedPrekey()}
+    set {_signedPrekey = newValue}
+  }
+  /// Returns true if `signedPrekey` has been explicitly set.
+  public var hasSignedPrekey: Bool {self._signedPrekey != nil}
+  /// Clears the value of `signedPrekey`. Subsequent reads from it will return its default value.
+  public mutating func clearSignedPrekey() {self._signedPrekey = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _signedPrekey: Meshchat_V1_SignedPrekey? = nil
+}
+
+/// §19.1 an X25519 key a node publishes so that others can begin end-to-end sessions with it.
+public nonisolated struct Meshchat_V1_SignedPrekey: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the owner's id for it
+  public var id: UInt32 = 0
+
+  /// 32-byte X25519 public key
+  public var publicKey: Data = Data()
+
+  /// 64-byte Ed25519 signature of the identity key over "meshchat-signed-prekey:" ‖ id (u32 BE) ‖ public_key
+  public var signature: Data = Data()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -447,10 +490,10 @@ public nonisolated struct Meshchat_V1_Sealed: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// the sender's Ed25519 public key (its node id is Routed.origin)
+  /// prekey messages (§19.6): the sender's Ed25519 public key (its node id is Routed.origin); empty otherwise
   public var identityKey: Data = Data()
 
-  /// §2.4 binding of the Noise_X sender static key to identity_key
+  /// prekey messages: §2.4 binding of the initiator's static key to identity_key; empty otherwise
   public var staticSignature: Data = Data()
 
   public var displayName: String = String()
@@ -495,6 +538,15 @@ public nonisolated struct Meshchat_V1_Sealed: Sendable {
     set {content = .channel(newValue)}
   }
 
+  /// §19.7: the sender could not open a session's message
+  public var repair: Meshchat_V1_SessionRepair {
+    get {
+      if case .repair(let v)? = content {return v}
+      return Meshchat_V1_SessionRepair()
+    }
+    set {content = .repair(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Content: Equatable, Sendable {
@@ -505,8 +557,24 @@ public nonisolated struct Meshchat_V1_Sealed: Sendable {
     case pong(Meshchat_V1_Pong)
     /// §13.12: an application channel's message, sealed end to end
     case channel(Meshchat_V1_ChannelMessage)
+    /// §19.7: the sender could not open a session's message
+    case repair(Meshchat_V1_SessionRepair)
 
   }
+
+  public init() {}
+}
+
+/// §19.7 sent on a new session: "I cannot open session_id; use this one".
+public nonisolated struct Meshchat_V1_SessionRepair: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the session id of the message that did not open
+  public var sessionID: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
@@ -586,7 +654,7 @@ nonisolated extension Meshchat_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
 
 nonisolated extension Meshchat_V1_HandshakeIdentity: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".HandshakeIdentity"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}display_name\0\u{3}protocol_version\0\u{1}capabilities\0\u{3}identity_key\0\u{3}static_signature\0\u{3}udp_port\0\u{1}invitation\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}display_name\0\u{3}protocol_version\0\u{1}capabilities\0\u{3}identity_key\0\u{3}static_signature\0\u{3}udp_port\0\u{1}invitation\0\u{3}signed_prekey\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -601,6 +669,7 @@ nonisolated extension Meshchat_V1_HandshakeIdentity: SwiftProtobuf.Message, Swif
       case 5: try { try decoder.decodeSingularBytesField(value: &self.staticSignature) }()
       case 6: try { try decoder.decodeSingularUInt32Field(value: &self.udpPort) }()
       case 7: try { try decoder.decodeSingularMessageField(value: &self._invitation) }()
+      case 8: try { try decoder.decodeSingularMessageField(value: &self._signedPrekey) }()
       default: break
       }
     }
@@ -632,6 +701,9 @@ nonisolated extension Meshchat_V1_HandshakeIdentity: SwiftProtobuf.Message, Swif
     try { if let v = self._invitation {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
     } }()
+    try { if let v = self._signedPrekey {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -643,6 +715,7 @@ nonisolated extension Meshchat_V1_HandshakeIdentity: SwiftProtobuf.Message, Swif
     if lhs.staticSignature != rhs.staticSignature {return false}
     if lhs.udpPort != rhs.udpPort {return false}
     if lhs._invitation != rhs._invitation {return false}
+    if lhs._signedPrekey != rhs._signedPrekey {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1160,7 +1233,7 @@ nonisolated extension Meshchat_V1_Signed: SwiftProtobuf.Message, SwiftProtobuf._
 
 nonisolated extension Meshchat_V1_LinkState: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".LinkState"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}identity_key\0\u{3}static_key\0\u{3}static_signature\0\u{3}display_name\0\u{1}sequence\0\u{1}neighbors\0\u{2}\u{2}attachments\0\u{b}place_sets\0\u{c}\u{7}\u{1}")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}identity_key\0\u{3}static_key\0\u{3}static_signature\0\u{3}display_name\0\u{1}sequence\0\u{1}neighbors\0\u{2}\u{2}attachments\0\u{3}signed_prekey\0\u{b}place_sets\0\u{c}\u{7}\u{1}")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1175,12 +1248,17 @@ nonisolated extension Meshchat_V1_LinkState: SwiftProtobuf.Message, SwiftProtobu
       case 5: try { try decoder.decodeSingularUInt64Field(value: &self.sequence) }()
       case 6: try { try decoder.decodeRepeatedMessageField(value: &self.neighbors) }()
       case 8: try { try decoder.decodeRepeatedMessageField(value: &self.attachments) }()
+      case 9: try { try decoder.decodeSingularMessageField(value: &self._signedPrekey) }()
       default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
     if !self.identityKey.isEmpty {
       try visitor.visitSingularBytesField(value: self.identityKey, fieldNumber: 1)
     }
@@ -1202,6 +1280,9 @@ nonisolated extension Meshchat_V1_LinkState: SwiftProtobuf.Message, SwiftProtobu
     if !self.attachments.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.attachments, fieldNumber: 8)
     }
+    try { if let v = self._signedPrekey {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 9)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1213,6 +1294,47 @@ nonisolated extension Meshchat_V1_LinkState: SwiftProtobuf.Message, SwiftProtobu
     if lhs.sequence != rhs.sequence {return false}
     if lhs.neighbors != rhs.neighbors {return false}
     if lhs.attachments != rhs.attachments {return false}
+    if lhs._signedPrekey != rhs._signedPrekey {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Meshchat_V1_SignedPrekey: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SignedPrekey"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}public_key\0\u{1}signature\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.id) }()
+      case 2: try { try decoder.decodeSingularBytesField(value: &self.publicKey) }()
+      case 3: try { try decoder.decodeSingularBytesField(value: &self.signature) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.id != 0 {
+      try visitor.visitSingularUInt32Field(value: self.id, fieldNumber: 1)
+    }
+    if !self.publicKey.isEmpty {
+      try visitor.visitSingularBytesField(value: self.publicKey, fieldNumber: 2)
+    }
+    if !self.signature.isEmpty {
+      try visitor.visitSingularBytesField(value: self.signature, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Meshchat_V1_SignedPrekey, rhs: Meshchat_V1_SignedPrekey) -> Bool {
+    if lhs.id != rhs.id {return false}
+    if lhs.publicKey != rhs.publicKey {return false}
+    if lhs.signature != rhs.signature {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1342,7 +1464,7 @@ nonisolated extension Meshchat_V1_Broadcast: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Meshchat_V1_Sealed: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Sealed"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}identity_key\0\u{3}static_signature\0\u{3}display_name\0\u{3}sealed_at_ms\0\u{2}\u{3}data\0\u{2}\u{2}ping\0\u{1}pong\0\u{2}\u{2}channel\0\u{b}file\0\u{b}chat\0\u{b}receipt\0\u{b}places\0\u{c}\u{b}\u{1}\u{c}\u{5}\u{1}\u{c}\u{6}\u{1}\u{c}\u{8}\u{1}")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}identity_key\0\u{3}static_signature\0\u{3}display_name\0\u{3}sealed_at_ms\0\u{2}\u{3}data\0\u{2}\u{2}ping\0\u{1}pong\0\u{2}\u{2}channel\0\u{1}repair\0\u{b}file\0\u{b}chat\0\u{b}receipt\0\u{b}places\0\u{c}\u{b}\u{1}\u{c}\u{5}\u{1}\u{c}\u{6}\u{1}\u{c}\u{8}\u{1}")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1406,6 +1528,19 @@ nonisolated extension Meshchat_V1_Sealed: SwiftProtobuf.Message, SwiftProtobuf._
           self.content = .channel(v)
         }
       }()
+      case 13: try {
+        var v: Meshchat_V1_SessionRepair?
+        var hadOneofValue = false
+        if let current = self.content {
+          hadOneofValue = true
+          if case .repair(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.content = .repair(v)
+        }
+      }()
       default: break
       }
     }
@@ -1445,6 +1580,10 @@ nonisolated extension Meshchat_V1_Sealed: SwiftProtobuf.Message, SwiftProtobuf._
       guard case .channel(let v)? = self.content else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
     }()
+    case .repair?: try {
+      guard case .repair(let v)? = self.content else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -1456,6 +1595,36 @@ nonisolated extension Meshchat_V1_Sealed: SwiftProtobuf.Message, SwiftProtobuf._
     if lhs.displayName != rhs.displayName {return false}
     if lhs.sealedAtMs != rhs.sealedAtMs {return false}
     if lhs.content != rhs.content {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Meshchat_V1_SessionRepair: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SessionRepair"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularFixed64Field(value: &self.sessionID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.sessionID != 0 {
+      try visitor.visitSingularFixed64Field(value: self.sessionID, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Meshchat_V1_SessionRepair, rhs: Meshchat_V1_SessionRepair) -> Bool {
+    if lhs.sessionID != rhs.sessionID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
