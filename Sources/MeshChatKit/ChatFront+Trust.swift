@@ -71,6 +71,15 @@ extension ChatFront {
         emit(.nameConflict(peer, holder: name(of: holderID)))
     }
 
+    /// A peer rotated its key (§20.2; the session verified the statement, the messenger moved the
+    /// conversation): the name book hands the old node's names and verification to the new one, saved
+    /// before it is shown. Said once: only when the book knew the old node.
+    func keyRotated(_ peer: PeerID, previous: NodeID) {
+        if memory.lastPrivateSender?.id == previous { memory.lastPrivateSender = peer }
+        guard let verified = trust.rotate(from: previous, to: peer.id) else { return }
+        emit(.keyRotated(peer, previous: previous, verified: verified))
+    }
+
     /// Saves the name book every ``nameBookSaveInterval`` while sightings changed it, until cancelled.
     func keepNameBook() async {
         while !Task.isCancelled {

@@ -487,6 +487,8 @@ public struct ChatFront: Sendable {
             book.note(peer)
             if memory.lastPrivateSender?.id == peer.id { memory.lastPrivateSender = peer }
             emit(.nick(peer, previous: previous, isMe: false))
+        case .keyRotated(let peer, let previous):
+            keyRotated(peer, previous: previous)
         }
     }
 

@@ -75,6 +75,18 @@ public final class TrustBook: Sendable {
         }
     }
 
+    /// Hands what the book knows of `old` to `new` after a verified key rotation (§20.2); saved at
+    /// the next ``saveIfDirty(to:)``.
+    /// - Returns: whether `new` is verified now, or `nil` when the book did not know `old`.
+    func rotate(from old: NodeID, to new: NodeID) -> Bool? {
+        state.withLock { state in
+            guard old != new, state.book.records[old] != nil else { return nil }
+            state.book.rotate(from: old, to: new)
+            state.dirty = true
+            return state.book.isVerified(new)
+        }
+    }
+
     /// Marks a peer verified or not, and saves the book.
     /// - Parameters:
     ///   - peer: the peer.

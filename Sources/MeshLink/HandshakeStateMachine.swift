@@ -278,6 +278,7 @@ public struct HandshakeStateMachine: Sendable {
         payload.identityKey = configuration.identity.signingKey.publicKey.rawRepresentation
         payload.staticSignature = configuration.identity.staticSignature
         payload.udpPort = UInt32(configuration.udpPort)
+        if let latest = configuration.identity.rotations.first { payload.rotation = latest }
         return payload
     }
 
@@ -339,7 +340,8 @@ public struct HandshakeStateMachine: Sendable {
             staticKey: remoteStatic.rawRepresentation,
             protocolVersion: payload.protocolVersion,
             capabilities: payload.capabilities,
-            udpPort: UInt16(payload.udpPort)))
+            udpPort: UInt16(payload.udpPort),
+            rotation: payload.hasRotation ? payload.rotation : nil))
     }
 
     /// Fails the handshake; `tell` sends an ABORT frame with the reason (§4.4).

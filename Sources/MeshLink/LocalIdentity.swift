@@ -19,6 +19,11 @@ public struct LocalIdentity: Sendable, CustomStringConvertible {
     public let nodeID: NodeID
     /// The signature binding ``staticKey`` to ``signingKey`` (§2.4), computed once.
     public let staticSignature: Data
+    /// The statements by which this node replaced its earlier identity keys (§20.2), newest first:
+    /// the first one's new key is ``signingKey``'s public key, each older one's new key is the next
+    /// one's old key. Its adverts carry the first ``WireLimits/maxKeyRotations``, its handshakes the
+    /// first. Empty for a node that never rotated.
+    public var rotations: [KeyRotationPayload] = []
 
     /// Creates an identity from existing keys.
     /// - Parameters:
@@ -81,6 +86,9 @@ public struct RemotePeer: Sendable, Hashable, CustomStringConvertible {
     public let capabilities: [String]
     /// The UDP port on which the peer accepts datagrams from us; 0 for none.
     public let udpPort: UInt16
+    /// The peer's latest key rotation statement (§20.2), as sent: not verified here (the session
+    /// checks it, once per statement).
+    public var rotation: KeyRotationPayload? = nil
 
     /// The node id, display name and UDP port.
     public var description: String { "\(displayName) (\(nodeID.shortHex))" }

@@ -3,6 +3,7 @@ import struct Foundation.Date
 import Logging
 import MeshLink
 import MeshRouting
+import MeshTrust
 import MeshWire
 import NIOConcurrencyHelpers
 import NIOCore
@@ -116,6 +117,14 @@ package final class MeshNode: Sendable {
     package func neighborUp(_ peer: PeerID, staticKey: Data, identityKey: Data? = nil, latency: Duration?) -> Step {
         input { machine, now in machine.neighborUp(peer, staticKey: staticKey, identityKey: identityKey, latency: latency, now: now) }
     }
+
+    /// Learns the key rotation a neighbour's handshake carried (§20.2).
+    func learnRotations(_ statements: [KeyRotationPayload], identityKey: Data, displayName: String) -> [SessionEvent] {
+        input { machine, _ in machine.learnRotations(statements, identityKey: identityKey, displayName: displayName) }
+    }
+
+    /// The verified statements that lead to a node's current key, newest first (§20.2).
+    func keyRotations(of node: NodeID) -> [KeyRotation] { state.withLockedValue { $0.machine.keyRotations(of: node) } }
 
     /// This node's display name changed.
     func rename(_ peer: PeerID) -> Step {

@@ -13,6 +13,8 @@ public typealias LinkStateNeighborPayload = Meshchat_V1_LinkStateNeighbor
 public typealias BroadcastPayload = Meshchat_V1_Broadcast
 /// The plaintext of a sealed packet (§13.6).
 public typealias SealedPayload = Meshchat_V1_Sealed
+/// A statement that a node replaced its identity key, signed by the old and the new key (§20.2).
+public typealias KeyRotationPayload = Meshchat_V1_KeyRotation
 
 /// Serialization helpers shared by the mesh payloads.
 extension SwiftProtobuf.Message {
