@@ -71,6 +71,20 @@ extension ChatFront {
         emit(.nameConflict(peer, holder: name(of: holderID)))
     }
 
+    /// `/forget @name`: releases a name, on disk before it is confirmed; the next key seen under it
+    /// holds it.
+    func forget(_ name: String) async {
+        do {
+            guard let holder = try await trust.forget(name: name, store: messenger.store) else {
+                emit(.error("/forget: nobody holds the name \"\(name)\"; nothing changed"))
+                return
+            }
+            emit(.notice("the name \(name) is free: the next key seen under it holds it (it was \(holder.shortHex)'s)"))
+        } catch {
+            emit(.error("/forget: \(error)"))
+        }
+    }
+
     /// A peer rotated its key (§20.2; the session verified the statement, the messenger moved the
     /// conversation): the name book hands the old node's names and verification to the new one, saved
     /// before it is shown. Said once: only when the book knew the old node.

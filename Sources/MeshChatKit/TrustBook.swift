@@ -87,6 +87,24 @@ public final class TrustBook: Sendable {
         }
     }
 
+    /// Releases a name (PROTOCOL.md §20.3: the user decided its holder is gone), and saves the book.
+    /// - Parameters:
+    ///   - name: the name, as typed.
+    ///   - store: where the book is kept.
+    /// - Returns: the node that held it, or `nil` when nobody did (nothing changes).
+    /// - Throws: ``MeshStore/StoreError`` when saving fails (the change stays in memory).
+    func forget(name: String, store: MessageStore) async throws -> NodeID? {
+        let holder = state.withLock { state -> NodeID? in
+            guard let holder = state.book.holder(of: name) else { return nil }
+            state.book.forget(name: name)
+            state.dirty = true
+            return holder
+        }
+        guard holder != nil else { return nil }
+        try await save(to: store)
+        return holder
+    }
+
     /// Marks a peer verified or not, and saves the book.
     /// - Parameters:
     ///   - peer: the peer.

@@ -117,4 +117,31 @@ struct TrustMarksTests {
         #expect(await damaged.load(from: store)?.contains("could not be read") == true)
         #expect(damaged.book.records.isEmpty)
     }
+
+    @Test("/forget releases a name on disk (the next key seen under it holds it); a verified rotation hands names and the mark on")
+    func forgetAndRotate() async throws {
+        let directory = TemporaryDirectory()
+        let store = try MessageStore(path: directory.appending("chat.sqlite"))
+        let trust = TrustBook()
+        _ = trust.observe(Self.bob)
+        #expect(trust.observe(Self.impostor) == Self.bob.id)
+        #expect(try await trust.forget(name: "nobody", store: store) == nil)
+        #expect(try await trust.forget(name: "BOB", store: store) == Self.bob.id)
+        let reloaded = TrustBook()
+        #expect(await reloaded.load(from: store) == nil)
+        #expect(reloaded.book.holder(of: "bob") == nil)
+        // The claimant takes the name at its next sighting.
+        #expect(reloaded.observe(Self.impostor) == nil)
+        #expect(reloaded.book.holder(of: "bob") == Self.impostor.id)
+
+        // carol verified, then carol's key rotates to a new node: name and mark move, once.
+        let newCarol = try PeerID(id: NodeID(hex: "c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0"), displayName: "carol")
+        _ = reloaded.observe(Self.carol)
+        try await reloaded.setVerified(Self.carol, true, store: store)
+        #expect(reloaded.rotate(from: Self.carol.id, to: newCarol.id) == true)
+        #expect(reloaded.book.holder(of: "carol") == newCarol.id)
+        #expect(reloaded.book.isVerified(newCarol.id) && !reloaded.book.isVerified(Self.carol.id))
+        #expect(reloaded.rotate(from: Self.carol.id, to: newCarol.id) == nil, "said twice")
+        #expect(reloaded.observe(newCarol) == nil)
+    }
 }
