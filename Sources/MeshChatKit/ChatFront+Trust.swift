@@ -85,6 +85,18 @@ extension ChatFront {
         }
     }
 
+    /// ``knownPeers()`` and the holder of `name` in the name book (§20.3), when it is not among them
+    /// (not seen this run nor in the history): a line to `@bob` then waits in the outbox for the bob
+    /// the book knows, never going to another key claiming the name, also after a restart.
+    func knownPeers(holding name: String) async -> [PeerID] {
+        var peers = await knownPeers()
+        if let holder = trust.book.holder(of: name), !peers.contains(where: { $0.id == holder }),
+           let peer = try? PeerID(id: holder, displayName: name) {
+            peers.append(peer)
+        }
+        return peers
+    }
+
     /// A peer rotated its key (§20.2; the session verified the statement, the messenger moved the
     /// conversation): the name book hands the old node's names and verification to the new one, saved
     /// before it is shown. Said once: only when the book knew the old node.

@@ -206,7 +206,7 @@ public struct ChatFront: Sendable {
                 emit(.error("nothing was sent: \(error)"))
             }
         case .privateMessage(let target, let text):
-            switch PeerLookup.match(target, in: await knownPeers(), noun: "peer", names: trust.book) {
+            switch PeerLookup.match(target, in: await knownPeers(holding: target), noun: "peer", names: trust.book) {
             case .failure(let message):
                 emit(.error("/msg: \(message); nothing was sent"))
             case .success(let peer):

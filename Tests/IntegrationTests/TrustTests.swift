@@ -94,4 +94,33 @@ struct TrustTests {
         #expect(!impostor.output.contains { $0.contains("for bob only") })
         impostor.closeInput()
     }
+
+    @Test("after a restart with only an impostor about, /msg @bob waits in the outbox for the real bob and reaches him when he is back")
+    func queuedForHolderAfterRestart() async throws {
+        let directory = TemporaryDirectory()
+        let (alice, bob, _) = try await TwoPeerTests.connectedPair(directory)
+        let bobID = try #require(JSONLine(bob.output[0])?.string("id"))
+        alice.send("/quit")
+        bob.send("/quit")
+        #expect(try await alice.waitForExit() == 0)
+        #expect(try await bob.waitForExit() == 0)
+
+        let again = try ChatProcess(["--name", "alice", "--json", "--no-discovery", "--data-dir", directory.appending("alice")], label: "alice again")
+        let port = try #require(JSONLine(try await again.waitForEvent("\"event\":\"ready\""))?.int("port"))
+        let impostor = try ChatProcess(["--name", "bob", "--json", "--no-discovery", "--data-dir", directory.appending("impostor"),
+                                        "--connect", "127.0.0.1:\(port)"], label: "impostor")
+        let impostorID = try #require(JSONLine(try await impostor.waitForEvent("\"event\":\"ready\""))?.string("id"))
+        try await again.waitForEvent("\"event\":\"peer\"", impostorID, "\"state\":\"connected\"")
+        again.send("/msg @bob only for the real bob")
+        let queued = try #require(JSONLine(try await again.waitForEvent("\"event\":\"sent\"", "only for the real bob")))
+        #expect((queued.object["to"] as? [[String: Any]])?.first?["id"] as? String == bobID)
+        #expect(queued.string("status") == "queued")
+
+        let back = try ChatProcess(["--name", "bob", "--json", "--no-discovery", "--data-dir", directory.appending("bob"),
+                                    "--connect", "127.0.0.1:\(port)"], label: "bob back")
+        try await back.waitForEvent("\"event\":\"message\"", "only for the real bob")
+        #expect(!impostor.output.contains { $0.contains("only for the real bob") })
+        for process in [impostor, back, again] { process.send("/quit") }
+        for process in [impostor, back, again] { #expect(try await process.waitForExit() == 0) }
+    }
 }
