@@ -60,15 +60,10 @@ extension ChatFront {
     /// signed advert (reachability, renames). A key claiming a name another key holds is reported
     /// once (`nameConflict`).
     func learnName(from event: SessionEvent) {
-        let peer: PeerID
-        switch event {
-        case .peerChanged(let changed, .connected): peer = changed
-        case .reachabilityChanged(let changed, .some): peer = changed
-        case .peerRenamed(let changed, _): peer = changed
-        default: return
-        }
-        guard peer.id != session.peer.peerID.id, let holderID = trust.observe(peer) else { return }
-        emit(.nameConflict(peer, holder: name(of: holderID)))
+        // A rotation is ChatFront.keyRotated's: it tells the user.
+        if case .keyRotated = event { return }
+        guard let (claimant, holder) = trust.learn(from: event, me: session.peer.peerID.id) else { return }
+        emit(.nameConflict(claimant, holder: name(of: holder)))
     }
 
     /// `/forget @name`: releases a name, on disk before it is confirmed; the next key seen under it

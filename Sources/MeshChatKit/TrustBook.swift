@@ -105,6 +105,29 @@ public final class TrustBook: Sendable {
         return holder
     }
 
+    /// Feeds the book what a session event proves with a key (PROTOCOL.md §20.3): a neighbour's
+    /// handshake, a signed advert (reachability, renames), a verified key rotation (§20.2). The chat
+    /// and `meshchat send` both learn names this way.
+    /// - Parameters:
+    ///   - event: the event.
+    ///   - me: this node (its own name is not bound).
+    /// - Returns: for a key claiming a name another key holds, reported for the first time this run,
+    ///   the claimant and the holder; else `nil`.
+    public func learn(from event: SessionEvent, me: NodeID) -> (claimant: PeerID, holder: NodeID)? {
+        let peer: PeerID
+        switch event {
+        case .peerChanged(let changed, .connected): peer = changed
+        case .reachabilityChanged(let changed, .some): peer = changed
+        case .peerRenamed(let changed, _): peer = changed
+        case .keyRotated(let new, let previous):
+            _ = rotate(from: previous, to: new.id)
+            return nil
+        default: return nil
+        }
+        guard peer.id != me, let holder = observe(peer) else { return nil }
+        return (peer, holder)
+    }
+
     /// Marks a peer verified or not, and saves the book.
     /// - Parameters:
     ///   - peer: the peer.
@@ -132,7 +155,7 @@ public final class TrustBook: Sendable {
 
     /// Saves the book if anything changed since the last save (at the end of a run).
     /// - Parameter store: where the book is kept.
-    func saveChanges(to store: MessageStore) async {
+    public func saveChanges(to store: MessageStore) async {
         guard state.withLock({ $0.dirty || $0.seen }) else { return }
         try? await save(to: store)
     }

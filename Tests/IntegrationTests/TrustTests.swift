@@ -123,4 +123,27 @@ struct TrustTests {
         for process in [impostor, back, again] { process.send("/quit") }
         for process in [impostor, back, again] { #expect(try await process.waitForExit() == 0) }
     }
+
+    @Test("meshchat send learns names as the chat does: a key it met under bob holds the name in the chat's later runs")
+    func sendFeedsNameBook() async throws {
+        let directory = TemporaryDirectory()
+        let bob = try ChatProcess.local("bob", directory, ["--keep-running"])
+        let bobPort = try await CommandLineTests.readyPort(bob)
+        let bobID = try #require(JSONLine(bob.output[0])?.string("id"))
+        let send = try SendCommandTests.send(["--connect", "127.0.0.1:\(bobPort)", "--to", "@bob", "--timeout", "20", "first contact"], in: directory)
+        #expect(try await send.waitForExit(timeout: .seconds(30)) == 0, "stderr: \(send.errors)")
+        bob.send("/quit")
+        #expect(try await bob.waitForExit() == 0)
+
+        let alice = try ChatProcess(["--name", "alice", "--json", "--no-discovery", "--data-dir", directory.appending("alice")], label: "alice")
+        let port = try #require(JSONLine(try await alice.waitForEvent("\"event\":\"ready\""))?.int("port"))
+        let impostor = try ChatProcess(["--name", "bob", "--json", "--no-discovery", "--data-dir", directory.appending("impostor"),
+                                        "--connect", "127.0.0.1:\(port)"], label: "impostor")
+        let impostorID = try #require(JSONLine(try await impostor.waitForEvent("\"event\":\"ready\""))?.string("id"))
+        let conflict = try #require(JSONLine(try await alice.waitForEvent("\"event\":\"nameConflict\"")))
+        #expect(conflict.object("peer")?["id"] as? String == impostorID)
+        #expect(conflict.object("holder")?["id"] as? String == bobID)
+        for process in [impostor, alice] { process.send("/quit") }
+        for process in [impostor, alice] { #expect(try await process.waitForExit() == 0) }
+    }
 }
