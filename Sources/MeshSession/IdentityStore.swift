@@ -135,13 +135,8 @@ struct IdentityStore {
     /// Writes a file atomically with mode 0600 in place of the old one: a temporary file, synced,
     /// renamed over it, then the directory synced.
     private func replace(_ target: String, with bytes: Data) throws(SessionError) {
-        let temporary = target + ".tmp-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .identityFile("could not create \(temporary): \(String(cString: strerror(errno)))") }
-        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        let synced = fsync(fd)
-        close(fd)
-        guard written == bytes.count, synced == 0, rename(temporary, target) == 0 else {
+        let temporary = try writeTemporary(bytes, for: target)
+        guard rename(temporary, target) == 0 else {
             let reason = String(cString: strerror(errno))
             unlink(temporary)
             throw .identityFile("could not write \(target): \(reason)")
@@ -151,6 +146,23 @@ struct IdentityStore {
             _ = fsync(directoryFD)
             close(directoryFD)
         }
+    }
+
+    /// Writes `bytes` to a new temporary file beside `target` (mode 0600) and syncs it.
+    /// - Returns: its path; the caller links or renames it into place.
+    private func writeTemporary(_ bytes: Data, for target: String) throws(SessionError) -> String {
+        let temporary = target + ".tmp-\(getpid())"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .identityFile("could not create \(temporary): \(String(cString: strerror(errno)))") }
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd)
+        close(fd)
+        guard written == bytes.count, synced == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw .identityFile("could not write \(temporary): \(reason)")
+        }
+        return temporary
     }
 
     private func ensureDirectory() throws(SessionError) {
@@ -203,17 +215,8 @@ struct IdentityStore {
 
     /// Writes a new key file atomically with mode 0600; `false` when one appeared meanwhile.
     private func create(_ identity: LocalIdentity) throws(SessionError) -> Bool {
-        let bytes = Self.encode(Self.file(of: identity))
-        let temporary = path + ".tmp-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .identityFile("could not create \(temporary): \(String(cString: strerror(errno)))") }
-        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        let synced = fsync(fd)
-        close(fd)
+        let temporary = try writeTemporary(Self.encode(Self.file(of: identity)), for: path)
         defer { unlink(temporary) }
-        guard written == bytes.count, synced == 0 else {
-            throw .identityFile("could not write \(temporary): \(String(cString: strerror(errno)))")
-        }
         // link(2) fails with EEXIST instead of replacing: a key is created only where none exists.
         if link(temporary, path) != 0 {
             if errno == EEXIST { return false }

@@ -51,9 +51,7 @@ struct KeyRotationTests {
         try await again.waitForEvent("\"event\":\"message\"", "after the rotation")
 
         // A fresh key under bob's name is still a newcomer.
-        let impostor = try ChatProcess(["--name", "bob", "--json", "--no-discovery", "--data-dir", directory.appending("impostor"),
-                                        "--connect", "127.0.0.1:\(port)"], label: "impostor")
-        let impostorID = try #require(JSONLine(try await impostor.waitForEvent("\"event\":\"ready\""))?.string("id"))
+        let (impostor, impostorID) = try await TrustTests.impostor(directory, connectingTo: port)
         let conflict = try #require(JSONLine(try await alice.waitForEvent("\"event\":\"nameConflict\"")))
         #expect(conflict.object("peer")?["id"] as? String == impostorID)
         #expect(conflict.object("holder")?["id"] as? String == newID)
