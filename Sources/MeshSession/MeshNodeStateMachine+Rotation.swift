@@ -48,6 +48,12 @@ struct RotationBook: Sendable {
         var valid: [KeyRotation] = []
         var fresh: [Step] = []
         for payload in statements.prefix(WireLimits.maxKeyRotations) {
+            // Malformed sizes are refused before anything is verified or remembered (a verdict
+            // remembers the statement, so it must be small).
+            guard payload.oldKey.count == 32, payload.oldSignature.count == 64, payload.newSignature.count == 64 else {
+                logger.notice("ignored a key rotation with a key or signature of the wrong size", metadata: ["mesh.origin": "\(holder.shortHex)"])
+                break
+            }
             let statement = KeyRotation(payload)
             guard statement.newKey == expected else {
                 logger.notice("ignored a key rotation whose new key is not the node's own (or the previous statement's old key)",

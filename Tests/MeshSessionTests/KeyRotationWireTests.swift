@@ -56,8 +56,8 @@ struct KeyRotationWireTests {
         #expect(book.chain(of: Self.node(Self.key(2))).count == 1)
     }
 
-    @Test("refused: a bad old or new signature, a new key that is not the node's own, equal keys, a broken chain",
-          arguments: ["old signature", "new signature", "not its own", "equal keys", "broken chain"])
+    @Test("refused: a bad old or new signature, a new key that is not the node's own, equal keys, a broken chain, wrong sizes",
+          arguments: ["old signature", "new signature", "not its own", "equal keys", "broken chain", "long signature", "short key"])
     func refused(_ fault: String) {
         var book = RotationBook()
         var statements = [Self.statement(Self.key(1), Self.key(2))]
@@ -66,6 +66,8 @@ struct KeyRotationWireTests {
         case "old signature": statements[0].oldSignature[0] ^= 1
         case "new signature": statements[0].newSignature[5] ^= 0x80
         case "not its own": holder = Self.key(3).publicKey.rawRepresentation
+        case "long signature": statements[0].oldSignature += Data(count: 60_000)
+        case "short key": statements[0].oldKey = Data(count: 31)
         case "equal keys":
             var equal = statements[0]
             equal.oldKey = equal.newKey
