@@ -181,4 +181,12 @@ struct TrustMarksTests {
         #expect(again.book.records.count == 50)
         #expect(again.book.holder(of: "flood7") != nil && again.book.holder(of: "bob") == nil)
     }
+
+    @Test("a verified rotation is one calm line, saying whether the peer is still verified")
+    func rotationLine() throws {
+        let text = try #require(ChatFront.render(.keyRotated(Self.carol, previous: Self.bob.id, verified: true), json: false))
+        #expect(text == "* carol changed keys (verified rotation, 4fc54bc2 → b9e645a5); still verified")
+        let unverified = try #require(ChatFront.render(.keyRotated(Self.carol, previous: Self.bob.id, verified: false), json: false))
+        #expect(!unverified.contains("verified;") && !unverified.contains("still verified"))
+    }
 }
