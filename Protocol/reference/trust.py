@@ -32,6 +32,24 @@ def safety_number(a, b):
     return "".join(sorted([half(a), half(b)]))
 
 
+def varint(n):
+    out = bytearray()
+    while True:
+        byte = n & 0x7F
+        n >>= 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def key_rotation_proto(old_key, new_key, issued, old_signature, new_signature):
+    """meshchat.proto's KeyRotation, encoded by hand (protobuf wire format, fields in order)."""
+    def field(number, data):
+        return bytes([number << 3 | 2]) + varint(len(data)) + data
+    return (field(1, old_key) + field(2, new_key) + bytes([3 << 3]) + varint(issued)
+            + field(4, old_signature) + field(5, new_signature))
+
+
 def main():
     alice, bob, bob2 = identity("alice identity"), identity("bob identity"), identity("bob identity 2")
     issued = 1_795_000_000_000
@@ -52,6 +70,9 @@ def main():
             "signed_bytes": signed.hex(),
             "old_signature": bob.sign(signed).hex(),
             "new_signature": bob2.sign(signed).hex(),
+            # How it travels since version 3 (LinkState.rotations, HandshakeIdentity.rotation):
+            # meshchat.proto's KeyRotation, fields 1–5 in order.
+            "proto": key_rotation_proto(public(bob), public(bob2), issued, bob.sign(signed), bob2.sign(signed)).hex(),
         },
     }, indent=2, ensure_ascii=False))
 

@@ -470,6 +470,17 @@ public actor Messenger {
         case .peerChanged(_, .connected):
             await events.push(.session(event))
             await flushBroadcasts()
+        case .keyRotated(let peer, let previous):
+            // A verified rotation (§20.2): the conversation and the lines queued for the old key
+            // are the new key's, before its reachability (which comes next) flushes them.
+            do {
+                let moved = try await db { try $0.moveConversation(from: previous, to: peer.id) }
+                logger.info("a peer rotated its key: its conversation moved", metadata: [
+                    "mesh.peer": "\(peer.id)", "mesh.previous": "\(previous)", "chat.history": "\(moved.history)", "chat.queued": "\(moved.queued)"])
+            } catch {
+                report(error)
+            }
+            await events.push(.session(event))
         default:
             await events.push(.session(event))
         }

@@ -13,6 +13,7 @@ extension ChatCommand {
         "mesh": "Every reachable node as a tree from you with each link's round trip, the links the tree leaves out, and nodes out of reach.",
         "trust": "Only after /verify showed the same 60 digits on both screens. A verified peer is marked ✓ wherever its name is shown and \"verified\": true in --json; remembered across restarts. A node that later claims the name with another key is shown flagged as a new key and never gets what you address by name. Example: /trust @bob",
         "untrust": "The peer keeps its name, but is no longer marked verified. Example: /untrust @bob",
+        "forget": "For a name whose holder is gone for good (a lost laptop): the name is free, and the next key seen under it, in a handshake or a signed advert, holds it (a new key the chat flagged meanwhile takes it at its next advert). The old holder keeps its other names and, if verified, its mark; a holder that changed keys by a verified rotation needs no /forget. Example: /forget @bob",
         "block": "Its lines to everyone, to rooms and to you, its pins and its lookups are dropped unread; its private lines are still acknowledged. Example: /block @spammer",
         "unblock": "Its lines are shown again from now on (those dropped meanwhile are gone). Example: /unblock @bob",
         "history": "Private lines, lines to everyone and room lines, oldest first, with delivery status. Example: /history 50",

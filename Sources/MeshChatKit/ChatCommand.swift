@@ -43,6 +43,8 @@ public enum ChatCommand: Sendable, Hashable {
     case trust(String)
     /// `/untrust @name`: forget that a peer was verified.
     case untrust(String)
+    /// `/forget @name`: release a name, so that the next key seen under it holds it (PROTOCOL.md §20.3).
+    case forget(String)
     /// `/block @name`: ignore a peer's lines, private lines and pins (remembered).
     case block(String)
     /// `/unblock @name`: stop ignoring a peer.
@@ -130,6 +132,7 @@ public enum ChatCommand: Sendable, Hashable {
         ("verify", "/verify @NAME", "show the safety number to compare with a peer, and both key fingerprints"),
         ("trust", "/trust @NAME", "record that you compared the safety number with a peer (marked ✓; /trust alone lists them)"),
         ("untrust", "/untrust @NAME", "forget that you verified a peer"),
+        ("forget", "/forget @NAME", "release a name: the next key seen under it holds it (when its holder is gone for good)"),
         ("mesh", "/mesh", "show the mesh as this node knows it: every node and link, as a tree from you"),
         ("block", "/block @NAME", "ignore a peer's lines, private lines and pins from now on (remembered; /block alone lists them)"),
         ("unblock", "/unblock @NAME", "stop ignoring a peer"),
@@ -248,6 +251,10 @@ public enum ChatCommand: Sendable, Hashable {
             let target = argument.trimmingPrefix("@")
             guard !target.isEmpty, !target.contains(" ") else { throw .badArgument(command: "untrust", "one peer is required") }
             return .untrust(target)
+        case "forget":
+            let target = String(argument.trimmingPrefix("@"))
+            guard !target.isEmpty else { throw .badArgument(command: "forget", "a name is required") }
+            return .forget(target)
         case "block", "ignore":
             return .block(argument.trimmingPrefix("@"))
         case "unblock", "unignore":

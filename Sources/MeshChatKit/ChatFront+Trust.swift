@@ -60,15 +60,45 @@ extension ChatFront {
     /// signed advert (reachability, renames). A key claiming a name another key holds is reported
     /// once (`nameConflict`).
     func learnName(from event: SessionEvent) {
-        let peer: PeerID
-        switch event {
-        case .peerChanged(let changed, .connected): peer = changed
-        case .reachabilityChanged(let changed, .some): peer = changed
-        case .peerRenamed(let changed, _): peer = changed
-        default: return
+        // A rotation is ChatFront.keyRotated's: it tells the user.
+        if case .keyRotated = event { return }
+        guard let (claimant, holder) = trust.learn(from: event, me: session.peer.peerID.id) else { return }
+        emit(.nameConflict(claimant, holder: name(of: holder)))
+    }
+
+    /// `/forget @name`: releases a name, on disk before it is confirmed; the next key seen under it
+    /// holds it.
+    func forget(_ name: String) async {
+        do {
+            guard let holder = try await trust.forget(name: name, store: messenger.store) else {
+                emit(.error("/forget: nobody holds the name \"\(name)\"; nothing changed"))
+                return
+            }
+            emit(.notice("the name \(name) is free: the next key seen under it holds it (it was \(holder.shortHex)'s)"))
+        } catch {
+            emit(.error("/forget: \(error)"))
         }
-        guard peer.id != session.peer.peerID.id, let holderID = trust.observe(peer) else { return }
-        emit(.nameConflict(peer, holder: name(of: holderID)))
+    }
+
+    /// ``knownPeers()`` and the holder of `name` in the name book (§20.3), when it is not among them
+    /// (not seen this run nor in the history): a line to `@bob` then waits in the outbox for the bob
+    /// the book knows, never going to another key claiming the name, also after a restart.
+    func knownPeers(holding name: String) async -> [PeerID] {
+        var peers = await knownPeers()
+        if let holder = trust.book.holder(of: name), !peers.contains(where: { $0.id == holder }),
+           let peer = try? PeerID(id: holder, displayName: name) {
+            peers.append(peer)
+        }
+        return peers
+    }
+
+    /// A peer rotated its key (§20.2; the session verified the statement, the messenger moved the
+    /// conversation): the name book hands the old node's names and verification to the new one, saved
+    /// before it is shown. Said once: only when the book knew the old node.
+    func keyRotated(_ peer: PeerID, previous: NodeID) {
+        if memory.lastPrivateSender?.id == previous { memory.lastPrivateSender = peer }
+        guard let verified = trust.rotate(from: previous, to: peer.id) else { return }
+        emit(.keyRotated(peer, previous: previous, verified: verified))
     }
 
     /// Saves the name book every ``nameBookSaveInterval`` while sightings changed it, until cancelled.

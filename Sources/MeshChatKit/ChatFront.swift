@@ -206,7 +206,7 @@ public struct ChatFront: Sendable {
                 emit(.error("nothing was sent: \(error)"))
             }
         case .privateMessage(let target, let text):
-            switch PeerLookup.match(target, in: await knownPeers(), noun: "peer", names: trust.book) {
+            switch PeerLookup.match(target, in: await knownPeers(holding: target), noun: "peer", names: trust.book) {
             case .failure(let message):
                 emit(.error("/msg: \(message); nothing was sent"))
             case .success(let peer):
@@ -256,39 +256,10 @@ public struct ChatFront: Sendable {
             await trust(target, verified: true)
         case .untrust(let target):
             await trust(target, verified: false)
-        case .block(let target):
-            do {
-                if target.isEmpty {
-                    emit(.blocked(try await blockedPeers()))
-                    break
-                }
-                switch PeerLookup.match(target, in: await knownPeers(), noun: "peer", names: trust.book) {
-                case .failure(let message):
-                    emit(.error("/block: \(message)"))
-                case .success(let peer):
-                    try await messenger.block(peer)
-                    await places.setBlocked(Set(try await messenger.blocked().keys))
-                    await files?.setBlocked(Set(try await messenger.blocked().keys))
-                    emit(.blocked(try await blockedPeers()))
-                }
-            } catch {
-                emit(.error("/block: \(error)"))
-            }
-        case .unblock(let target):
-            do {
-                let blocked = try await blockedPeers()
-                switch PeerLookup.match(target, in: blocked, noun: "blocked peer") {
-                case .failure(let message):
-                    emit(.error("/unblock: \(message)"))
-                case .success(let peer):
-                    try await messenger.unblock(peer.id)
-                    await places.setBlocked(Set(try await messenger.blocked().keys))
-                    await files?.setBlocked(Set(try await messenger.blocked().keys))
-                    emit(.blocked(try await blockedPeers()))
-                }
-            } catch {
-                emit(.error("/unblock: \(error)"))
-            }
+        case .block, .unblock:
+            await handleBlocking(command)
+        case .forget(let name):
+            await forget(name)
         case .route(let target):
             switch PeerLookup.match(target, in: session.reachablePeers.map(\.peer), noun: "reachable peer", names: trust.book) {
             case .failure(let message):
@@ -381,11 +352,6 @@ public struct ChatFront: Sendable {
     /// history (a line to one of those waits in the outbox until it is reachable).
     func knownPeers() async -> [PeerID] {
         await messenger.addressablePeers(adding: book.all)
-    }
-
-    private func blockedPeers() async throws -> [PeerID] {
-        try await messenger.blocked().compactMap { try? PeerID(id: $0.key, displayName: $0.value) }
-            .sorted { ($0.displayName, $0.id) < ($1.displayName, $1.id) }
     }
 
     /// Every node of the topology with its hops (0 for me, `nil` out of reach) and links.
@@ -487,6 +453,8 @@ public struct ChatFront: Sendable {
             book.note(peer)
             if memory.lastPrivateSender?.id == peer.id { memory.lastPrivateSender = peer }
             emit(.nick(peer, previous: previous, isMe: false))
+        case .keyRotated(let peer, let previous):
+            keyRotated(peer, previous: previous)
         }
     }
 

@@ -83,6 +83,9 @@ public enum ChatOutput: Sendable {
     /// A node claims a name another node (`holder`) holds: it is a different peer, shown flagged
     /// and reachable only by its id prefix (PROTOCOL.md §20.3).
     case nameConflict(PeerID, holder: PeerID)
+    /// A peer replaced its key by a verified rotation (PROTOCOL.md §20.2): `peer` (the new node id)
+    /// holds the names, verification and conversation of `previous`; `verified` when it was verified.
+    case keyRotated(PeerID, previous: NodeID, verified: Bool)
     /// The blocked peers, after `/block` or `/unblock` or when listed.
     case blocked([PeerID])
     /// A display name changed: mine after `/nick` (`isMe`), or a peer's; `peer` has the new name.

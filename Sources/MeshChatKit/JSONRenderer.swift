@@ -144,6 +144,8 @@ public struct JSONRenderer: Sendable {
             return .object([("event", "trusted"), ("peers", .array(peers.map(Self.peer)))])
         case .nameConflict(let peer, let holder):
             return .object([("event", "nameConflict"), ("peer", Self.peer(peer)), ("holder", Self.peer(holder))])
+        case .keyRotated(let peer, let previous, _):
+            return .object([("event", "keyRotated"), ("old", .string(previous.hex)), ("new", .string(peer.id.hex)), ("peer", Self.peer(peer))])
         case .blocked(let peers):
             return .object([("event", "blocked"), ("peers", .array(peers.map(Self.peer)))])
         case .nick(let peer, let previous, let isMe):

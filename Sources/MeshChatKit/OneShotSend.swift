@@ -62,8 +62,9 @@ public struct OneShotSend: Sendable {
     }
 
     private var state: State
-    /// Which key holds each name: a name goes only to its holder (PROTOCOL.md §20.3).
-    private let names: NameBook
+    /// Which key holds each name: a name goes only to its holder (PROTOCOL.md §20.3). The caller
+    /// keeps it current as the node learns names.
+    public var names: NameBook
 
     /// Creates the machine.
     /// - Parameters:

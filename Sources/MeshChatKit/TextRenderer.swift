@@ -167,6 +167,8 @@ public struct TextRenderer: Sendable {
         case .nameConflict(let peer, let holder):
             return "! \(peer.shown) claims the name of \(holder.shown), whom you knew first: it is another key, "
                 + "so @\(holder.displayName) still means \(holder.id.shortHex); address the newcomer as @\(peer.id.shortHex)"
+        case .keyRotated(let peer, let previous, let verified):
+            return "* \(peer.displayName) changed keys (verified rotation, \(previous.shortHex) → \(peer.id.shortHex))\(verified ? "; still verified" : "")"
         case .blocked(let peers):
             return peers.isEmpty ? "* nobody is blocked" : "* blocked: " + peers.map(\.shown).joined(separator: ", ")
         case .nick(let peer, let previous, let isMe):

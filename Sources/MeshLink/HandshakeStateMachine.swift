@@ -286,6 +286,7 @@ public struct HandshakeStateMachine: Sendable {
             payload.signedPrekey.publicKey = prekey.publicKey
             payload.signedPrekey.signature = prekey.signature
         }
+        if let latest = configuration.identity.rotations.first { payload.rotation = latest }
         return payload
     }
 
@@ -357,7 +358,8 @@ public struct HandshakeStateMachine: Sendable {
             protocolVersion: payload.protocolVersion,
             capabilities: payload.capabilities,
             udpPort: UInt16(payload.udpPort),
-            signedPrekey: prekey))
+            signedPrekey: prekey,
+            rotation: payload.hasRotation ? payload.rotation : nil))
     }
 
     /// Fails the handshake; `tell` sends an ABORT frame with the reason (§4.4).

@@ -20,6 +20,11 @@ public struct LocalIdentity: Sendable, CustomStringConvertible {
     public let nodeID: NodeID
     /// The signature binding ``staticKey`` to ``signingKey`` (§2.4), computed once.
     public let staticSignature: Data
+    /// The statements by which this node replaced its earlier identity keys (§20.2), newest first:
+    /// the first one's new key is ``signingKey``'s public key, each older one's new key is the next
+    /// one's old key. Its adverts carry the first ``WireLimits/maxKeyRotations``, its handshakes the
+    /// first. Empty for a node that never rotated.
+    public var rotations: [KeyRotationPayload] = []
 
     /// Creates an identity from existing keys.
     /// - Parameters:
@@ -85,6 +90,9 @@ public struct RemotePeer: Sendable, Hashable, CustomStringConvertible {
     /// The peer's current signed prekey (§19.1), verified against ``identityKey``; `nil` when its
     /// handshake carried none.
     public var signedPrekey: SignedPrekey? = nil
+    /// The peer's latest key rotation statement (§20.2), as sent: not verified here (the session
+    /// checks it, once per statement).
+    public var rotation: KeyRotationPayload? = nil
 
     /// The node id, display name and UDP port.
     public var description: String { "\(displayName) (\(nodeID.shortHex))" }

@@ -40,6 +40,7 @@ public enum MeshSigning {
         advert.identityKey = identity.signingKey.publicKey.rawRepresentation
         advert.staticKey = identity.staticKey.publicKey.rawRepresentation
         advert.staticSignature = identity.staticSignature
+        advert.rotations = Array(identity.rotations.prefix(WireLimits.maxKeyRotations))
         return sign(advert.serialized, context: linkStateContext, identity: identity)
     }
 

@@ -4,6 +4,7 @@ import Logging
 import MeshLink
 import MeshRatchet
 import MeshRouting
+import MeshTrust
 import MeshWire
 import NIOConcurrencyHelpers
 import NIOCore
@@ -130,6 +131,14 @@ package final class MeshNode: Sendable {
         guard endToEnd.rotatePrekeyIfDue() != nil else { return Step() }
         return input { machine, now in machine.prekeyChanged(now: now) }
     }
+
+    /// Learns the key rotation a neighbour's handshake carried (§20.2).
+    func learnRotations(_ statements: [KeyRotationPayload], identityKey: Data, displayName: String) -> [SessionEvent] {
+        input { machine, _ in machine.learnRotations(statements, identityKey: identityKey, displayName: displayName) }
+    }
+
+    /// The verified statements that lead to a node's current key, newest first (§20.2).
+    func keyRotations(of node: NodeID) -> [KeyRotation] { state.withLockedValue { $0.machine.keyRotations(of: node) } }
 
     /// This node's display name changed.
     func rename(_ peer: PeerID) -> Step {

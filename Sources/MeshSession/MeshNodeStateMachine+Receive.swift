@@ -144,6 +144,11 @@ extension MeshNodeStateMachine {
             let renamed = learn(advert, origin: packet.origin, prekey: prekey)
             var step = execute(router.received(packet, from: neighbor, now: now))
             if let renamed { step.events.append(renamed) }
+            if packet.origin != identity.nodeID {
+                // Before the reachability events: the application hears of the successor first.
+                step.events.insert(contentsOf: learnRotations(advert.rotations, identityKey: advert.identityKey,
+                                                              displayName: advert.displayName), at: 0)
+            }
             return step
         case .broadcast(let packet, let opened):
             return execute(router.received(packet, from: neighbor, now: now), opened: opened)

@@ -115,6 +115,8 @@ package struct MeshNodeStateMachine: Sendable {
     var pings: [UInt64: PingState] = [:]
     /// Pongs this node may still send in the current wall-clock second (§13.10).
     var pongBudget: (second: Int64, left: Int) = (0, 0)
+    /// Other nodes' key rotations, checked once each (§20.2).
+    var rotations = RotationBook()
     let logger: Logger
 
     /// Creates the node with no neighbours.

@@ -230,7 +230,13 @@ extension Session {
         switch registerLink(info, peer: peer, channel: channel, writer: writer) {
         case .first:
             // The router knows the neighbour before anyone hears it is connected (a send that
-            // follows the event can be routed); its reachability events come after.
+            // follows the event can be routed); its reachability events come after. A key rotation
+            // comes first of all (§20.2), so the application carries the old node over before it
+            // meets the new one.
+            for event in mesh.learnRotations(info.peer.rotation.map { [$0] } ?? [], identityKey: info.peer.identityKey,
+                                             displayName: peer.displayName) {
+                await events.push(event)
+            }
             let step = mesh.neighborUp(peer, staticKey: info.peer.staticKey, identityKey: info.peer.identityKey,
                                        prekey: info.peer.signedPrekey, latency: info.handshakeRoundTrip.map { .nanoseconds(Int64(clamping: $0)) })
             await events.push(.peerChanged(peer, .connected))

@@ -169,6 +169,12 @@ public enum SessionEvent: Sendable {
     /// link's handshake, names it differently than before (PROTOCOL.md §13.2.3). `peer` carries
     /// the new name.
     case peerRenamed(PeerID, previousName: String)
+    /// A node proved that it replaced its identity key (PROTOCOL.md §20.2): `peer`, with the node id
+    /// of the new key, succeeds the node `previous`, by a statement both keys signed, which its
+    /// signed advert or its handshake carried. Reported once, the first time the statement is
+    /// verified, and before that advert's or link's other events; several rotations oldest first.
+    /// Applications may carry over what they kept for `previous` (see ``Session/keyRotations(of:)``).
+    case keyRotated(PeerID, previous: NodeID)
 }
 
 /// Why an invitation this node made did not connect.

@@ -20,6 +20,7 @@ import MeshCore
 /// - `setting` (v2): small values the application remembers (such as its location), by key.
 /// - `room` (v3): the rooms this node has joined with their keys; `message.room` (v3) names the
 ///   room of a room line (`peer` is then `NULL`).
+/// - `name_record` (v5): the chat's name book, one row (JSON) per node, by its id.
 enum Schema {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -119,6 +120,11 @@ enum Schema {
                 UPDATE message SET room = room || '+' WHERE room IN (SELECT name FROM room WHERE has_password = 1);
                 UPDATE room SET name = name || '+' WHERE has_password = 1;
                 """)
+        }
+        migrator.registerMigration("v5 name book") { db in
+            // One row per node of the chat's name book (PROTOCOL.md §20.3), so that a save writes
+            // only the nodes that changed.
+            try db.execute(sql: "CREATE TABLE name_record (node TEXT PRIMARY KEY, record TEXT NOT NULL)")
         }
         return migrator
     }

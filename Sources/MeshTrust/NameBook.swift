@@ -48,6 +48,9 @@ public struct NameBook: Sendable, Equatable {
     private(set) var holders: [String: NodeID] = [:]
     /// What is known of each node.
     public private(set) var records: [NodeID: Record] = [:]
+    /// The nodes forgotten to stay within ``maxNodes`` since the last ``takeEvicted()`` (at most
+    /// ``maxNodes`` of them are remembered), so that a caller storing the book per node can delete them.
+    public private(set) var evicted: [NodeID] = []
 
     /// An empty book.
     /// - Parameter maxNodes: the most nodes it remembers (at least 1; 10,000 by default).
@@ -136,10 +139,35 @@ public struct NameBook: Sendable, Equatable {
             }?.key
             guard let victim, let record = records.removeValue(forKey: victim) else { return }
             for name in record.names where holders[name] == victim { holders[name] = nil }
+            if evicted.count >= maxNodes { evicted.removeFirst() }
+            evicted.append(victim)
         }
     }
 
+    /// The nodes evicted since the last call (see ``evicted``), forgetting them.
+    public mutating func takeEvicted() -> [NodeID] {
+        defer { evicted = [] }
+        return evicted
+    }
+
     // MARK: Storage
+
+    /// Puts back one stored node, checking it (the store may be damaged or edited): at most
+    /// ``maxNamesPerNode`` names, each normalised and held by no other node, and room in the book.
+    /// - Throws: ``TrustError`` `malformed`; the book is unchanged.
+    public mutating func restore(_ node: NodeID, _ record: Record) throws(TrustError) {
+        guard records[node] == nil, records.count < maxNodes else {
+            throw TrustError(.malformed, "the name book holds node \(node.shortHex) twice, or more than \(maxNodes) nodes")
+        }
+        guard record.names.count <= Self.maxNamesPerNode else {
+            throw TrustError(.malformed, "the name book gives one node \(record.names.count) names (maximum \(Self.maxNamesPerNode))")
+        }
+        for name in record.names where name != Self.normalised(name) || holders[name] != nil {
+            throw TrustError(.malformed, "the name book gives one name to two nodes, or holds an unnormalised name")
+        }
+        for name in record.names { holders[name] = node }
+        records[node] = record
+    }
 
     private struct Stored: Codable {
         var version: Int
@@ -167,15 +195,7 @@ public struct NameBook: Sendable, Equatable {
         }
         for (hex, record) in stored.nodes {
             guard let node = try? NodeID(hex: hex) else { throw TrustError(.malformed, "the name book holds a bad node id") }
-            guard record.names.count <= Self.maxNamesPerNode else {
-                throw TrustError(.malformed, "the name book gives one node \(record.names.count) names (maximum \(Self.maxNamesPerNode))")
-            }
-            for name in record.names {
-                guard name == Self.normalised(name), holders.updateValue(node, forKey: name) == nil else {
-                    throw TrustError(.malformed, "the name book gives one name to two nodes, or holds an unnormalised name")
-                }
-            }
-            records[node] = record
+            try restore(node, record)
         }
     }
 }

@@ -17,6 +17,8 @@ public typealias SealedPayload = Meshchat_V1_Sealed
 public typealias SignedPrekeyPayload = Meshchat_V1_SignedPrekey
 /// A repair: the sender could not open a message of the named session (§19.7).
 public typealias SessionRepairPayload = Meshchat_V1_SessionRepair
+/// A statement that a node replaced its identity key, signed by the old and the new key (§20.2).
+public typealias KeyRotationPayload = Meshchat_V1_KeyRotation
 
 /// Serialization helpers shared by the mesh payloads.
 extension SwiftProtobuf.Message {

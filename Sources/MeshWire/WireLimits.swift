@@ -33,6 +33,8 @@ public enum WireLimits {
     public static let maxBroadcastPayload = 64_000
     /// The most neighbours one link-state advert lists (§13.2).
     public static let maxAdvertNeighbors = 256
+    /// The most key rotation statements an advert carries, newest first; later ones are ignored (§20.2).
+    public static let maxKeyRotations = 4
     /// The highest hop limit a packet may carry (§13.2.8).
     public static let maxHopLimit = 32
     /// The most channel attachments one advert carries; later ones are ignored (§13.12).

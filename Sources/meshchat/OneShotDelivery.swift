@@ -66,7 +66,10 @@ struct OneShotDelivery: Sendable {
         let deadline = ContinuousClock.now + timeout
         let (nudges, nudge) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let statuses = Statuses()
-        let (session, messenger, finder) = (node.session, node.messenger, self.finder)
+        // Names are learnt as the chat learns them, and kept for it (PROTOCOL.md §20.3).
+        let names = TrustBook()
+        if let problem = await names.load(from: node.messenger.store) { logger.warning("\(problem)") }
+        let (session, messenger, finder, me) = (node.session, node.messenger, self.finder, node.me.peerID.id)
         return await withTaskGroup(of: Child.self) { group in
             group.addTask {
                 do { try await session.run() } catch { logger.error("\(error)") }
@@ -88,6 +91,9 @@ struct OneShotDelivery: Sendable {
                     switch event {
                     case .session(let event):
                         finder?.sessionEvent(event)
+                        if let (claimant, holder) = names.learn(from: event, me: me) {
+                            logger.notice("\(claimant.displayName) (\(claimant.id.shortHex)) claims the name of \(holder.shortHex), whom this node knew first: another key")
+                        }
                     case .status(let message):
                         statuses.note(message)
                     case .failure(let text):
@@ -105,7 +111,8 @@ struct OneShotDelivery: Sendable {
                 return .other
             }
             var wake = nudges.makeAsyncIterator()
-            let report = await deliver(deadline: deadline, statuses: statuses) { await wake.next() != nil }
+            let report = await deliver(deadline: deadline, statuses: statuses, names: names) { await wake.next() != nil }
+            await names.saveChanges(to: messenger.store)
             await session.disconnect()
             // The session's run() ends after the goodbyes; then discovery and the timer stop too.
             while let child = await group.next() {
@@ -117,10 +124,9 @@ struct OneShotDelivery: Sendable {
 
     /// The line's journey, as ``OneShotSend`` decides it; `wait` returns after the next event
     /// (false when there will be none).
-    private func deliver(deadline: ContinuousClock.Instant, statuses: Statuses, wait: () async -> Bool) async -> SendReport {
+    private func deliver(deadline: ContinuousClock.Instant, statuses: Statuses, names: TrustBook,
+                         wait: () async -> Bool) async -> SendReport {
         let session = node.session
-        let names = TrustBook()
-        if let problem = await names.load(from: node.messenger.store) { logger.warning("\(problem)") }
         var machine = OneShotSend(target: target, names: names.book)
         var id: String?
         var action = machine.observe(reachable: session.reachablePeers.map(\.peer), connected: session.connectedPeers, status: nil)
@@ -138,9 +144,11 @@ struct OneShotDelivery: Sendable {
                 return report(outcome, id: id)
             case .wait:
                 if ContinuousClock.now < deadline, await wait() {
+                    machine.names = names.book
                     action = machine.observe(reachable: session.reachablePeers.map(\.peer), connected: session.connectedPeers,
                                              status: id.flatMap { statuses[$0] })
                 } else {
+                    machine.names = names.book
                     action = machine.deadlinePassed(known: await knownPeers())
                     // The machine never waits past its deadline; a wait here would spin.
                     guard action != .wait else { return .failure("nothing more to wait for", status: ExitStatus.timedOut) }

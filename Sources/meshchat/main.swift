@@ -27,7 +27,7 @@ struct MeshChat: AsyncParsableCommand {
             Exit status: 0 after /quit or the end of input; 1 when the chat cannot start (a port in use, \
             an unreadable key file, another meshchat running with the same data directory); 64 for a bad \
             command line; 78 for a bad configuration file (the message names the file, line and key).
-            One line from a script: meshchat send --help. Offline place data for scripts: meshchat places query --help.
+            One line from a script: meshchat send --help. A new identity key that peers accept as yours: meshchat rotate-key --help. Offline place data for scripts: meshchat places query --help.
             """)
 
     /// Runs the chat: ``main()`` (an async context picks the async `main`, not ParsableCommand's).
@@ -178,11 +178,13 @@ final class StandardOutput: @unchecked Sendable {
 }
 
 // The program: `meshchat places …` is the place-data tool (PlacesCommand.swift), `meshchat send …`
-// the one-shot sender (SendCommand.swift); anything else is the chat. (Separate roots, so that the
+// the one-shot sender (SendCommand.swift), `meshchat rotate-key` replaces the key (RotateKeyCommand.swift); anything else is the chat. (Separate roots, so that the
 // chat's options never capture a subcommand's: ArgumentParser lets a parent's options follow a
 // subcommand's name.) (Top-level code, not @main: this target has several files.)
 if PlacesTool.handles(CommandLine.arguments.dropFirst()) {
     PlacesTool.main(Array(CommandLine.arguments.dropFirst()))
+} else if RotateKeyTool.handles(CommandLine.arguments.dropFirst()) {
+    RotateKeyTool.main(Array(CommandLine.arguments.dropFirst()))
 } else if SendTool.handles(CommandLine.arguments.dropFirst()) {
     await SendTool.runSend()
 } else {

@@ -65,6 +65,9 @@ struct ChatCommandTests {
         #expect(try ChatCommand.parse("/trust @bob") == .trust("bob"))
         #expect(try ChatCommand.parse("/trust") == .trust(""))
         #expect(try ChatCommand.parse("/untrust 4fc5") == .untrust("4fc5"))
+        #expect(try ChatCommand.parse("/forget @bob") == .forget("bob"))
+        #expect(try ChatCommand.parse("/forget Bob the Builder") == .forget("Bob the Builder"))
+        #expect(throws: (any Error).self) { try ChatCommand.parse("/forget") }
     }
 
     @Test("mesh commands with a wrong argument give their usage", arguments: [

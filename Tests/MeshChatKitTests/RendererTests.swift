@@ -62,6 +62,7 @@ struct RendererTests {
         case .trust: "trust"
         case .trusted: "trusted"
         case .nameConflict: "nameConflict"
+        case .keyRotated: "keyRotated"
         case .nick: "nick"
         case .pong: "pong"
         case .verify: "verify"
@@ -118,6 +119,8 @@ struct RendererTests {
         Case(label: "trusted", output: .trusted([bob]), keys: ["peers"], nested: ["peers": peerKeys]),
         Case(label: "nameConflict", output: .nameConflict(carol, holder: bob), keys: ["peer", "holder"],
              nested: ["peer": peerKeys, "holder": peerKeys]),
+        Case(label: "keyRotated", output: .keyRotated(bob, previous: carol.id, verified: true), keys: ["old", "new", "peer"],
+             nested: ["peer": peerKeys]),
         Case(label: "nick", output: .nick(bob, previous: "robert", isMe: false), keys: ["peer", "previous", "me"], nested: ["peer": peerKeys]),
         Case(label: "pong", output: .pong(carol, roundTrip: .microseconds(812), hops: 2), keys: ["peer", "hops", "rtt_ms"], nested: ["peer": peerKeys]),
         Case(label: "verify", output: .verify(bob, SafetyNumber(digits: String(repeating: "0123456789", count: 6))!,

@@ -102,7 +102,7 @@ struct TrustMarksTests {
         #expect(again.book.isVerified(Self.bob.id))
         #expect(again.book.holder(of: "BOB") == Self.bob.id)
         // A new name is saved at the next call; a mere sighting waits for the sightings interval.
-        let stored = { try store.setting(TrustBook.settingKey) ?? "" }
+        let stored = { try store.nameRecords(maxBytes: 100_000, limit: 100_000).rows.sorted { $0.key < $1.key }.map { $0.key + $0.value }.joined() }
         #expect(again.observe(Self.carol) == nil)
         await again.saveIfDirty(to: store)
         #expect(try stored().contains(Self.carol.id.hex))
@@ -112,9 +112,81 @@ struct TrustMarksTests {
         #expect(try stored() == before, "a sighting alone was saved at once")
         await again.saveIfDirty(to: store, now: .now + TrustBook.sightingsInterval)
         #expect(try stored() != before)
-                try store.setSetting(TrustBook.settingKey, to: "{\"version\":1,\"nodes\":{\"zz\":{}}}")
+        // An earlier version's book that is damaged.
+        let older = try MessageStore(path: directory.appending("older.sqlite"))
+        try older.setSetting(TrustBook.settingKey, to: "{\"version\":1,\"nodes\":{\"zz\":{}}}")
         let damaged = TrustBook()
-        #expect(await damaged.load(from: store)?.contains("could not be read") == true)
+        #expect(await damaged.load(from: older)?.contains("could not be read") == true)
         #expect(damaged.book.records.isEmpty)
+    }
+
+    @Test("/forget releases a name on disk (the next key seen under it holds it); a verified rotation hands names and the mark on")
+    func forgetAndRotate() async throws {
+        let directory = TemporaryDirectory()
+        let store = try MessageStore(path: directory.appending("chat.sqlite"))
+        let trust = TrustBook()
+        _ = trust.observe(Self.bob)
+        #expect(trust.observe(Self.impostor) == Self.bob.id)
+        #expect(try await trust.forget(name: "nobody", store: store) == nil)
+        #expect(try await trust.forget(name: "BOB", store: store) == Self.bob.id)
+        let reloaded = TrustBook()
+        #expect(await reloaded.load(from: store) == nil)
+        #expect(reloaded.book.holder(of: "bob") == nil)
+        // The claimant takes the name at its next sighting.
+        #expect(reloaded.observe(Self.impostor) == nil)
+        #expect(reloaded.book.holder(of: "bob") == Self.impostor.id)
+
+        // carol verified, then carol's key rotates to a new node: name and mark move, once.
+        let newCarol = try PeerID(id: NodeID(hex: "c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0"), displayName: "carol")
+        _ = reloaded.observe(Self.carol)
+        try await reloaded.setVerified(Self.carol, true, store: store)
+        #expect(reloaded.rotate(from: Self.carol.id, to: newCarol.id) == true)
+        #expect(reloaded.book.holder(of: "carol") == newCarol.id)
+        #expect(reloaded.book.isVerified(newCarol.id) && !reloaded.book.isVerified(Self.carol.id))
+        #expect(reloaded.rotate(from: Self.carol.id, to: newCarol.id) == nil, "said twice")
+        #expect(reloaded.observe(newCarol) == nil)
+    }
+
+    @Test("the book is stored a row per node: a save writes only the nodes that changed; long, damaged and surplus rows are left out and reported; an earlier version's setting is moved to rows")
+    func rows() async throws {
+        let directory = TemporaryDirectory()
+        let store = try MessageStore(path: directory.appending("chat.sqlite"))
+        // An earlier version's book, in the setting.
+        var legacy = NameBook()
+        legacy.observe(name: "bob", node: Self.bob.id, atMilliseconds: 1)
+        legacy.setVerified(Self.bob.id, true, atMilliseconds: 1)
+        try store.setSetting(TrustBook.settingKey, to: String(decoding: legacy.encoded, as: UTF8.self))
+        let trust = TrustBook()
+        #expect(await trust.load(from: store) == nil)
+        #expect(trust.book.isVerified(Self.bob.id))
+        await trust.saveIfDirty(to: store)
+        #expect(try store.setting(TrustBook.settingKey) == nil)
+        #expect(try store.nameRecords(maxBytes: 100_000, limit: 100).rows.keys.sorted() == [Self.bob.id.hex])
+
+        // A flood of new keys: each save writes their rows, never bob's again.
+        try store.saveNameRecords([Self.bob.id.hex: "{\"marker\":1}"])
+        for index in 0..<50 {
+            _ = trust.observe(try PeerID(id: NodeID(hex: String(format: "%032x", 0x1000 + index)), displayName: "flood\(index)"))
+        }
+        await trust.saveIfDirty(to: store)
+        let rows = try store.nameRecords(maxBytes: 100_000, limit: 1_000).rows
+        #expect(rows.count == 51)
+        #expect(rows[Self.bob.id.hex] == "{\"marker\":1}", "an unchanged node was written again")
+
+        // Damaged and over-long rows are left out and reported; the rest load.
+        try store.saveNameRecords([Self.bob.id.hex: "not json", Self.carol.id.hex: String(repeating: "x", count: TrustBook.maxRecordBytes + 1)])
+        let again = TrustBook()
+        let problem = try #require(await again.load(from: store))
+        #expect(problem.contains("1 longer than") && problem.contains("1 damaged"), "\(problem)")
+        #expect(again.book.records.count == 50)
+        #expect(again.book.holder(of: "flood7") != nil && again.book.holder(of: "bob") == nil)
+    }
+
+    @Test("a verified rotation is one calm line, saying whether the peer is still verified")
+    func rotationLine() throws {
+        let text = try #require(ChatFront.render(.keyRotated(Self.carol, previous: Self.bob.id, verified: true), json: false))
+        #expect(text == "* carol changed keys (verified rotation, 4fc54bc2 → b9e645a5); still verified")
+        let unverified = try #require(ChatFront.render(.keyRotated(Self.carol, previous: Self.bob.id, verified: false), json: false))
+        #expect(!unverified.contains("verified;") && !unverified.contains("still verified"))
     }
 }

@@ -114,4 +114,21 @@ struct NameBookTests {
         odd.observe(name: "y", node: carol, atMilliseconds: 5)  // evicts without trapping
         #expect(odd.records.count == 1)
     }
+
+    @Test("evictions are listed for a caller that stores the book per node, and restore refuses a name held twice")
+    func evictedAndRestore() throws {
+        var book = NameBook(maxNodes: 2)
+        let nodes = (1...3).map { try! NodeID(hex: String(format: "%032x", $0)) }
+        book.observe(name: "a", node: nodes[0], atMilliseconds: 1)
+        book.observe(name: "b", node: nodes[1], atMilliseconds: 2)
+        book.observe(name: "c", node: nodes[2], atMilliseconds: 3)
+        #expect(book.takeEvicted().count == 1)
+        #expect(book.takeEvicted().isEmpty)
+        var restored = NameBook()
+        let record = try #require(book.records[nodes[2]])
+        try restored.restore(nodes[2], record)
+        #expect(restored.holder(of: "C") == nodes[2])
+        #expect(throws: TrustError(.malformed, "")) { try restored.restore(nodes[0], record) }
+        #expect(restored.records.count == 1)
+    }
 }

@@ -87,12 +87,50 @@ public nonisolated struct Meshchat_V1_HandshakeIdentity: Sendable {
   /// Clears the value of `signedPrekey`. Subsequent reads from it will return its default value.
   public mutating func clearSignedPrekey() {self._signedPrekey = nil}
 
+  /// §20.2: the sender's latest key rotation (its new key is identity_key)
+  public var rotation: Meshchat_V1_KeyRotation {
+    get {_rotation ?? Meshchat_V1_KeyRotation()}
+    set {_rotation = newValue}
+  }
+  /// Returns true if `rotation` has been explicitly set.
+  public var hasRotation: Bool {self._rotation != nil}
+  /// Clears the value of `rotation`. Subsequent reads from it will return its default value.
+  public mutating func clearRotation() {self._rotation = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _invitation: Meshchat_V1_Invitation? = nil
   fileprivate var _signedPrekey: Meshchat_V1_SignedPrekey? = nil
+  fileprivate var _rotation: Meshchat_V1_KeyRotation? = nil
+}
+
+/// §20.2 a node's statement that it replaced its identity key, signed by both keys over
+/// "meshchat-key-rotation:" ‖ old_key ‖ new_key ‖ issued_ms (u64 big-endian).
+public nonisolated struct Meshchat_V1_KeyRotation: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// 32-byte Ed25519 public key being retired
+  public var oldKey: Data = Data()
+
+  /// 32-byte Ed25519 public key replacing it
+  public var newKey: Data = Data()
+
+  /// Unix ms when it was made
+  public var issuedMs: UInt64 = 0
+
+  /// 64 bytes, by old_key
+  public var oldSignature: Data = Data()
+
+  /// 64 bytes, by new_key
+  public var newSignature: Data = Data()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
 }
 
 /// §4.8 what an inviter asks: held by the responder until its application answers.
@@ -393,6 +431,9 @@ public nonisolated struct Meshchat_V1_LinkState: Sendable {
   /// Clears the value of `signedPrekey`. Subsequent reads from it will return its default value.
   public mutating func clearSignedPrekey() {self._signedPrekey = nil}
 
+  /// §20.2: ≤ 4, newest first, the first one's new_key is identity_key
+  public var rotations: [Meshchat_V1_KeyRotation] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -654,7 +695,7 @@ nonisolated extension Meshchat_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
 
 nonisolated extension Meshchat_V1_HandshakeIdentity: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".HandshakeIdentity"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}display_name\0\u{3}protocol_version\0\u{1}capabilities\0\u{3}identity_key\0\u{3}static_signature\0\u{3}udp_port\0\u{1}invitation\0\u{3}signed_prekey\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}display_name\0\u{3}protocol_version\0\u{1}capabilities\0\u{3}identity_key\0\u{3}static_signature\0\u{3}udp_port\0\u{1}invitation\0\u{3}signed_prekey\0\u{1}rotation\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -670,6 +711,7 @@ nonisolated extension Meshchat_V1_HandshakeIdentity: SwiftProtobuf.Message, Swif
       case 6: try { try decoder.decodeSingularUInt32Field(value: &self.udpPort) }()
       case 7: try { try decoder.decodeSingularMessageField(value: &self._invitation) }()
       case 8: try { try decoder.decodeSingularMessageField(value: &self._signedPrekey) }()
+      case 9: try { try decoder.decodeSingularMessageField(value: &self._rotation) }()
       default: break
       }
     }
@@ -704,6 +746,9 @@ nonisolated extension Meshchat_V1_HandshakeIdentity: SwiftProtobuf.Message, Swif
     try { if let v = self._signedPrekey {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
     } }()
+    try { if let v = self._rotation {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 9)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -716,6 +761,57 @@ nonisolated extension Meshchat_V1_HandshakeIdentity: SwiftProtobuf.Message, Swif
     if lhs.udpPort != rhs.udpPort {return false}
     if lhs._invitation != rhs._invitation {return false}
     if lhs._signedPrekey != rhs._signedPrekey {return false}
+    if lhs._rotation != rhs._rotation {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Meshchat_V1_KeyRotation: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".KeyRotation"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}old_key\0\u{3}new_key\0\u{3}issued_ms\0\u{3}old_signature\0\u{3}new_signature\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBytesField(value: &self.oldKey) }()
+      case 2: try { try decoder.decodeSingularBytesField(value: &self.newKey) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.issuedMs) }()
+      case 4: try { try decoder.decodeSingularBytesField(value: &self.oldSignature) }()
+      case 5: try { try decoder.decodeSingularBytesField(value: &self.newSignature) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.oldKey.isEmpty {
+      try visitor.visitSingularBytesField(value: self.oldKey, fieldNumber: 1)
+    }
+    if !self.newKey.isEmpty {
+      try visitor.visitSingularBytesField(value: self.newKey, fieldNumber: 2)
+    }
+    if self.issuedMs != 0 {
+      try visitor.visitSingularUInt64Field(value: self.issuedMs, fieldNumber: 3)
+    }
+    if !self.oldSignature.isEmpty {
+      try visitor.visitSingularBytesField(value: self.oldSignature, fieldNumber: 4)
+    }
+    if !self.newSignature.isEmpty {
+      try visitor.visitSingularBytesField(value: self.newSignature, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Meshchat_V1_KeyRotation, rhs: Meshchat_V1_KeyRotation) -> Bool {
+    if lhs.oldKey != rhs.oldKey {return false}
+    if lhs.newKey != rhs.newKey {return false}
+    if lhs.issuedMs != rhs.issuedMs {return false}
+    if lhs.oldSignature != rhs.oldSignature {return false}
+    if lhs.newSignature != rhs.newSignature {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1233,7 +1329,7 @@ nonisolated extension Meshchat_V1_Signed: SwiftProtobuf.Message, SwiftProtobuf._
 
 nonisolated extension Meshchat_V1_LinkState: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".LinkState"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}identity_key\0\u{3}static_key\0\u{3}static_signature\0\u{3}display_name\0\u{1}sequence\0\u{1}neighbors\0\u{2}\u{2}attachments\0\u{3}signed_prekey\0\u{b}place_sets\0\u{c}\u{7}\u{1}")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}identity_key\0\u{3}static_key\0\u{3}static_signature\0\u{3}display_name\0\u{1}sequence\0\u{1}neighbors\0\u{2}\u{2}attachments\0\u{3}signed_prekey\0\u{1}rotations\0\u{b}place_sets\0\u{c}\u{7}\u{1}")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1249,6 +1345,7 @@ nonisolated extension Meshchat_V1_LinkState: SwiftProtobuf.Message, SwiftProtobu
       case 6: try { try decoder.decodeRepeatedMessageField(value: &self.neighbors) }()
       case 8: try { try decoder.decodeRepeatedMessageField(value: &self.attachments) }()
       case 9: try { try decoder.decodeSingularMessageField(value: &self._signedPrekey) }()
+      case 10: try { try decoder.decodeRepeatedMessageField(value: &self.rotations) }()
       default: break
       }
     }
@@ -1283,6 +1380,9 @@ nonisolated extension Meshchat_V1_LinkState: SwiftProtobuf.Message, SwiftProtobu
     try { if let v = self._signedPrekey {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 9)
     } }()
+    if !self.rotations.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.rotations, fieldNumber: 10)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1295,6 +1395,7 @@ nonisolated extension Meshchat_V1_LinkState: SwiftProtobuf.Message, SwiftProtobu
     if lhs.neighbors != rhs.neighbors {return false}
     if lhs.attachments != rhs.attachments {return false}
     if lhs._signedPrekey != rhs._signedPrekey {return false}
+    if lhs.rotations != rhs.rotations {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
