@@ -35,7 +35,8 @@ extension Session {
         let nonce = mesh.startPing()
         var ping = Meshchat_V1_Ping()
         ping.nonce = nonce
-        let start = ContinuousClock.now
+        let clock = self.clock
+        let start = clock.now
         do {
             try await sendSealed(.ping(ping), to: peer)
         } catch {
@@ -43,11 +44,11 @@ extension Session {
             throw error
         }
         let timer = Task {
-            try? await Task.sleep(for: timeout)
+            try? await clock.sleep(for: timeout)
             mesh.cancelPing(nonce)
         }
         defer { timer.cancel() }
-        return await mesh.waitForPong(nonce) ? ContinuousClock.now - start : nil
+        return await mesh.waitForPong(nonce) ? clock.now - start : nil
     }
 
     /// Sends data to a node that is reachable but not connected, sealed end to end.

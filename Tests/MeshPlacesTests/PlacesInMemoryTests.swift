@@ -56,4 +56,28 @@ struct PlacesInMemoryTests {
             #expect(try await carol.pins().isEmpty)
         }
     }
+
+    @Test("a pin with a 1-minute lifetime is live at C until 60 s of virtual time have passed, then gone at A and C")
+    func pinExpiresOnVirtualTime() async throws {
+        try await withTestMesh { mesh in
+            let a = try await mesh.node("alice", readsEvents: false)
+            let c = try await mesh.node("carol", readsEvents: false)
+            let (alice, _) = try await Self.places(on: a, local: LocalPlaces(), in: mesh)
+            let (carol, shownAtC) = try await Self.places(on: c, local: LocalPlaces(), in: mesh)
+            try await mesh.link(a, c)
+            let started = mesh.elapsed
+            let (pin, _) = try await alice.pin(LocalPlacesTests.london, label: "Short stay", lifetime: .seconds(60))
+            _ = try await mesh.next(shownAtC) { event -> Bool? in
+                if case .pinAdded(let added) = event, added.id == pin.id { return true }
+                return nil
+            }
+            await mesh.advance(by: .seconds(59))
+            #expect(try await carol.pins().map(\.id) == [pin.id], "live before its lifetime ends")
+            try await mesh.advance(until: "the pin expires at C", step: .seconds(1), limit: .seconds(10)) {
+                (try? await carol.pins().isEmpty) ?? false
+            }
+            #expect(mesh.elapsed - started >= .seconds(60))
+            #expect(try await alice.pins().isEmpty, "and at its author")
+        }
+    }
 }
