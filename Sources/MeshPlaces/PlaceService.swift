@@ -326,7 +326,8 @@ public actor PlaceService {
                 await sendCatchUp(to: peer)
             }
             if route != nil, let waiting = unsent.removeValue(forKey: peer.id) {
-                for (message, until) in waiting where until > .now {
+                let now = session.clock.now
+                for (message, until) in waiting where until > now {
                     try? await send(message, to: peer)
                 }
             }

@@ -34,7 +34,13 @@ package struct SessionClock: Sendable {
     /// messenger's retry backoff, a pin's lifetime): `Date()` on a real event loop; on a test loop it
     /// moves only with virtual time (and reads as a date long past, so it is no stamp for people).
     package var date: Date {
-        Date().addingTimeInterval(Double((loop.now - NIODeadline.now()).nanoseconds) / 1e9)
+        // The wall clock read between two readings of the monotonic one at most 1 ms apart (a few
+        // tries): a thread preempted between the readings would otherwise shift the result.
+        var (before, wall, after) = (NIODeadline.now(), Date(), NIODeadline.now())
+        for _ in 0..<3 where after - before > .milliseconds(1) {
+            (before, wall, after) = (NIODeadline.now(), Date(), NIODeadline.now())
+        }
+        return wall.addingTimeInterval(Double((loop.now - before).nanoseconds) / 1e9)
     }
 
     /// Suspends the calling task for `duration` on the loop's clock.
