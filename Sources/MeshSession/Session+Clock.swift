@@ -1,4 +1,5 @@
 import struct Foundation.Date
+import NIOConcurrencyHelpers
 import NIOCore
 
 /// The clock of a session's event loop: the one time source of the session's and its
@@ -44,20 +45,37 @@ package struct SessionClock: Sendable {
     }
 
     /// Suspends the calling task for `duration` on the loop's clock.
+    ///
+    /// The timer is made and cancelled on the loop, never from another thread: a promise completed
+    /// from elsewhere is completed by a hop onto its loop, and a loop that has shut down drops the
+    /// hop (a test loop then traps on the promise it leaks). Once the loop has shut down, this
+    /// never returns.
     /// - Parameter duration: how long to wait; negative counts as zero.
-    /// - Throws: `CancellationError` when the task is cancelled (or the loop has shut down).
+    /// - Throws: `CancellationError` when the task is cancelled.
     package func sleep(for duration: Duration) async throws {
-        let timer = loop.scheduleTask(in: .nanoseconds(Self.nanoseconds(duration))) {}
-        do {
-            try await withTaskCancellationHandler {
-                try await timer.futureResult.get()
-            } onCancel: { [loop] in
-                // Cancelled on the loop: a cancel from elsewhere completes the timer's promise by a
-                // hop that a loop shutting down drops (a test loop then reports a leaked promise).
-                loop.execute { timer.cancel() }
+        let amount = TimeAmount.nanoseconds(Self.nanoseconds(duration))
+        let timer = NIOLockedValueBox<(scheduled: Scheduled<Void>?, cancelled: Bool)>((nil, false))
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                loop.execute { [loop] in
+                    guard !timer.withLockedValue({ $0.cancelled }) else {
+                        return continuation.resume(throwing: CancellationError())
+                    }
+                    let scheduled = loop.scheduleTask(in: amount) {}
+                    timer.withLockedValue { $0.scheduled = scheduled }
+                    scheduled.futureResult.whenComplete { result in
+                        continuation.resume(with: result.mapError { _ in CancellationError() })
+                    }
+                }
             }
-        } catch {
-            throw CancellationError()
+        } onCancel: { [loop] in
+            loop.execute {
+                let scheduled = timer.withLockedValue { timer in
+                    timer.cancelled = true
+                    return timer.scheduled
+                }
+                scheduled?.cancel()
+            }
         }
     }
 

@@ -106,8 +106,14 @@ extension Session {
         }
     }
 
-    /// Makes sure the router's timer fires at its next deadline.
+    /// Makes sure the router's timer fires at its next deadline. The timer is made and replaced on
+    /// the session's loop only (see ``SessionClock/sleep(for:)``): a straggling task that arms it
+    /// after the loop shut down does nothing.
     func armMeshTimer() {
+        guard timerLoop.inEventLoop else {
+            timerLoop.execute { [weak self] in self?.armMeshTimer() }
+            return
+        }
         guard let due = mesh.nextDeadline else { return }
         let delay = max(.zero, due - mesh.now.offset)
         let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000

@@ -5,6 +5,7 @@ import MeshTestSupport
 import MeshTransport
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOEmbedded
 import Testing
 
 /// The in-memory tier itself (STYLE.md §5 item 5): real sessions on an `InMemoryFabric`, no
@@ -162,6 +163,29 @@ struct InMemoryMeshTests {
             #expect(indices.count * size >= mesh.fabric.bufferBytes, "what waited in the fabric arrived (\(indices.count) messages)")
             #expect(Array(indices.prefix(limits.inboundCapacity)) == (0..<UInt32(limits.inboundCapacity)).map { $0 }, "the first ones first")
             #expect(zip(indices, indices.dropFirst()).allSatisfy { $0 < $1 }, "in order, none twice")
+        }
+    }
+
+    @Test("withTestMesh shuts its loop down, also when the body throws: a timer left pending fails at the teardown instead of pending forever")
+    func teardownShutsTheLoopDown() async throws {
+        struct Planned: Error {}
+        for throwing in [false, true] {
+            let ended = NIOLockedValueBox<Result<Void, any Error>?>(nil)
+            do {
+                try await withTestMesh { mesh in
+                    let a = try await mesh.node("alice"), b = try await mesh.node("bob")
+                    try await mesh.link(a, b)
+                    // Watched from the start: once the loop is shut down, nothing can hop onto it.
+                    mesh.loop.scheduleTask(in: .hours(1)) {}.futureResult.whenComplete { result in
+                        ended.withLockedValue { $0 = result }
+                    }
+                    if throwing { throw Planned() }
+                }
+            } catch is Planned {}
+            // The teardown returns after the loop's shutdown, which failed every timer left.
+            let outcome = ended.withLockedValue { $0 }
+            #expect(outcome != nil, "the hour-long timer ended with the loop (body threw: \(throwing))")
+            if case .success = outcome { Issue.record("the timer fired instead of failing") }
         }
     }
 }
