@@ -96,7 +96,7 @@ extension Session {
 
     /// Suspends the calling task for `duration` on the session's clock (``SessionClock/sleep(for:)``).
     /// - Parameter duration: how long to wait; negative counts as zero.
-    /// - Throws: `CancellationError` when the task is cancelled (or the loop has shut down).
+    /// - Throws: `CancellationError` when the task is cancelled.
     package func sleep(for duration: Duration) async throws {
         try await clock.sleep(for: duration)
     }

@@ -104,7 +104,7 @@ actor StreamShell {
                 do {
                     try await clock.sleep(for: Self.tick)
                 } catch {
-                    // The session's loop has shut down: nothing will run the streams any more.
+                    // Cancelled (the ticker's task is not, today): end the streams rather than spin.
                     await self.stop()
                     return
                 }
