@@ -83,4 +83,40 @@ struct PlacesInMemoryTests {
             #expect(try await alice.pins().isEmpty, "and at its author")
         }
     }
+
+    @Test("C's lookups beyond A's burst of 10 are refused while virtual time stands still; 1 s of it refills the bucket and A answers again")
+    func queryRateOnVirtualTime() async throws {
+        try await withTestMesh { mesh in
+            let a = try await mesh.node("alice", readsEvents: false)
+            let c = try await mesh.node("carol", readsEvents: false)
+            _ = try await Self.places(on: a, local: LocalPlacesTests.local([("london", LocalPlacesTests.places)]), in: mesh)
+            let (carol, _) = try await Self.places(on: c, local: LocalPlaces(), in: mesh)
+            try await mesh.link(a, c)
+            try await mesh.advance(until: "C learns A's data set") { !carol.peersWithData.isEmpty }
+            func outcome() async -> LookupResult.Outcome? {
+                // A new lookup (a new id) each time.
+                guard let lookup = try? PlaceLookup(centre: LocalPlacesTests.london, radius: .kilometres(2), text: "pizza") else { return nil }
+                return await carol.lookup(lookup).sources.first { $0.peer?.id == a.peer.id }?.outcome
+            }
+            let burst = Int(PlacesLimits.queriesPerNodeBurst)
+            for index in 0..<burst {
+                let answered = await outcome()
+                guard case .answered = answered else {
+                    Issue.record("lookup \(index + 1) of the burst: \(String(describing: answered))")
+                    return
+                }
+            }
+            let over = await outcome()
+            guard case .refused = over else {
+                Issue.record("lookup \(burst + 1) was not refused: \(String(describing: over))")
+                return
+            }
+            await mesh.advance(by: .seconds(1))
+            let refilled = await outcome()
+            guard case .answered = refilled else {
+                Issue.record("after 1 s of virtual time: \(String(describing: refilled))")
+                return
+            }
+        }
+    }
 }
