@@ -224,9 +224,11 @@ public actor PlaceService {
     ///   (`pinsFull`); ``SessionError`` when the broadcast is refused.
     public func pin(_ coordinate: Coordinate, label: String, note: String = "",
                     lifetime: Duration = PlacesLimits.defaultPinLifetime) async throws -> (pin: SharedPin, sentToNobody: Bool) {
-        let pin = try SharedPin(author: session.peer.peerID, coordinate: coordinate, label: label, note: note, lifetime: lifetime)
-        let stored = pin.stored(receivedAt: Date())
-        try await db { try $0.savePin(stored, now: Date()) }
+        let now = session.loopDate
+        let pin = try SharedPin(author: session.peer.peerID, coordinate: coordinate, label: label, note: note,
+                                createdAt: now, lifetime: lifetime)
+        let stored = pin.stored(receivedAt: now)
+        try await db { try $0.savePin(stored, now: now) }
         var message = PlacesPayload()
         message.pin = pin.payload
         let nobody = try await channel.broadcast(try! message.serializedData())
@@ -241,7 +243,8 @@ public actor PlaceService {
         let me = session.peer.peerID.id
         var withdrawn: [SharedPin] = []
         for id in ids {
-            guard let pin = try await db({ try $0.withdrawPin(id: id, by: me, now: Date()) }) else { continue }
+            let now = session.loopDate
+            guard let pin = try await db({ try $0.withdrawPin(id: id, by: me, now: now) }) else { continue }
             var message = PlacesPayload()
             var withdrawal = PinWithdrawalPayload()
             withdrawal.pinID = Data((try? NodeID(hex: pin.id))?.bytes ?? [])
@@ -255,9 +258,10 @@ public actor PlaceService {
     /// The live pins (everyone's), oldest first.
     /// - Throws: ``StoreError``.
     public func pins() async throws -> [SharedPin] {
-        try await db { try $0.prunePins(now: Date()) }
+        let now = session.loopDate
+        try await db { try $0.prunePins(now: now) }
         let blocked = self.blocked
-        return try await db { try $0.pins(now: Date()) }.filter { !blocked.contains($0.author) }.map(SharedPin.init)
+        return try await db { try $0.pins(now: now) }.filter { !blocked.contains($0.author) }.map(SharedPin.init)
     }
 
     /// Ignores nodes: their pins, withdrawals and lookups are dropped, and ``pins()`` leaves
@@ -322,7 +326,8 @@ public actor PlaceService {
                 await sendCatchUp(to: peer)
             }
             if route != nil, let waiting = unsent.removeValue(forKey: peer.id) {
-                for (message, until) in waiting where until > .now {
+                let now = session.clock.now
+                for (message, until) in waiting where until > now {
                     try? await send(message, to: peer)
                 }
             }
@@ -349,21 +354,23 @@ public actor PlaceService {
                 if lookup.answers.count == lookup.asked.count { finish(answer.id) }
                 return []
             case .pin(let payload)? where !isPrivate:
-                let pin = try SharedPin(validating: payload, author: sender, now: Date())
-                let stored = pin.stored(receivedAt: Date())
-                let change = try await db { try $0.savePin(stored, now: Date()) }
+                let now = session.loopDate
+                let pin = try SharedPin(validating: payload, author: sender, now: now)
+                let stored = pin.stored(receivedAt: now)
+                let change = try await db { try $0.savePin(stored, now: now) }
                 return change == .added ? [.pinAdded(pin)] : []
             case .unpin(let payload)? where !isPrivate:
                 guard let id = try? NodeID(bytes: payload.pinID) else {
                     throw PlacesInputError("withdrawn pin id has \(payload.pinID.count) bytes, expected 16")
                 }
-                let withdrawn = try await db { try $0.withdrawPin(id: id.hex, by: sender.id, now: Date()) }
+                let now = session.loopDate
+                let withdrawn = try await db { try $0.withdrawPin(id: id.hex, by: sender.id, now: now) }
                 return withdrawn.map { [.pinWithdrawn(SharedPin($0))] } ?? []
             case .pins(let set)? where isPrivate:
                 guard set.pins.count <= PlacesLimits.maxPinsPerSet else {
                     throw PlacesInputError("pin catch-up has \(set.pins.count) pins, at most \(PlacesLimits.maxPinsPerSet)")
                 }
-                let now = Date()
+                let now = session.loopDate
                 let pins = try set.pins.map { payload throws(PlacesInputError) in
                     try SharedPin(validating: payload, author: sender, now: now).stored(receivedAt: now)
                 }
@@ -396,7 +403,7 @@ public actor PlaceService {
         var reply: PlaceAnswer
         do {
             let lookup = try PlaceLookup(validating: query)
-            if let refusal = limiter.admit(sender.id, now: .now) {
+            if let refusal = limiter.admit(sender.id, now: session.clock.now) {
                 reply = PlaceAnswer(id: lookup.id, hits: [], total: 0, refused: refusal)
             } else if local.sets.isEmpty {
                 reply = PlaceAnswer(id: lookup.id, hits: [], total: 0, refused: "no place data here")
@@ -414,7 +421,7 @@ public actor PlaceService {
             try await send(message, to: sender)
         } catch where error.code == .notReachable {
             // The lookup outran the asker's advert: answer when its route appears.
-            let now = ContinuousClock.now
+            let now = session.clock.now
             var waiting = (unsent[sender.id] ?? []).filter { $0.until > now }
             if waiting.count < Int(PlacesLimits.queriesPerNodeBurst) { waiting.append((message, now + answerTimeout)) }
             unsent[sender.id] = waiting
@@ -426,7 +433,8 @@ public actor PlaceService {
 
     private func sendCatchUp(to peer: PeerID) async {
         do {
-            let mine = try await db { [me = session.peer.peerID.id] in try $0.pins(now: Date(), by: me) }
+            let now = session.loopDate
+            let mine = try await db { [me = session.peer.peerID.id] in try $0.pins(now: now, by: me) }
             var set = PinSetPayload()
             set.pins = mine.suffix(PlacesLimits.maxPinsPerSet).map { SharedPin($0).payload }
             var message = PlacesPayload()

@@ -200,7 +200,7 @@ final class LinkInbound: @unchecked Sendable {
             if let wait = session.mesh.budgetWait(routed, from: sender.id) {
                 // Over the neighbour's broadcast budget (§13.11): this link is not read meanwhile.
                 let resume = resumer
-                loop.scheduleTask(in: .nanoseconds(Self.nanoseconds(min(wait, .seconds(1))))) { resume() }
+                loop.scheduleTask(in: .nanoseconds(SessionClock.nanoseconds(min(wait, .seconds(1))))) { resume() }
                 return .blocked(.envelope(envelope))
             }
             guard let step = session.receivedRouted(routed, from: sender.id, channel: channel) else { return .closed }
@@ -220,10 +220,5 @@ final class LinkInbound: @unchecked Sendable {
             // Handshake-time messages (an invitation's answer) mean nothing once admitted.
             return .done
         }
-    }
-
-    private static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return max(0, seconds) * 1_000_000_000 + max(0, attoseconds) / 1_000_000_000
     }
 }

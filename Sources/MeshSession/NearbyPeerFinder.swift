@@ -257,8 +257,8 @@ public final class NearbyPeerFinder: Sendable {
         await withDiscardingTaskGroup { group in
             for await (peer, generation, delay) in timerRequests {
                 group.addTask {
-                    try? await Task.sleep(for: delay)
-                    if Task.isCancelled { return }
+                    // On the session's clock: virtual on a test loop.
+                    do { try await self.session.sleep(for: delay) } catch { return }
                     self.perform(self.state.withLock { $0.policy.timerFired(for: peer, generation: generation) })
                 }
             }

@@ -79,8 +79,5 @@ extension Session {
         min(max(requested, .milliseconds(1)), maxAdmissionTimeout)
     }
 
-    static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue + attoseconds / 1_000_000_000
-    }
+    static func nanoseconds(_ duration: Duration) -> Int64 { SessionClock.nanoseconds(duration) }
 }

@@ -35,7 +35,8 @@ extension Session {
         let nonce = mesh.startPing()
         var ping = Meshchat_V1_Ping()
         ping.nonce = nonce
-        let start = ContinuousClock.now
+        let clock = self.clock
+        let start = clock.now
         do {
             try await sendSealed(.ping(ping), to: peer)
         } catch {
@@ -43,11 +44,11 @@ extension Session {
             throw error
         }
         let timer = Task {
-            try? await Task.sleep(for: timeout)
+            try? await clock.sleep(for: timeout)
             mesh.cancelPing(nonce)
         }
         defer { timer.cancel() }
-        return await mesh.waitForPong(nonce) ? ContinuousClock.now - start : nil
+        return await mesh.waitForPong(nonce) ? clock.now - start : nil
     }
 
     /// Sends data to a node that is reachable but not connected, sealed end to end.
@@ -117,8 +118,14 @@ extension Session {
         }
     }
 
-    /// Makes sure the router's timer fires at its next deadline.
+    /// Makes sure the router's timer fires at its next deadline. The timer is made and replaced on
+    /// the session's loop only (see ``SessionClock/sleep(for:)``): a straggling task that arms it
+    /// after the loop shut down does nothing.
     func armMeshTimer() {
+        guard timerLoop.inEventLoop else {
+            timerLoop.execute { [weak self] in self?.armMeshTimer() }
+            return
+        }
         guard let due = mesh.nextDeadline else { return }
         let delay = max(.zero, due - mesh.now.offset)
         let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000

@@ -110,14 +110,14 @@ extension Session {
                 await pause(address, token: token, for: RedialBackoff.cap)
                 continue
             }
-            let started = ContinuousClock.now
+            let started = clock.now
             let peer = if let nearby = entry.nearby {
                 await dial(nearby, transport: transport, quiet: quiet, kept: (address, token))
             } else {
                 await dial(host: host, port: port, transport: transport, quiet: quiet, redial: token)
             }
             if peer != nil {
-                backoff.linkEnded(lasted: ContinuousClock.now - started)
+                backoff.linkEnded(lasted: clock.now - started)
                 quiet = false
             } else {
                 backoff.dialFailed()

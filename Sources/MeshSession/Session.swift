@@ -148,7 +148,7 @@ public final class Session: Sendable {
         self.mesh = MeshNode(peer: peer, configuration: configuration.routing, logger: logger, clock: timerLoop)
         (self.commands, self.commandSink) = AsyncStream.makeStream(of: Command.self, bufferingPolicy: .bufferingOldest(4096))
         self.resourceShell = ResourceTransfers(directory: configuration.resources.directory ?? peer.dataDirectory.map { $0 + "/resources" },
-                                               configuration: configuration.resources, logger: logger)
+                                               configuration: configuration.resources, clock: SessionClock(loop: timerLoop), logger: logger)
         installStreams()
     }
 
@@ -399,10 +399,10 @@ public final class Session: Sendable {
     }
 
     private func invite(_ peer: PeerID, endpoints: [Endpoint], request: InvitationRequest, transport: TCPTransport) async {
-        let deadline = NIODeadline.now() + .milliseconds(Int64(request.timeoutMilliseconds))
+        let deadline = loopNow + .milliseconds(Int64(request.timeoutMilliseconds))
         var failures: [String] = []
         for endpoint in endpoints {
-            if NIODeadline.now() >= deadline { break }
+            if loopNow >= deadline { break }
             let link: LinkChannel
             do {
                 link = try await transport.connect(host: endpoint.address, port: endpoint.port, invitation: request)

@@ -16,6 +16,10 @@ import NIOEmbedded
 public final class InMemoryFabric: Sendable {
     /// The loop every link (and every session on the fabric) runs on.
     public let loop: NIOAsyncTestingEventLoop
+    /// Bytes each direction of a link carries that its reader has not read, at most (what the
+    /// socket buffers of a TCP connection hold): a writer's further bytes wait with their write
+    /// promises open.
+    public let bufferBytes: Int
 
     private struct Pair: Hashable {
         let low: String, high: String
@@ -25,6 +29,8 @@ public final class InMemoryFabric: Sendable {
     private struct Wire {
         let pair: Pair
         let ends: [NIOAsyncTestingChannel]
+        /// Each direction's queues, by the address that sends on it.
+        let queues: [String: Queued]
     }
 
     private struct State {
@@ -37,9 +43,12 @@ public final class InMemoryFabric: Sendable {
     private let state = NIOLockedValueBox(State())
 
     /// Creates an empty fabric.
-    /// - Parameter loop: the test loop; a new one by default.
-    public init(loop: NIOAsyncTestingEventLoop = NIOAsyncTestingEventLoop()) {
+    /// - Parameters:
+    ///   - loop: the test loop; a new one by default.
+    ///   - bufferBytes: what each direction of a link holds unread (256 KiB by default).
+    public init(loop: NIOAsyncTestingEventLoop = NIOAsyncTestingEventLoop(), bufferBytes: Int = 256 * 1024) {
         self.loop = loop
+        self.bufferBytes = max(1, bufferBytes)
     }
 
     /// One node's place on the fabric: the address it listens on and dials from.
@@ -100,6 +109,19 @@ public final class InMemoryFabric: Sendable {
         state.withLockedValue { _ = $0.cuts.remove(Pair(a, b)) }
     }
 
+    /// What the links from one node to another hold now: bytes in the fabric that the reader has not
+    /// read (`buffered`, at most ``bufferBytes`` a link, beyond one write), and bytes the writer
+    /// wrote that wait for room (`held`, their write promises open).
+    /// - Parameters:
+    ///   - source: the writing node's address.
+    ///   - destination: the reading node's address.
+    public func queued(from source: String, to destination: String) -> (buffered: Int, held: Int) {
+        let queues = state.withLockedValue { $0.wires.filter { $0.pair == Pair(source, destination) }.compactMap { $0.queues[source] } }
+        return queues.reduce((0, 0)) { total, queue in
+            (total.0 + queue.buffered.withLockedValue { $0 }, total.1 + queue.held.withLockedValue { $0 })
+        }
+    }
+
     /// Whether a link between two nodes is open now.
     public func isLinked(_ a: String, _ b: String) -> Bool {
         state.withLockedValue { $0.wires.contains { $0.pair == Pair(a, b) && $0.ends.allSatisfy(\.isActive) } }
@@ -147,28 +169,39 @@ public final class InMemoryFabric: Sendable {
         let remote = try SocketAddress(ipAddress: host, port: port)
         let client = NIOAsyncTestingChannel(loop: loop)
         let server = NIOAsyncTestingChannel(loop: loop)
-        state.withLockedValue { $0.wires.append(Wire(pair: Pair(source, host), ends: [client, server])) }
+        let (up, down, capacity) = (Queued(), Queued(), bufferBytes)
+        state.withLockedValue { $0.wires.append(Wire(pair: Pair(source, host), ends: [client, server], queues: [source: up, host: down])) }
         return try await loop.flatSubmit { () -> EventLoopFuture<LinkChannel> in
             // As a bootstrap does: addresses, then the initializer, then registration and activity;
             // the accepting side is ready before the dialling side writes its first byte.
             (client.localAddress, client.remoteAddress) = (local, remote)
             (server.localAddress, server.remoteAddress) = (remote, local)
+            let clientEnd = Pipe(capacity: capacity, outgoing: up, incoming: down)
+            let serverEnd = Pipe(capacity: capacity, outgoing: down, incoming: up)
+            (clientEnd.partner, serverEnd.partner) = (serverEnd, clientEnd)
             do {
-                try client.pipeline.syncOperations.addHandler(Pipe(peer: server))
-                try server.pipeline.syncOperations.addHandler(Pipe(peer: client))
+                try client.pipeline.syncOperations.addHandler(clientEnd)
+                try server.pipeline.syncOperations.addHandler(serverEnd)
             } catch {
                 return client.eventLoop.makeFailedFuture(error)
             }
             return listener.initialize(server)
                 .flatMap { accepted in
                     Self.activate(server, at: local).map {
+                        // Auto-read, as a socket channel does once active.
+                        server.pipeline.syncOperations.read()
                         // An async channel hands on what it read at the end of a read burst.
                         listener.channel.pipeline.fireChannelRead(NIOAny(accepted))
                         listener.channel.pipeline.fireChannelReadComplete()
                     }
                 }
                 .flatMap { initialize(client) }
-                .flatMap { link in Self.activate(client, at: remote).map { link } }
+                .flatMap { link in
+                    Self.activate(client, at: remote).map {
+                        client.pipeline.syncOperations.read()
+                        return link
+                    }
+                }
         }.get()
     }
 
@@ -183,51 +216,163 @@ public final class InMemoryFabric: Sendable {
         }
     }
 
-    /// One end of a link: sends what its channel writes to the other end (on the next turn of the
-    /// loop, in order, one read burst per flush) and closes the other end when its own closes.
+    /// Bytes one direction of a link holds, readable from any thread.
+    final class Queued: Sendable {
+        /// Bytes the fabric carries towards the reader and it has not read.
+        let buffered = NIOLockedValueBox(0)
+        /// Bytes the writer wrote and flushed that the fabric has not taken yet (its buffer was full).
+        let held = NIOLockedValueBox(0)
+    }
+
+    /// One end of a link, modelled on a TCP socket with finite buffers and reads on demand.
+    ///
+    /// Writing: what its channel flushes goes to the other end's buffer while that holds less than
+    /// ``InMemoryFabric/bufferBytes``; the rest waits here with its write promise open, as bytes
+    /// wait in a full socket (a ``MeshTransport/LinkWriter`` counts them in flight and its writers
+    /// wait). Reading: bytes reach the channel only while a `read()` came down its pipeline (as on
+    /// a socket with auto-read: one after activation and after each read burst), so a handler that
+    /// withholds reads (``MeshTransport/LinkHandler/HoldReads``, an async channel that is full) stops
+    /// delivery, and the bytes wait in the fabric. When the other end closes, this end reads what
+    /// was sent before the end, then ends.
     final class Pipe: ChannelDuplexHandler, RemovableChannelHandler {
         typealias InboundIn = ByteBuffer
         typealias OutboundIn = ByteBuffer
         typealias OutboundOut = ByteBuffer
 
-        private let peer: NIOAsyncTestingChannel
-        private var pending: [ByteBuffer] = []
+        private let capacity: Int
+        /// The other end.
+        weak var partner: Pipe?
+        /// This end's outgoing direction (writes held here) and incoming one (its inbox).
+        let outgoing: Queued, incoming: Queued
+        private var unflushed: [(bytes: ByteBuffer, promise: EventLoopPromise<Void>?)] = []
+        private var held: [(bytes: ByteBuffer, promise: EventLoopPromise<Void>?)] = []
+        private var inbox: [ByteBuffer] = []
+        private var inboxBytes = 0
+        private var readRequested = false
+        private var deliveryScheduled = false
+        private var partnerEnded = false
         private var dropped = false
         private var context: ChannelHandlerContext?
 
-        init(peer: NIOAsyncTestingChannel) { self.peer = peer }
+        init(capacity: Int, outgoing: Queued, incoming: Queued) {
+            self.capacity = capacity
+            self.outgoing = outgoing
+            self.incoming = incoming
+        }
 
         func handlerAdded(context: ChannelHandlerContext) { self.context = context }
         func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+
+        // MARK: Writing side
 
         func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
             guard !dropped else {
                 promise?.fail(ChannelError.ioOnClosedChannel)
                 return
             }
-            pending.append(unwrapOutboundIn(data))
-            promise?.succeed()
+            unflushed.append((unwrapOutboundIn(data), promise))
         }
 
         func flush(context: ChannelHandlerContext) {
-            guard !dropped, !pending.isEmpty else { return }
-            let burst = pending
-            pending.removeAll()
-            let peer = self.peer
-            context.eventLoop.execute {
-                guard peer.isActive else { return }
-                for bytes in burst { peer.pipeline.syncOperations.fireChannelRead(NIOAny(bytes)) }
-                peer.pipeline.syncOperations.fireChannelReadComplete()
-            }
+            guard !dropped, !unflushed.isEmpty else { return }
+            let bytes = unflushed.reduce(0) { $0 + $1.bytes.readableBytes }
+            held += unflushed
+            unflushed.removeAll()
+            outgoing.held.withLockedValue { $0 += bytes }
+            // On the next turn of the loop, as a socket's peer reads after this write returns.
+            let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+            context.eventLoop.execute { bound.value.transfer(force: false) }
         }
 
+        /// Hands held writes to the other end while its buffer has room (all of them when `force`:
+        /// this end is closing and the bytes were sent before the end), completing their promises.
+        private func transfer(force: Bool) {
+            guard let partner, !partner.dropped else { return }
+            var moved: [ByteBuffer] = []
+            var bytes = 0
+            while let first = held.first, force || partner.inboxBytes + bytes == 0 || partner.inboxBytes + bytes + first.bytes.readableBytes <= capacity {
+                held.removeFirst()
+                moved.append(first.bytes)
+                bytes += first.bytes.readableBytes
+                first.promise?.succeed()
+            }
+            guard !moved.isEmpty else { return }
+            outgoing.held.withLockedValue { $0 -= bytes }
+            partner.arrived(moved, bytes: bytes)
+        }
+
+        // MARK: Reading side
+
+        private func arrived(_ buffers: [ByteBuffer], bytes: Int) {
+            inbox += buffers
+            inboxBytes += bytes
+            incoming.buffered.withLockedValue { $0 += bytes }
+            scheduleDelivery()
+        }
+
+        /// A read reached the head of the pipeline: nothing above withholds it.
+        func read(context: ChannelHandlerContext) {
+            readRequested = true
+            scheduleDelivery()
+        }
+
+        private func scheduleDelivery() {
+            guard !deliveryScheduled, readRequested, !inbox.isEmpty, let context else { return }
+            deliveryScheduled = true
+            let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+            context.eventLoop.execute { bound.value.deliver() }
+        }
+
+        /// One read burst: everything waiting, then the read-complete, then the next read.
+        private func deliver() {
+            deliveryScheduled = false
+            guard readRequested, !inbox.isEmpty, !dropped, let context, context.channel.isActive else { return }
+            readRequested = false
+            let burst = inbox
+            let bytes = inboxBytes
+            inbox.removeAll()
+            inboxBytes = 0
+            incoming.buffered.withLockedValue { $0 -= bytes }
+            for buffer in burst { context.fireChannelRead(NIOAny(buffer)) }
+            context.fireChannelReadComplete()
+            if partnerEnded {
+                // Everything sent before the other end closed is read: now the end.
+                drop()
+                return
+            }
+            // The buffer has room again: the writer's held bytes move on.
+            partner?.transfer(force: false)
+            // Auto-read: the next read goes down the whole pipeline, where a handler may withhold it.
+            if !dropped, context.channel.isActive { context.channel.pipeline.syncOperations.read() }
+        }
+
+        // MARK: Ends
+
         func channelInactive(context: ChannelHandlerContext) {
-            // The other end sees the connection end after every byte written before it.
-            let peer = self.peer
-            context.eventLoop.execute {
-                try? peer.pipeline.syncOperations.handler(type: Pipe.self).drop()
+            // What was written before the end still reaches the other end, then the end does.
+            transfer(force: true)
+            failWrites()
+            if let partner {
+                let bound = NIOLoopBound(partner, eventLoop: context.eventLoop)
+                context.eventLoop.execute { bound.value.otherEndClosed() }
             }
             context.fireChannelInactive()
+        }
+
+        private func otherEndClosed() {
+            partnerEnded = true
+            // The end comes after the bytes still waiting here, once they are read.
+            if inbox.isEmpty { drop() }
+        }
+
+        /// Fails the writes this end still holds.
+        private func failWrites() {
+            let heldBytes = held.reduce(0) { $0 + $1.bytes.readableBytes }
+            outgoing.held.withLockedValue { $0 -= heldBytes }
+            let writes = unflushed + held
+            unflushed.removeAll()
+            held.removeAll()
+            for write in writes { write.promise?.fail(ChannelError.ioOnClosedChannel) }
         }
 
         /// Ends this side as a lost connection: nothing more is carried, and the channel closes from
@@ -235,7 +380,10 @@ public final class InMemoryFabric: Sendable {
         func drop() {
             guard !dropped else { return }
             dropped = true
-            pending.removeAll()
+            incoming.buffered.withLockedValue { $0 -= inboxBytes }
+            inbox.removeAll()
+            inboxBytes = 0
+            failWrites()
             context?.close(promise: nil)
         }
     }

@@ -224,6 +224,10 @@ public final class TestMesh: Sendable {
         }.joined(separator: "\n")
     }
 
+    /// Shut-down loops, kept for the life of the process: a straggling task may still touch one
+    /// from another thread after the teardown, and what it leaves (a timer inserted late, a
+    /// promise whose completion hop the closed loop dropped) would trap in a debug build when the
+    /// loop is freed (NIO checks that a freed testing loop has no open promise or task).
     private static let retired = NIOLockedValueBox<[NIOAsyncTestingEventLoop]>([])
 
     func shutdown() async {
@@ -233,10 +237,13 @@ public final class TestMesh: Sendable {
             task.cancel()
             await task.value
         }
-        // The loop is kept, open, for the life of the process: a task that ends after the teardown
-        // may still cancel a timer on it from another thread, and a loop shutting down drops the
-        // hop that completes the timer's promise (NIO then traps on a leaked promise), while a freed
-        // loop with timers left traps too. One idle loop per test is cheap.
+        // Hops onto the loop still queued (a promise completed from another thread) run first: a
+        // loop that is shutting down drops them, and their promises would leak.
+        await loop.run()
+        // Then fails every timer still scheduled (keepalives, a sleeper's wait): what waits on one
+        // wakes with an error, and the loop holds nothing more. Nothing can hop onto it from now
+        // on: a future of it awaited from another thread later never completes.
+        await loop.shutdownGracefully()
         Self.retired.withLockedValue { $0.append(loop) }
         try? FileManager.default.removeItem(atPath: scratch)
     }

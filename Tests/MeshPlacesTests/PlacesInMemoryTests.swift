@@ -56,4 +56,67 @@ struct PlacesInMemoryTests {
             #expect(try await carol.pins().isEmpty)
         }
     }
+
+    @Test("a pin with a 1-minute lifetime reaches C when C becomes reachable, is live there until 60 s of virtual time have passed, then is gone at A and C")
+    func pinExpiresOnVirtualTime() async throws {
+        try await withTestMesh { mesh in
+            let a = try await mesh.node("alice", readsEvents: false)
+            let c = try await mesh.node("carol", readsEvents: false)
+            let (alice, _) = try await Self.places(on: a, local: LocalPlaces(), in: mesh)
+            let (carol, shownAtC) = try await Self.places(on: c, local: LocalPlaces(), in: mesh)
+            // Pinned before C is reachable, so that C gets it in A's catch-up (a catch-up read
+            // before a pin and sent after it would withdraw it at C).
+            let started = mesh.elapsed
+            let (pin, nobody) = try await alice.pin(LocalPlacesTests.london, label: "Short stay", lifetime: .seconds(60))
+            #expect(nobody)
+            try await mesh.link(a, c)
+            _ = try await mesh.next(shownAtC) { event -> Bool? in
+                if case .pinAdded(let added) = event, added.id == pin.id { return true }
+                return nil
+            }
+            await mesh.advance(by: .seconds(59))
+            #expect(try await carol.pins().map(\.id) == [pin.id], "live before its lifetime ends")
+            try await mesh.advance(until: "the pin expires at C", step: .seconds(1), limit: .seconds(10)) {
+                (try? await carol.pins().isEmpty) ?? false
+            }
+            #expect(mesh.elapsed - started >= .seconds(60))
+            #expect(try await alice.pins().isEmpty, "and at its author")
+        }
+    }
+
+    @Test("C's lookups beyond A's burst of 10 are refused while virtual time stands still; 1 s of it refills the bucket and A answers again")
+    func queryRateOnVirtualTime() async throws {
+        try await withTestMesh { mesh in
+            let a = try await mesh.node("alice", readsEvents: false)
+            let c = try await mesh.node("carol", readsEvents: false)
+            _ = try await Self.places(on: a, local: LocalPlacesTests.local([("london", LocalPlacesTests.places)]), in: mesh)
+            let (carol, _) = try await Self.places(on: c, local: LocalPlaces(), in: mesh)
+            try await mesh.link(a, c)
+            try await mesh.advance(until: "C learns A's data set") { !carol.peersWithData.isEmpty }
+            func outcome() async -> LookupResult.Outcome? {
+                // A new lookup (a new id) each time.
+                guard let lookup = try? PlaceLookup(centre: LocalPlacesTests.london, radius: .kilometres(2), text: "pizza") else { return nil }
+                return await carol.lookup(lookup).sources.first { $0.peer?.id == a.peer.id }?.outcome
+            }
+            let burst = Int(PlacesLimits.queriesPerNodeBurst)
+            for index in 0..<burst {
+                let answered = await outcome()
+                guard case .answered = answered else {
+                    Issue.record("lookup \(index + 1) of the burst: \(String(describing: answered))")
+                    return
+                }
+            }
+            let over = await outcome()
+            guard case .refused = over else {
+                Issue.record("lookup \(burst + 1) was not refused: \(String(describing: over))")
+                return
+            }
+            await mesh.advance(by: .seconds(1))
+            let refilled = await outcome()
+            guard case .answered = refilled else {
+                Issue.record("after 1 s of virtual time: \(String(describing: refilled))")
+                return
+            }
+        }
+    }
 }

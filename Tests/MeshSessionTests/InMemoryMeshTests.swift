@@ -5,6 +5,7 @@ import MeshTestSupport
 import MeshTransport
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOEmbedded
 import Testing
 
 /// The in-memory tier itself (STYLE.md §5 item 5): real sessions on an `InMemoryFabric`, no
@@ -102,6 +103,89 @@ struct InMemoryMeshTests {
             }
             let at = try #require(woke.withLockedValue { $0 })
             #expect(at >= .uptimeNanoseconds(30_000_000_000))
+        }
+    }
+
+    @Test("a consumer that stops under the wait policy holds its link's reads: bytes wait in the fabric, the sender's queued bytes stay bounded, and what was kept arrives in order once it reads")
+    func readHoldsBoundTheSender() async throws {
+        try await withTestMesh { mesh in
+            let highWaterMark = 512 * 1024
+            let a = try await mesh.node("alice") {
+                $0.transport.writeHighWaterMark = highWaterMark
+                $0.transport.writeLowWaterMark = highWaterMark / 4
+            }
+            let b = try await mesh.node("bob")
+            try await mesh.link(a, b)
+            var limits = ChannelLimits()
+            limits.overflow = .wait
+            limits.inboundCapacity = 8
+            limits.messagesPerSecond = 100_000
+            limits.burst = 100_000
+            let ca = try a.session.register(channel: Self.appID, limits: limits)
+            let cb = try b.session.register(channel: Self.appID, limits: limits)
+
+            // 8 MB offered to a reader that takes nothing yet: 32 × the fabric's buffer.
+            let size = 4_000, count = 2_000
+            for index in 0..<count {
+                var payload = Data(count: size)
+                withUnsafeBytes(of: UInt32(index).bigEndian) { payload.replaceSubrange(0..<4, with: $0) }
+                try await ca.send(payload, to: b.peer)
+            }
+            try await mesh.waitUntil("bob's queue is full and alice's writes wait for room") {
+                cb.messages.count == limits.inboundCapacity && mesh.fabric.queued(from: a.host, to: b.host).held > 0
+            }
+            let slack = size + 1_024
+            func check(_ when: String) {
+                let queued = mesh.fabric.queued(from: a.host, to: b.host)
+                #expect(queued.buffered > 0, "\(when): bytes wait in the fabric while bob holds reads")
+                #expect(queued.buffered <= mesh.fabric.bufferBytes + slack, "\(when): the fabric holds at most its buffer (\(queued.buffered))")
+                #expect(queued.held <= highWaterMark + slack, "\(when): alice queues at most her high-water mark (\(queued.held))")
+                #expect(cb.messages.count == limits.inboundCapacity, "\(when): bob's queue holds its capacity")
+            }
+            check("at once")
+            // Held reads are no silence (PROTOCOL.md §7.2): the link outlives its keepalive deadline.
+            await mesh.advance(by: .seconds(20))
+            check("20 s later")
+            #expect(mesh.fabric.isLinked(a.host, b.host))
+
+            let received = NIOLockedValueBox<[UInt32]>([])
+            mesh.spawn {
+                for await message in cb.messages {
+                    let index = message.payload.prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+                    received.withLockedValue { $0.append(index) }
+                }
+            }
+            try await mesh.advance(until: "bob has read everything the fabric held") {
+                let queued = mesh.fabric.queued(from: a.host, to: b.host)
+                return queued.buffered == 0 && queued.held == 0 && cb.messages.count == 0
+            }
+            let indices = received.withLockedValue { $0 }
+            #expect(indices.count * size >= mesh.fabric.bufferBytes, "what waited in the fabric arrived (\(indices.count) messages)")
+            #expect(Array(indices.prefix(limits.inboundCapacity)) == (0..<UInt32(limits.inboundCapacity)).map { $0 }, "the first ones first")
+            #expect(zip(indices, indices.dropFirst()).allSatisfy { $0 < $1 }, "in order, none twice")
+        }
+    }
+
+    @Test("withTestMesh shuts its loop down, also when the body throws: a timer left pending fails at the teardown instead of pending forever")
+    func teardownShutsTheLoopDown() async throws {
+        struct Planned: Error {}
+        for throwing in [false, true] {
+            let ended = NIOLockedValueBox<Result<Void, any Error>?>(nil)
+            do {
+                try await withTestMesh { mesh in
+                    let a = try await mesh.node("alice"), b = try await mesh.node("bob")
+                    try await mesh.link(a, b)
+                    // Watched from the start: once the loop is shut down, nothing can hop onto it.
+                    mesh.loop.scheduleTask(in: .hours(1)) {}.futureResult.whenComplete { result in
+                        ended.withLockedValue { $0 = result }
+                    }
+                    if throwing { throw Planned() }
+                }
+            } catch is Planned {}
+            // The teardown returns after the loop's shutdown, which failed every timer left.
+            let outcome = ended.withLockedValue { $0 }
+            #expect(outcome != nil, "the hour-long timer ended with the loop (body threw: \(throwing))")
+            if case .success = outcome { Issue.record("the timer fired instead of failing") }
         }
     }
 }

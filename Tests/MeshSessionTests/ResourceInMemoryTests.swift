@@ -34,7 +34,9 @@ struct ResourceInMemoryTests {
             #expect(sending.snapshot.bytes < sending.size, "the cut came mid-way")
 
             try await mesh.link(b, c)
-            try await mesh.advance(until: "the transfer completes", limit: .seconds(600)) {
+            // Virtual time no faster than real time (a step per ≥ 20 ms of it): the retransmission
+            // timers (0.5 s and up, on virtual time) must not run ahead of a loaded machine's work.
+            try await mesh.advance(until: "the transfer completes", step: .milliseconds(20), limit: .seconds(600)) {
                 sent.all.contains { if case .completed = $0 { true } else if case .failed = $0 { true } else { false } }
             }
             #expect(sent.all.contains(.resumed))

@@ -146,9 +146,9 @@ public final class ResourceProgress: AsyncSequence, Sendable, CustomStringConver
 
     // MARK: Shell side
 
-    /// Records bytes moved; yields a progress update when `report` says one is due.
-    func moved(_ bytes: UInt64, report: Bool) {
-        let now = ContinuousClock.now
+    /// Records bytes moved at `now` (the session's clock); yields a progress update when `report`
+    /// says one is due.
+    func moved(_ bytes: UInt64, report: Bool, now: ContinuousClock.Instant) {
         state.withLockedValue { state in
             state.bytes = bytes
             // At most ten samples a second over five seconds: the rate costs the same at any speed.

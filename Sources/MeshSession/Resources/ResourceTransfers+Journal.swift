@@ -45,7 +45,7 @@ extension ResourceTransfers {
             return
         }
         var machine = ResourceSendStateMachine(id: id, offer: offer)
-        let actions = machine.start(now: .now, reachable: false)
+        let actions = machine.start(now: clock.now, reachable: false)
         outgoing[id] = Outgoing(machine: machine, peer: peer, handle: handle, modified: record.modified, progress: progress,
                                 reachable: false)
         logger.info("restored a resource transfer to send", metadata: metadata)
@@ -72,12 +72,12 @@ extension ResourceTransfers {
             return
         }
         let machine = ResourceReceiveStateMachine(restoring: id, offer: offer, next: record.next, stored: Set(record.stored),
-                                                  incarnation: .random(in: 1...UInt64.max), now: .now)
+                                                  incarnation: .random(in: 1...UInt64.max), now: clock.now)
         var resumed = machine
         let actions = resumed.resume()
         let progress = makeProgress(id, .incoming, peer, offer, bytes: machine.bytesStored)
         incoming[key] = Incoming(machine: resumed, peer: peer, handle: handle, record: record, progress: progress,
-                                 reachable: false, checkpointedAt: .now)
+                                 reachable: false, checkpointedAt: clock.now)
         logger.info("restored a resource transfer to receive", metadata: ["mesh.peer": "\(node.shortHex)", "resource.id": "\(id.shortHex)",
                                                                           "resource.bytes": "\(machine.bytesStored)"])
         report(.restored(progress))

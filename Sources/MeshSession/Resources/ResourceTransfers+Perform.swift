@@ -39,7 +39,7 @@ extension ResourceTransfers {
                 return
             }
             let request = ResourceOfferRequest(id: key.id, sender: sender, name: offer.name, size: offer.size, sha256: offer.sha256)
-            pending[key] = Pending(request: request, offer: offer, until: .now + timeout)
+            pending[key] = Pending(request: request, offer: offer, until: clock.now + timeout)
             if !events.offer(.offered(request)) { logger.notice("a resource offer was not reported: the application reads no resource events") }
             return
         }
@@ -101,11 +101,11 @@ extension ResourceTransfers {
             await refuse(key, sender, ResourceFailure(.storageFailed, "the receiver cannot store resources now"))
             return
         }
-        var machine = ResourceReceiveStateMachine(id: key.id, offer: offer, incarnation: .random(in: 1...UInt64.max), now: .now)
+        var machine = ResourceReceiveStateMachine(id: key.id, offer: offer, incarnation: .random(in: 1...UInt64.max), now: clock.now)
         let actions = machine.accept()
         let progress = makeProgress(key.id, .incoming, sender, offer, bytes: 0)
         incoming[key] = Incoming(machine: machine, peer: sender, handle: handle, record: record, progress: progress,
-                                 reachable: true, checkpointedAt: .now)
+                                 reachable: true, checkpointedAt: clock.now)
         logger.info("accepted a resource", metadata: metadata.merging(["resource.size": "\(offer.size)"]) { $1 })
         report(.startedReceiving(progress))
         await perform(actions, incoming: key, chunk: nil)
@@ -117,7 +117,7 @@ extension ResourceTransfers {
     }
 
     func remember(_ key: Key, done: ResourceDonePayload?) {
-        let now = ContinuousClock.now
+        let now = clock.now
         finished = finished.filter { $0.value.until > now }
         while finished.count >= ResourceLimits.maxFinishedRemembered,
               let oldest = finished.min(by: { $0.value.until < $1.value.until })?.key {
@@ -179,7 +179,7 @@ extension ResourceTransfers {
                 transfer.progress.pause(action == .paused)
             case .progress(let bytes):
                 guard outgoing[id] != nil else { continue }
-                transfer.progress.moved(bytes, report: bytes < transfer.machine.offer.size && Self.progressDue(&outgoing[id]!.lastProgress))
+                transfer.progress.moved(bytes, report: bytes < transfer.machine.offer.size && Self.progressDue(&outgoing[id]!.lastProgress, now: clock.now), now: clock.now)
             case .completed:
                 outgoing[id] = nil
                 journal.map { ResourceStorage.remove($0.outgoingPath(id)) }
@@ -261,7 +261,7 @@ extension ResourceTransfers {
                 await send(.cancel(Self.cancel(code, reason)), id: key.id, to: transfer.peer)
             case .progress(let bytes):
                 guard incoming[key] != nil else { continue }
-                transfer.progress.moved(bytes, report: bytes < transfer.machine.offer.size && Self.progressDue(&incoming[key]!.lastProgress))
+                transfer.progress.moved(bytes, report: bytes < transfer.machine.offer.size && Self.progressDue(&incoming[key]!.lastProgress, now: clock.now), now: clock.now)
             case .paused, .resumed:
                 logPause(action == .paused, .incoming, metadata: metadata)
                 transfer.progress.pause(action == .paused)
@@ -291,7 +291,7 @@ extension ResourceTransfers {
                     return
                 }
                 logger.info("received a resource", metadata: metadata)
-                transfer.progress.moved(transfer.machine.offer.size, report: false)
+                transfer.progress.moved(transfer.machine.offer.size, report: false, now: clock.now)
                 transfer.progress.end(.completed(path: target))
                 report(.finishedReceiving(transfer.progress, .success(target)))
             case .failed(let failure):
@@ -358,7 +358,7 @@ extension ResourceTransfers {
         transfer.record.next = transfer.machine.next
         transfer.record.stored = transfer.machine.storedAhead
         transfer.unsaved = 0
-        transfer.checkpointedAt = .now
+        transfer.checkpointedAt = clock.now
         transfer.checkpointQueued = false
         incoming[key] = transfer
         return (transfer.handle, transfer.record)

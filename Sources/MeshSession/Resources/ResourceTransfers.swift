@@ -23,6 +23,8 @@ actor ResourceTransfers {
     let configuration: ResourceConfiguration
     let logger: Logger
     let tick: Duration
+    /// The session's clock: the machines' `now` and the tick's wait (virtual on a test loop).
+    let clock: SessionClock
     weak var session: Session?
     var channel: MeshChannel?
     var outgoing: [ResourceID: Outgoing] = [:]
@@ -81,8 +83,9 @@ actor ResourceTransfers {
         return limits
     }
 
-    init(directory: String?, configuration: ResourceConfiguration, tick: Duration = .milliseconds(100), logger: Logger) {
+    init(directory: String?, configuration: ResourceConfiguration, clock: SessionClock, tick: Duration = .milliseconds(100), logger: Logger) {
         self.journal = directory.map(ResourceJournal.init(directory:))
+        self.clock = clock
         self.configuration = configuration
         self.tick = tick
         self.logger = logger
@@ -104,7 +107,7 @@ actor ResourceTransfers {
         }
         self.channel = channel
         await load()
-        let tick = self.tick
+        let (tick, clock) = (self.tick, self.clock)
         let (requests, checkpoints) = AsyncStream.makeStream(of: Key.self)
         self.checkpoints = checkpoints
         await withDiscardingTaskGroup { group in
@@ -119,8 +122,8 @@ actor ResourceTransfers {
             group.addTask {
                 while !Task.isCancelled {
                     // On the session's loop clock (virtual on a test loop); throws only when cancelled.
-                    do { try await session.sleep(for: tick) } catch { break }
-                    await self.timersFired(now: .now)
+                    do { try await clock.sleep(for: tick) } catch { break }
+                    await self.timersFired(now: clock.now)
                 }
             }
         }
@@ -175,7 +178,7 @@ actor ResourceTransfers {
         var machine = ResourceSendStateMachine(id: id, offer: offer)
         // The route is looked up after hashing: a relay may have gone away meanwhile.
         let reachable = isReachable(peer.id)
-        let actions = machine.start(now: .now, reachable: reachable)
+        let actions = machine.start(now: clock.now, reachable: reachable)
         outgoing[id] = Outgoing(machine: machine, peer: peer, handle: handle, modified: stamp.modified, progress: progress,
                                 reachable: reachable)
         logger.info("offering a resource", metadata: ["mesh.peer": "\(peer.id.shortHex)", "resource.id": "\(id.shortHex)", "resource.size": "\(size)"])
@@ -242,7 +245,7 @@ actor ResourceTransfers {
             await received(offer, key: key, from: sender)
         case .chunk(let chunk):
             if var transfer = incoming[key] {
-                let actions = transfer.machine.receivedChunk(index: Int(chunk.index), length: chunk.data.count, now: .now)
+                let actions = transfer.machine.receivedChunk(index: Int(chunk.index), length: chunk.data.count, now: clock.now)
                 incoming[key] = transfer
                 await perform(actions, incoming: key, chunk: chunk)
             } else if let memory = finished[key] {
@@ -254,7 +257,7 @@ actor ResourceTransfers {
                 await send(.cancel(Self.cancel(.unknownTransfer, "no transfer \(id.shortHex) here")), id: id, to: sender)
             }
         case .ack(let ack):
-            await toOutgoing(id, from: sender, "an acknowledgement") { $0.receivedAck(ack, now: .now) }
+            await toOutgoing(id, from: sender, "an acknowledgement") { $0.receivedAck(ack, now: clock.now) }
         case .done(let done):
             await toOutgoing(id, from: sender, "a confirmation") { $0.receivedDone(done) }
         case .cancel(let cancel):
@@ -347,8 +350,7 @@ actor ResourceTransfers {
 
     /// Whether a progress update is due: at most one per ``ResourceLimits/progressInterval``
     /// for each transfer (`last` is updated when it is).
-    static func progressDue(_ last: inout ContinuousClock.Instant?) -> Bool {
-        let now = ContinuousClock.now
+    static func progressDue(_ last: inout ContinuousClock.Instant?, now: ContinuousClock.Instant) -> Bool {
         if let last, now - last < ResourceLimits.progressInterval { return false }
         last = now
         return true

@@ -90,7 +90,7 @@ extension Session {
             if let shell { return .success(shell) }
             do throws(SessionError) {
                 let channel = try register(channel: .streams, limits: Self.streamChannelLimits)
-                let made = StreamShell(channel: channel, localID: localID, logger: logger)
+                let made = StreamShell(channel: channel, clock: clock, localID: localID, logger: logger)
                 made.run()
                 shell = made
                 return .success(made)

@@ -27,6 +27,8 @@ actor StreamShell {
     }
 
     private let channel: MeshChannel
+    /// The session's clock: the machines' `now` and the ticker's wait (virtual on a test loop).
+    private let clock: SessionClock
     private let localID: NodeID
     private let logger: Logger
     /// What the sender task takes in order: a packet, or a point that ``flush()`` waits for.
@@ -47,8 +49,9 @@ actor StreamShell {
     private var stopped = false
     private var tickerRunning = false
 
-    init(channel: MeshChannel, localID: NodeID, logger: Logger) {
+    init(channel: MeshChannel, clock: SessionClock, localID: NodeID, logger: Logger) {
         self.channel = channel
+        self.clock = clock
         self.localID = localID
         var logger = logger
         logger[metadataKey: "channel.id"] = "\(ChannelID.streams)"
@@ -96,9 +99,15 @@ actor StreamShell {
     private func ensureTicker() {
         guard !tickerRunning, !stopped else { return }
         tickerRunning = true
-        Task {
+        Task { [clock] in
             while await self.tickerContinues() {
-                try? await Task.sleep(for: Self.tick)
+                do {
+                    try await clock.sleep(for: Self.tick)
+                } catch {
+                    // Cancelled (the ticker's task is not, today): end the streams rather than spin.
+                    await self.stop()
+                    return
+                }
                 await self.timerFired()
             }
         }
@@ -130,7 +139,7 @@ actor StreamShell {
         guard !stopped else { return .failure(StreamError(.closed, "the session stopped")) }
         var key = StreamKey(peer: peer.id, id: 0, reader: false)
         repeat { key.id = UInt64.random(in: 1...UInt64.max) } while outgoing[key] != nil
-        let now = ContinuousClock.now
+        let now = clock.now
         var machine = StreamSendStateMachine(id: key.id, name: name, limits: limits, now: now)
         let actions = machine.start(now: now)
         outgoing[key] = Outgoing(machine: machine, peer: peer)
@@ -150,7 +159,7 @@ actor StreamShell {
             guard var entry = outgoing[key] else { throw closedError(key) }
             guard entry.machine.state == .open else { throw StreamError(.cancelled, "a write after finish()") }
             // Only what fits is copied: a large write is not copied again at each wait.
-            let (taken, actions) = entry.machine.write(Data(rest.prefix(entry.machine.writableBytes)), now: .now)
+            let (taken, actions) = entry.machine.write(Data(rest.prefix(entry.machine.writableBytes)), now: clock.now)
             outgoing[key] = entry
             perform(actions, for: key)
             rest = rest.dropFirst(taken)
@@ -172,7 +181,7 @@ actor StreamShell {
     func finish(_ key: StreamKey) async throws(StreamError) {
         guard var entry = outgoing[key] else { throw closedError(key) }
         guard entry.machine.state == .open else { throw StreamError(.cancelled, "finish() called twice") }
-        let actions = entry.machine.finish(now: .now)
+        let actions = entry.machine.finish(now: clock.now)
         outgoing[key] = entry
         let outcome = await cancellable(key) {
             await withCheckedContinuation { continuation in
@@ -202,7 +211,7 @@ actor StreamShell {
     }
 
     func consumed(_ count: Int, of key: StreamKey) {
-        onIncoming(key) { $0.consumed(count, now: .now) }
+        onIncoming(key) { $0.consumed(count, now: clock.now) }
     }
 
     /// Bytes held by this node's streams, as the application-facing types cannot say (for tests):
@@ -226,7 +235,7 @@ actor StreamShell {
             return
         }
         let peer = message.sender
-        let now = ContinuousClock.now
+        let now = clock.now
         switch packet {
         case .open(let id, let name):
             let key = StreamKey(peer: peer.id, id: id, reader: true)
@@ -255,7 +264,7 @@ actor StreamShell {
     }
 
     private func timerFired() {
-        let now = ContinuousClock.now
+        let now = clock.now
         for key in outgoing.keys where outgoing[key]?.machine.nextDeadline.map({ now >= $0 }) == true {
             onOutgoing(key) { $0.timerFired(now: now) }
         }
@@ -341,7 +350,7 @@ actor StreamShell {
     }
 
     private func closedError(_ key: StreamKey) -> StreamError {
-        let code = recent.code(for: key, now: .now) ?? .unknownStream
+        let code = recent.code(for: key, now: clock.now) ?? .unknownStream
         return StreamError(code == .finished ? .cancelled : code, "the stream is over (\(code))")
     }
 
@@ -370,7 +379,7 @@ actor StreamShell {
 
     private func end(_ key: StreamKey, _ code: StreamCloseCode, _ error: StreamError?) {
         guard let entry = outgoing.removeValue(forKey: key) else { return }
-        recent.insert(key, code: code, now: .now)
+        recent.insert(key, code: code, now: clock.now)
         let result: Result<Void, StreamError> = error.map { .failure($0) } ?? .success(())
         entry.opened?.resume(returning: result)
         entry.writer?.resume(returning: error.map { .failure($0) } ?? .failure(StreamError(.cancelled, "the stream finished")))
@@ -389,12 +398,12 @@ actor StreamShell {
                 entry.stream.end()
             case .completed:
                 incoming[key] = nil
-                recent.insert(key, code: .finished, now: .now)
+                recent.insert(key, code: .finished, now: clock.now)
             case .failed(let error):
                 logger.debug("stream ended", metadata: ["mesh.peer": "\(key.peer.shortHex)", "stream.id": "\(key.id)", "error": "\(error)"])
                 entry.stream.fail(error)
                 incoming[key] = nil
-                recent.insert(key, code: error.code, now: .now)
+                recent.insert(key, code: error.code, now: clock.now)
             case .ignored(let why):
                 logger.trace("stream input ignored", metadata: ["stream.id": "\(key.id)", "reason": "\(why)"])
             }
