@@ -68,6 +68,24 @@ struct RatchetBench: ParsableCommand {
             }
             print(row("ratchet, ping-pong (DH ratchet step per line)", pingPong, baseline: noise))
         }
+        if wanted("sealed packet") {
+            // The whole version 3 path of a line (§13.6, §19.6): the Sealed plaintext, the ratchet
+            // packet bound to its routed header, and the open with its checks; one direction.
+            let bobPrekey = Curve25519.KeyAgreement.PrivateKey()
+            let keys = PairSessions.PeerKeys(staticKey: bob.staticKey.publicKey, prekeyID: 1, prekey: bobPrekey.publicKey)
+            var senders = PairSessions(), receivers = PairSessions()
+            let first = try RatchetSealing.seal(.data(payload), displayName: "alice", sealedAtMilliseconds: 1, header: header,
+                                                sessions: &senders, peer: keys, identity: alice, using: &rng)
+            receivers = try RatchetSealing.open(first.packet, header: header, sessions: receivers, identity: bob,
+                                                prekey: { _ in bobPrekey }, knownStaticKey: known, using: &rng).sessions
+            let packet = measure {
+                let sealed = try! RatchetSealing.seal(.data(payload), displayName: "alice", sealedAtMilliseconds: 1, header: header,
+                                                      sessions: &senders, peer: keys, identity: alice, using: &rng)
+                receivers = try! RatchetSealing.open(sealed.packet, header: header, sessions: receivers, identity: bob,
+                                                     prekey: { _ in bobPrekey }, knownStaticKey: known, using: &rng).sessions
+            }
+            print(row("v3 sealed packet, one direction (§19.6, all of it)", packet, baseline: noise))
+        }
         if wanted("X3DH") {
             let agreement = measure { _ = try! session() }
             print(row("X3DH agreement, both ends (first contact)", agreement, baseline: noise))
