@@ -16,8 +16,9 @@ public struct EndToEndError: Error, Sendable, Hashable, CustomStringConvertible 
         case cannotOpen
         /// The payload is larger than one sealed packet can carry.
         case tooLarge
-        /// The packet names an end-to-end session (or a signed prekey) this node does not hold; the
-        /// sender needs a new session (§19.7).
+        /// The packet's end-to-end session cannot be used here: this node does not hold it (or the
+        /// signed prekey it began on), or its message is further ahead of its chain than MAX_SKIP,
+        /// which no later message of the chain can be either; the sender needs a new session (§19.7).
         case unknownSession
         /// No session can send and the recipient's signed prekey is not known yet.
         case noPrekey

@@ -96,7 +96,8 @@ public enum RatchetSealing {
     ///   - limits: bounds of a new session.
     ///   - generator: the source of new ratchet keys.
     /// - Returns: the plaintext and the sessions to keep.
-    /// - Throws: ``EndToEndError``: `unknownSession` (repair, §19.7), `cannotOpen`, `malformed`,
+    /// - Throws: ``EndToEndError``: `unknownSession` (a session this node does not hold or whose chain
+    ///   ran more than MAX_SKIP ahead: repair, §19.7), `cannotOpen`, `malformed`,
     ///   `wrongOrigin`, `badSignature`.
     public static func open(
         _ sealed: Data, header: SealHeader, sessions: PairSessions, identity: LocalIdentity,
@@ -114,7 +115,13 @@ public enum RatchetSealing {
             (opened, next) = try sessions.opening(packet, context: context(header), localStaticKey: identity.staticKey,
                                                   prekey: prekey, limits: limits, using: &generator)
         } catch {
-            let code: EndToEndError.Code = error.code == .unknownSession ? .unknownSession : error.code == .malformed ? .malformed : .cannotOpen
+            // A message further ahead of its chain than MAX_SKIP cannot be opened on that session,
+            // nor can any later one of the chain (§19.4): like an unknown session, it needs a new one.
+            let code: EndToEndError.Code = switch error.code {
+            case .unknownSession, .tooManySkipped: .unknownSession
+            case .malformed: .malformed
+            default: .cannotOpen
+            }
             throw EndToEndError(code, "sealed packet from node \(header.origin.shortHex) does not open: \(error)")
         }
         let plaintext: SealedPayload

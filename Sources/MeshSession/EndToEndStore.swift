@@ -189,6 +189,13 @@ final class EndToEndStore: Sendable {
         }
     }
 
+    /// Forgets every session, in memory and on disk (for tests: a node that lost its state).
+    func forgetAll() {
+        state.withLockedValue { state in
+            for node in Array(state.pairs.keys) + Array(state.onDisk) { forget(node, in: &state) }
+        }
+    }
+
     /// How many nodes' sessions are held in memory (for tests).
     var pairsInMemory: Int { state.withLockedValue { $0.pairs.count } }
 

@@ -203,3 +203,42 @@ extension RecordingLine {
         return recorded.filter { $0.header.origin == node }
     }
 }
+
+/// Sessions that cannot go on are begun again (PROTOCOL.md §19.6–§19.7).
+@Suite("end-to-end session repair", .serialized)
+struct SessionRepairTests {
+    @Test("more than MAX_SKIP packets lost in a row: the next is refused and answered with a repair, and the sender's next line arrives on a new session")
+    func lostRun() throws {
+        let line = try RecordingLine()
+        try line.send("hello", from: "alice", to: "carol")
+        try line.send("hi", from: "carol", to: "alice")
+        let alice = try #require(line.nodes["alice"])
+        var data = Meshchat_V1_Data()
+        data.payload = Data("lost".utf8)
+        for _ in 0..<1_100 { _ = try alice.sendSealed(.data(data), to: try line.id("carol")) }  // sealed, never delivered
+        let before = try line.recorded(from: "carol").count
+        try line.send("refused", from: "alice", to: "carol")
+        #expect(line.received["carol"] == ["hello"])
+        // Carol answered with a repair on a fresh session (a prekey message).
+        let repair = try #require(try line.recorded(from: "carol").dropFirst(before).first)
+        #expect(repair.sealed.first == RatchetPacket.prekeyKind)
+        try line.send("on a new session", from: "alice", to: "carol")
+        #expect(line.received["carol"] == ["hello", "on a new session"])
+        let last = try #require(try line.recorded(from: "alice").last)
+        #expect(try RatchetPacket(decoding: last.sealed).sessionID == repair.sealed.dropFirst(5).prefix(8).reduce(0) { $0 << 8 | UInt64($1) })
+    }
+
+    @Test("the receiver lost its sessions: the sender's next line is refused and repaired, the one after arrives")
+    func lostState() throws {
+        let line = try RecordingLine()
+        try line.send("hello", from: "alice", to: "carol")
+        try line.send("hi", from: "carol", to: "alice")
+        try line.send("before", from: "alice", to: "carol")
+        // Carol's sessions with alice vanish (a wiped disk): drop them from memory and disk.
+        let carol = try #require(line.nodes["carol"])
+        carol.endToEnd.forgetAll()
+        try line.send("lost", from: "alice", to: "carol")
+        try line.send("after", from: "alice", to: "carol")
+        #expect(line.received["carol"] == ["hello", "before", "after"])
+    }
+}
