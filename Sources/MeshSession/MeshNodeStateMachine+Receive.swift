@@ -142,7 +142,8 @@ extension MeshNodeStateMachine {
             return Step()
         case .advert(let advert, let packet, let prekey):
             let renamed = learn(advert, origin: packet.origin, prekey: prekey)
-            var step = execute(router.received(packet, from: neighbor, now: now))
+            let actions = router.received(packet, from: neighbor, now: now)
+            var step = execute(actions)
             if let renamed { step.events.append(renamed) }
             if packet.origin != identity.nodeID {
                 // Before the reachability events: the application hears of the successor first.
@@ -151,9 +152,11 @@ extension MeshNodeStateMachine {
             }
             return step
         case .broadcast(let packet, let opened):
-            return execute(router.received(packet, from: neighbor, now: now), opened: opened)
+            let actions = router.received(packet, from: neighbor, now: now)
+            return execute(actions, opened: opened)
         case .sealed(let packet, nil, let repair):
-            var step = execute(router.received(packet, from: neighbor, now: now))
+            let actions = router.received(packet, from: neighbor, now: now)
+            var step = execute(actions)
             if let repair { step.sends += sendRepair(repair, to: packet.origin, now: now, nowMilliseconds: nowMilliseconds, random: &random) }
             return step
         case .sealed(let packet, let (plaintext, sender)?, _):
@@ -189,7 +192,8 @@ extension MeshNodeStateMachine {
             case nil:
                 logger.debug("ignored a sealed packet with unknown content (a newer peer's)", metadata: ["mesh.origin": "\(packet.origin.shortHex)"])
             }
-            var step = execute(router.received(packet, from: neighbor, now: now), opened: opened)
+            let actions = router.received(packet, from: neighbor, now: now)
+            var step = execute(actions, opened: opened)
             if let answered { step.answeredPings.append(answered) }
             if let reply, let answer = try? sendSealed(reply, to: packet.origin, now: now, nowMilliseconds: nowMilliseconds, random: &random) {
                 step.sends += answer.sends

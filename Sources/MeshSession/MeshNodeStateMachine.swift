@@ -238,7 +238,8 @@ package struct MeshNodeStateMachine: Sendable {
             known[peer.id] = Known(peer: peer, staticKey: key, identityKey: identityKey ?? known[peer.id]?.identityKey,
                                    sequence: known[peer.id]?.sequence, prekey: prekey ?? known[peer.id]?.prekey)
         }
-        var step = execute(router.neighborUp(peer.id, latencyMicros: micros, now: now))
+        let actions = router.neighborUp(peer.id, latencyMicros: micros, now: now)
+        var step = execute(actions)
         if let renamed { step.events.insert(renamed, at: 0) }
         return step
     }
@@ -266,22 +267,26 @@ package struct MeshNodeStateMachine: Sendable {
     private mutating func advertContentChanged(now: RouterInstant) -> Step {
         router.signAdvert = Self.advertSigner(identity: identity, name: me.displayName, attachments: localAttachments,
                                               prekey: endToEnd.signedPrekey)
-        return execute(router.attachmentChanged(now: now))
+        let actions = router.attachmentChanged(now: now)
+        return execute(actions)
     }
 
     /// A neighbour's link ended.
     mutating func neighborDown(_ node: NodeID, now: RouterInstant) -> Step {
-        execute(router.neighborDown(node, now: now))
+        let actions = router.neighborDown(node, now: now)
+        return execute(actions)
     }
 
     /// A neighbour's link measured a round trip.
     mutating func neighborLatency(_ node: NodeID, _ latency: Duration, now: RouterInstant) -> Step {
-        execute(router.neighborLatency(node, micros: Self.micros(latency), now: now))
+        let actions = router.neighborLatency(node, micros: Self.micros(latency), now: now)
+        return execute(actions)
     }
 
     /// The router's timer is due.
     mutating func timerFired(now: RouterInstant) -> Step {
-        execute(router.timerFired(now: now))
+        let actions = router.timerFired(now: now)
+        return execute(actions)
     }
 
     /// Starts a ping (§13.10): a fresh nonce (never 0, none in use) drawn from `random`, registered
@@ -315,7 +320,8 @@ package struct MeshNodeStateMachine: Sendable {
         body.sentAtMs = sentAt
         body.content = content
         let signed = MeshSigning.signBroadcast(body, identity: identity)
-        return execute(router.broadcast(payload: signed.serialized, packetID: packetID, now: now))
+        let actions = router.broadcast(payload: signed.serialized, packetID: packetID, now: now)
+        return execute(actions)
     }
 
     /// Seals content for a node on an end-to-end session with it (§13.6, §19.6) and routes it.
@@ -361,6 +367,10 @@ package struct MeshNodeStateMachine: Sendable {
     }
 
     /// The step for the router's actions; `opened` is what a delivered packet carries here.
+    ///
+    /// Callers take the router's actions into a local first: in `execute(router.received(…))` Swift
+    /// holds a copy of `self` for the call while the argument mutates `self.router`, so the router's
+    /// duplicate cache (8,192 entries) was copied on every packet.
     func execute(_ actions: [RouterAction], opened: Opened? = nil) -> Step {
         var step = Step()
         for action in actions {
