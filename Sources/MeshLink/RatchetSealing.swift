@@ -12,6 +12,10 @@ import MeshWire
 /// signature binding its static key to it (§2.4) inside, checked before its session is kept; later
 /// messages of the session carry neither (the session is bound to both static keys).
 public enum RatchetSealing {
+    /// What a prekey message's identity fields add to the plaintext: a tag and a length byte before
+    /// the 32-byte identity key and before the 64-byte signature.
+    static let identityFieldsSize = 34 + 66
+
     /// The label that starts the authenticated context.
     public static let contextLabel = Array("meshchat/3 sealed:".utf8)
 
@@ -51,19 +55,20 @@ public enum RatchetSealing {
         plaintext.displayName = displayName
         plaintext.sealedAtMs = sealedAtMilliseconds
         plaintext.content = content
-        // The identity fields cost about 100 bytes; they are needed only while the session is new,
-        // but which session seals is decided inside, so the larger plaintext is sized first.
-        plaintext.identityKey = identity.signingKey.publicKey.rawRepresentation
-        plaintext.staticSignature = identity.staticSignature
-        let withIdentity = plaintext.serialized
-        guard withIdentity.count <= WireLimits.maxSealedPlaintext else {
-            throw EndToEndError(.tooLarge, "sealed plaintext of \(withIdentity.count) bytes exceeds \(WireLimits.maxSealedPlaintext)")
-        }
-        plaintext.identityKey = Data()
-        plaintext.staticSignature = Data()
+        // Only a prekey message carries the identity fields (fields 1 and 2: 34 + 66 bytes); they
+        // are sized in before sealing and serialized only for the packet that needs them.
         let bare = plaintext.serialized
+        guard bare.count + Self.identityFieldsSize <= WireLimits.maxSealedPlaintext else {
+            throw EndToEndError(.tooLarge, "sealed plaintext of \(bare.count + Self.identityFieldsSize) bytes exceeds \(WireLimits.maxSealedPlaintext)")
+        }
+        let withIdentity = { () -> Data in
+            var full = plaintext
+            full.identityKey = identity.signingKey.publicKey.rawRepresentation
+            full.staticSignature = identity.staticSignature
+            return full.serialized
+        }
         do {
-            return try sessions.seal({ prekeyMessage in prekeyMessage ? withIdentity : bare }, context: context(header), to: peer,
+            return try sessions.seal({ prekeyMessage in prekeyMessage ? withIdentity() : bare }, context: context(header), to: peer,
                                      localStaticKey: identity.staticKey, fresh: fresh, limits: limits, using: &generator)
         } catch {
             switch error.code {

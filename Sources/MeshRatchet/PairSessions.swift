@@ -33,7 +33,7 @@ public struct PairSessions: Sendable {
     /// The most sessions kept with one node.
     public static let maxSessions = 3
     /// How many message numbers a stored state reserves ahead of the sending position.
-    public static let reservation: UInt32 = 256
+    public static let reservation: UInt32 = 64
 
     /// Sessions, preferred first.
     var entries: [Entry] = []

@@ -62,13 +62,16 @@ public struct PrekeyRing: Sendable {
 
     /// Replaces the current prekey when it is due and deletes the expired ones.
     /// - Parameters:
-    ///   - now: the wall clock, Unix milliseconds (a clock set back keeps the current key).
+    ///   - now: the wall clock, Unix milliseconds (a clock set back by less than an interval keeps the
+    ///     current key; by more, or a key dated far ahead, is replaced).
     ///   - generator: the source of a new key.
     /// - Returns: true when the current prekey changed (publish the new one).
     public mutating func rotateIfDue(now: Int64, using generator: inout some RandomNumberGenerator) -> Bool {
         var rotated = false
         let age = now.subtractingReportingOverflow(keys[0].createdAt)
-        if !age.overflow, age.partialValue >= Self.rotationInterval {
+        // A prekey dated more than an interval ahead of the clock (a stored date from a clock that
+        // was wrong, or a clock set far back) would otherwise stay current until that date.
+        if age.overflow || age.partialValue >= Self.rotationInterval || age.partialValue <= -Self.rotationInterval {
             var id = keys[0].id &+ 1
             while keys.contains(where: { $0.id == id }) { id &+= 1 }
             keys.insert(Key(id: id, privateKey: DoubleRatchet.newRatchetKey(using: &generator), createdAt: now), at: 0)

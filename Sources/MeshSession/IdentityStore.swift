@@ -22,6 +22,8 @@ import Darwin
 struct IdentityStore {
     static let fileName = "identity.json"
     static let rotationsFileName = "rotations.json"
+    /// The largest `rotations.json` read.
+    static let maxRotationsFileBytes = 64 * 1024
     let directory: String
 
     var path: String { (directory as NSString).appendingPathComponent(Self.fileName) }
@@ -98,7 +100,15 @@ struct IdentityStore {
         let data: Data
         let file: RotationsFile
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: rotationsPath))
+            // Four statements take about 1 KB; a larger file is damaged or not ours to trust whole.
+            guard let handle = FileHandle(forReadingAtPath: rotationsPath) else {
+                throw SessionError.identityFile("could not open \(rotationsPath)")
+            }
+            defer { try? handle.close() }
+            data = try handle.read(upToCount: Self.maxRotationsFileBytes + 1) ?? Data()
+            guard data.count <= Self.maxRotationsFileBytes else {
+                throw SessionError.identityFile("over \(Self.maxRotationsFileBytes) bytes")
+            }
             file = try JSONDecoder().decode(RotationsFile.self, from: data)
         } catch {
             throw .identityFile("key rotation file \(rotationsPath) is not valid: \(error)")

@@ -14,6 +14,7 @@ private struct Nodes {
     var alice = PairSessions()  // alice's sessions with bob
     var bob = PairSessions()    // bob's sessions with alice
     let context = Data("routed header".utf8)
+    var limits = RatchetLimits()
 
     init() {
         var rng = SplitMix64(seed: 7)
@@ -29,22 +30,22 @@ private struct Nodes {
     }
 
     mutating func aliceSends(_ text: String, fresh: Bool = false) throws -> PairSessions.Sealed {
-        try alice.seal(Data(text.utf8), context: context, to: bobKeys, localStaticKey: aliceStatic, fresh: fresh, using: &rng)
+        try alice.seal(Data(text.utf8), context: context, to: bobKeys, localStaticKey: aliceStatic, fresh: fresh, limits: limits, using: &rng)
     }
     mutating func bobSends(_ text: String, fresh: Bool = false) throws -> PairSessions.Sealed {
-        try bob.seal(Data(text.utf8), context: context, to: aliceKeys, localStaticKey: bobStatic, fresh: fresh, using: &rng)
+        try bob.seal(Data(text.utf8), context: context, to: aliceKeys, localStaticKey: bobStatic, fresh: fresh, limits: limits, using: &rng)
     }
     mutating func bobReads(_ sealed: PairSessions.Sealed, context: Data? = nil) throws -> (String, PairSessions.Opened) {
         let ring = bobRing
         let (opened, next) = try bob.opening(try RatchetPacket(decoding: sealed.packet), context: context ?? self.context,
-                                             localStaticKey: bobStatic, prekey: { ring.privateKey(id: $0) }, using: &rng)
+                                             localStaticKey: bobStatic, prekey: { ring.privateKey(id: $0) }, limits: limits, using: &rng)
         bob = next
         return (String(decoding: opened.plaintext, as: UTF8.self), opened)
     }
     mutating func aliceReads(_ sealed: PairSessions.Sealed) throws -> (String, PairSessions.Opened) {
         let ring = aliceRing
         let (opened, next) = try alice.opening(try RatchetPacket(decoding: sealed.packet), context: context,
-                                               localStaticKey: aliceStatic, prekey: { ring.privateKey(id: $0) }, using: &rng)
+                                               localStaticKey: aliceStatic, prekey: { ring.privateKey(id: $0) }, limits: limits, using: &rng)
         alice = next
         return (String(decoding: opened.plaintext, as: UTF8.self), opened)
     }
@@ -101,6 +102,23 @@ private func kind(_ sealed: PairSessions.Sealed) throws -> UInt8 { try #require(
         let packet = try RatchetPacket(decoding: after.packet)
         #expect(packet.message.header.number == PairSessions.reservation)  // 0–255 may have been used
         #expect(try nodes.bobReads(after).0 == "after restart")
+    }
+
+    @Test func theGapARestartLeavesOpensUnderTheSealedPacketLimits() throws {
+        var nodes = Nodes()
+        nodes.limits.maxSkip = 128  // what the mesh uses for sealed packets (§19.4)
+        nodes.limits.maxStoredSkipped = 512
+        #expect(PairSessions.reservation < nodes.limits.maxSkip)
+        #expect(try nodes.bobReads(try nodes.aliceSends("hello")).0 == "hello")
+        #expect(try nodes.aliceReads(try nodes.bobSends("reply")).0 == "reply")
+        let stored = try nodes.aliceSends("stored now")
+        #expect(stored.mustStore)
+        let state = nodes.alice.serialized
+        // The process dies before anything after the stored state reaches bob.
+        for index in 0..<5 { _ = try nodes.aliceSends("never arrived \(index)") }
+        nodes.alice = try PairSessions(serialized: state)
+        #expect(try nodes.bobReads(try nodes.aliceSends("after restart")).0 == "after restart")
+        #expect(try nodes.bobReads(stored).0 == "stored now")
     }
 
     @Test func aLostSessionIsRepairedWithAFreshOne() throws {
@@ -185,9 +203,11 @@ private func kind(_ sealed: PairSessions.Sealed) throws -> UInt8 { try #require(
         #expect(ring.privateKey(id: first) != nil)
         _ = ring.rotateIfDue(now: PrekeyRing.rotationInterval + PrekeyRing.retention, using: &rng)
         #expect(ring.privateKey(id: first) == nil)
-        // A clock set back keeps the current key.
+        // A clock set back by an hour keeps the current key; set back by more than a week (or a key
+        // dated far ahead), it is replaced.
         let current = ring.currentID
-        #expect(!ring.rotateIfDue(now: -5, using: &rng) && ring.currentID == current)
+        #expect(!ring.rotateIfDue(now: PrekeyRing.rotationInterval + PrekeyRing.retention - 3_600_000, using: &rng) && ring.currentID == current)
+        #expect(ring.rotateIfDue(now: -5, using: &rng) && ring.currentID != current)
         let restored = try PrekeyRing(serialized: ring.serialized)
         #expect(restored.ids == ring.ids)
         #expect(throws: RatchetError(.malformed, "")) { try PrekeyRing(serialized: Data([1, 0])) }
