@@ -37,9 +37,12 @@ extension PairSessions {
 
     /// Restores sessions from ``serialized`` bytes. Each session's sending chain moves past the numbers
     /// its stored state had reserved, which may have been used before the state was stored again.
-    /// - Parameter data: the stored bytes (checked: a file may be damaged or edited).
+    /// - Parameters:
+    ///   - data: the stored bytes (checked: a file may be damaged or edited).
+    ///   - limits: the largest limits a stored session may carry (a session's own limits bound the
+    ///     work one received message can cause, so an edited file must not raise them).
     /// - Throws: ``RatchetError`` `malformed`.
-    public init(serialized data: Data) throws(RatchetError) {
+    public init(serialized data: Data, limits: RatchetLimits = RatchetLimits()) throws(RatchetError) {
         guard data.count <= Self.maxStoredBytes else {
             throw RatchetError(.malformed, "stored sessions of \(data.count) bytes (at most \(Self.maxStoredBytes))")
         }
@@ -69,6 +72,14 @@ extension PairSessions {
             }
             let length = Int(try reader.u32())
             var ratchet = try DoubleRatchet(serialized: try reader.bytes(length))
+            guard ratchet.limits.maxSkip <= limits.maxSkip, ratchet.limits.maxStoredSkipped <= limits.maxStoredSkipped else {
+                throw RatchetError(.malformed, "a stored session with limits above \(limits.maxSkip) / \(limits.maxStoredSkipped)")
+            }
+            // A reservation is at most `reservation` past the position it was made at.
+            guard reservedKey == nil || reservedThrough <= ratchet.nextMessageNumber &+ Self.reservation
+                    || ratchet.nextMessageNumber > UInt32.max - Self.reservation else {
+                throw RatchetError(.malformed, "a stored reservation \(reservedThrough) far past message \(ratchet.nextMessageNumber)")
+            }
             if let reservedKey, reservedKey == ratchet.sendingRatchetKey {
                 try ratchet.skipSending(to: reservedThrough)
             }

@@ -219,7 +219,7 @@ final class EndToEndStore: Sendable {
         var pair = Pair(sessions: PairSessions(), lastUsed: state.tick)
         if let path = path(of: node), state.onDisk.contains(node), let bytes = Self.read(path, limit: PairSessions.maxStoredBytes, logger: logger) {
             do {
-                pair.sessions = try PairSessions(serialized: bytes)
+                pair.sessions = try PairSessions(serialized: bytes, limits: limits)
                 // Restoring moved sending chains past their reservations: store that before any send.
                 pair.dirty = true
             } catch {

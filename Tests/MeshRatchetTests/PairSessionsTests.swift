@@ -182,6 +182,17 @@ private func kind(_ sealed: PairSessions.Sealed) throws -> UInt8 { try #require(
         many[1] = 200
         #expect(throws: RatchetError(.malformed, "")) { try PairSessions(serialized: many) }
         #expect(throws: RatchetError(.malformed, "")) { try PairSessions(serialized: Data(count: PairSessions.maxStoredBytes + 1)) }
+        // A reservation far past the sending position (which would make a restore derive that many
+        // keys) is refused: alice's pending session stores its prekey header, then the reservation.
+        var aliceStored = nodes.alice.serialized
+        let through = 2 + 8 + 32 + 1 + 68 + 32
+        #expect(aliceStored[42] == 3)  // flags: prekey header and reservation
+        aliceStored.replaceSubrange(through ..< through + 4, with: [0, 0, 0x13, 0x88])  // 5,000: within what a restore may derive at all, far past 64
+        #expect(throws: RatchetError(.malformed, "")) { try PairSessions(serialized: aliceStored) }
+        // A file may not raise the limits its sessions were made with.
+        var small = RatchetLimits()
+        small.maxSkip = 128
+        #expect(throws: RatchetError(.malformed, "")) { try PairSessions(serialized: stored, limits: small) }
     }
 
     @Test func packetsAreDecodedDefensively() {
