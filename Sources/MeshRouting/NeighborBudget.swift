@@ -50,14 +50,24 @@ public struct TokenBucket: Sendable, Hashable {
     /// - Parameter now: the current time (an earlier time than the last one adds nothing).
     /// - Returns: whether a token was taken.
     public mutating func take(now: RouterInstant) -> Bool {
+        take(1, now: now)
+    }
+
+    /// Takes `count` tokens if there are that many (none are taken otherwise).
+    /// - Parameters:
+    ///   - count: the tokens, at least 1 (a larger count than ``burst`` is never granted).
+    ///   - now: the current time (an earlier time than the last one adds nothing).
+    /// - Returns: whether they were taken.
+    public mutating func take(_ count: Int, now: RouterInstant) -> Bool {
         if now > updatedAt {
             let elapsed = now - updatedAt
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             tokens = min(Double(burst), tokens + seconds * Double(perSecond))
             updatedAt = now
         }
-        guard tokens >= 1 else { return false }
-        tokens -= 1
+        let wanted = Double(max(1, count))
+        guard tokens >= wanted else { return false }
+        tokens -= wanted
         return true
     }
 }
@@ -73,10 +83,20 @@ public enum NeighborWork: String, Sendable, Hashable, CaseIterable {
     /// reading it until a token is due, and TCP slows the neighbour) instead of dropping: a
     /// broadcast has no receipt, so a dropped one would be lost.
     case broadcast
-    /// Opening a sealed packet addressed to this node (a Diffie-Hellman and a decryption).
+    /// Opening a sealed packet addressed to this node that makes it do Diffie-Hellman (§19.6): a
+    /// prekey message (an X3DH agreement), or a session message that turns the ratchet or whose
+    /// session is not in memory. One unit per packet.
     case opening
-    /// Relaying a sealed packet addressed to another node.
+    /// Opening a session message addressed to this node (§19.6): one unit per message key it makes
+    /// this node derive (a chain step; skipped keys included) and per started 16 KiB it authenticates,
+    /// counted from its visible header before any of that work.
+    case derivation
+    /// Relaying a sealed packet addressed to another node that is not a session message (a prekey
+    /// message, or a kind this node does not know). One unit per packet.
     case relaying
+    /// Relaying a session message addressed to another node: one unit per packet and per started
+    /// 16 KiB.
+    case sessionRelaying
     /// Storing an advert from an origin the link-state database does not hold yet.
     case newOrigin
 
@@ -88,11 +108,21 @@ public enum NeighborWork: String, Sendable, Hashable, CaseIterable {
     ///   the victim and its neighbours busy past their keepalive.
     /// - broadcast: 1,024 at once, then 1,000 a second (about 60 µs of Ed25519 each: 6 % of a core),
     ///   waited for, not dropped: 10,000 lines pasted at once arrive, at the budget's pace.
-    /// - opening: 1,024 at once, then 1,024 a second (about 0.1 ms of X25519 each: a tenth of a core).
-    /// - relaying: 512 at once, then 512 a second (30 MB/s of 60,000-byte file chunks): half the
-    ///   next hop's opening budget, so that what one flooding neighbour gets relayed leaves the next
-    ///   hop budget to open the honest packets that come the same way. It also caps one honest
-    ///   neighbour's packets through this node at 512 a second.
+    /// - opening: 1,024 at once, then 1,024 a second (about 0.1–0.2 ms of X25519 each: a tenth to a
+    ///   fifth of a core).
+    /// - derivation: 16,384 at once, then 16,384 a second: a 60,000-byte chunk costs 5 units (one
+    ///   key, four 16 KiB blocks), so one neighbour's honest chunks open at up to 3,276 a second
+    ///   (196 MB/s); a forged header asking for the most skipped keys (2 × 128 + 1) costs 257 units,
+    ///   so forgeries cost at most about 16,384 chain steps (two HMACs each) and 256 MiB of
+    ///   authentication a second, a few percent of a core.
+    /// - relaying: 512 at once, then 512 a second: half the next hop's opening budget, so that what
+    ///   one flooding neighbour gets relayed leaves the next hop budget to open the honest packets
+    ///   that come the same way.
+    /// - sessionRelaying: 8,192 at once, then 8,192 a second, in derivation's units: half the next
+    ///   hop's derivation budget, for the same reason; 1,638 chunks of 60,000 bytes a second (98 MB/s)
+    ///   through this node from one neighbour. A relay cannot tell a session message that will turn
+    ///   the next hop's ratchet from one that will not, so a neighbour relaying forged ones can use up
+    ///   the next hop's opening budget for the relay's link; chain steps through it still pass.
     /// - newOrigin: 64 at once, then 4 a second: a node joining a mesh of 64 nodes learns them at
     ///   once; a larger mesh fills in at the refreshes (every 30 s, §13.2.3). An advert flood of
     ///   invented nodes costs the victim (and the nodes behind it) 4 new nodes a second.
@@ -101,7 +131,9 @@ public enum NeighborWork: String, Sendable, Hashable, CaseIterable {
         case .verification: (256, 100)
         case .broadcast: (1_024, 1_000)
         case .opening: (1_024, 1_024)
+        case .derivation: (16_384, 16_384)
         case .relaying: (512, 512)
+        case .sessionRelaying: (8_192, 8_192)
         case .newOrigin: (64, 4)
         }
     }
@@ -119,15 +151,36 @@ public struct NeighborBudgets: Sendable {
     /// Creates empty budgets.
     public init() {}
 
-    /// Takes one unit of `work` from `neighbor`'s budget.
+    /// Takes `units` of `work` (one unless the kind counts more, ``NeighborWork``) from `neighbor`'s budget.
     /// - Returns: whether the work may be done; `false` counts a drop.
-    public mutating func take(_ work: NeighborWork, from neighbor: NodeID, now: RouterInstant) -> Bool {
+    public mutating func take(_ work: NeighborWork, units: Int = 1, from neighbor: NodeID, now: RouterInstant) -> Bool {
         var bucket = buckets[neighbor]?[work]
             ?? TokenBucket(burst: work.budget.burst, perSecond: work.budget.perSecond, now: now)
-        let taken = bucket.take(now: now)
+        let taken = bucket.take(units, now: now)
         buckets[neighbor, default: [:]][work] = bucket
         if !taken { dropped[work, default: 0] += 1 }
         return taken
+    }
+
+    /// Takes several kinds of work for one packet, all or none (``take(_:units:from:now:)``).
+    /// - Parameters:
+    ///   - charges: the kinds of work and their units.
+    ///   - neighbor: the neighbour the packet came from.
+    ///   - now: the current time.
+    /// - Returns: `nil` when every charge was taken, else the first kind over budget (a drop is
+    ///   counted for it, and nothing is taken).
+    public mutating func take(all charges: [(NeighborWork, Int)], from neighbor: NodeID, now: RouterInstant) -> NeighborWork? {
+        var mine = buckets[neighbor] ?? [:]
+        for (work, units) in charges {
+            var bucket = mine[work] ?? TokenBucket(burst: work.budget.burst, perSecond: work.budget.perSecond, now: now)
+            guard bucket.take(units, now: now) else {
+                dropped[work, default: 0] += 1
+                return work
+            }
+            mine[work] = bucket
+        }
+        buckets[neighbor] = mine
+        return nil
     }
 
     /// Forgets a neighbour whose link went down (a reconnect starts with full buckets).

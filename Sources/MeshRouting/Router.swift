@@ -136,12 +136,21 @@ public struct Router: Sendable {
         return budgets.wait(work, from: neighbor, now: now)
     }
 
-    /// Takes one unit of work from a live neighbour's budget (PROTOCOL.md §13.11): the shell asks
-    /// before verifying, opening or relaying one of its packets.
+    /// Takes `units` of work (one unless the kind counts more, ``NeighborWork``) from a live
+    /// neighbour's budget (PROTOCOL.md §13.11): the shell asks before verifying, opening or relaying
+    /// one of its packets.
     /// - Returns: whether the work may be done; `false` (counted) means drop the packet.
-    public mutating func takeBudget(_ work: NeighborWork, from neighbor: NodeID, now: RouterInstant) -> Bool {
+    public mutating func takeBudget(_ work: NeighborWork, units: Int = 1, from neighbor: NodeID, now: RouterInstant) -> Bool {
         guard live[neighbor] != nil else { return true }
-        return budgets.take(work, from: neighbor, now: now)
+        return budgets.take(work, units: units, from: neighbor, now: now)
+    }
+
+    /// Takes several kinds of work for one packet from a live neighbour's budget, all or none
+    /// (``NeighborBudgets/take(all:from:now:)``).
+    /// - Returns: `nil` when the work may be done, else the first kind over budget (counted): drop the packet.
+    public mutating func takeBudget(all charges: [(NeighborWork, Int)], from neighbor: NodeID, now: RouterInstant) -> NeighborWork? {
+        guard live[neighbor] != nil else { return nil }
+        return budgets.take(all: charges, from: neighbor, now: now)
     }
 
     // MARK: - Link events

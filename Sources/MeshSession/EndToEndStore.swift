@@ -178,6 +178,20 @@ final class EndToEndStore: Sendable {
         return try result.get()
     }
 
+    /// What opening `sealed` from `origin` would cost (§13.11), for charging it to the neighbour it
+    /// came from before doing it. Reads only what is in memory: a pair kept on disk only counts as
+    /// the most a packet may cost (its next open reads it in).
+    /// - Parameters:
+    ///   - sealed: the packet (`Routed.sealed`).
+    ///   - origin: the node that sealed it.
+    func openingWork(of sealed: Data, from origin: NodeID) -> RatchetWork {
+        state.withLockedValue { state in
+            if let pair = state.pairs[origin] { return pair.sessions.openingWork(of: sealed) }
+            if state.onDisk.contains(origin) { return .most(limits) }
+            return PairSessions().openingWork(of: sealed)
+        }
+    }
+
     /// The other end could not open a session's messages: stop preferring it (§19.7).
     func demote(_ sessionID: UInt64, of node: NodeID) {
         state.withLockedValue { state in

@@ -230,23 +230,30 @@ extension MeshNodeStateMachine {
     }
 
     /// Whether the work a neighbour's packet asks for fits that neighbour's budget (§13.11):
-    /// verifying an advert or broadcast, opening a sealed packet for this node, relaying one for
+    /// verifying an advert or broadcast, opening a sealed packet for this node (Diffie-Hellman and
+    /// key derivation, as its visible header and the session it names say), relaying one for
     /// another. A broadcast or sealed packet seen before is dropped here, before its costly work.
     /// Drops are counted by the router and logged at debug, at most once a second.
     private mutating func takeBudget(_ routed: RoutedPayload, header: Header, from neighbor: NodeID, now: RouterInstant) -> Bool {
-        let work: NeighborWork
+        var charges: [(NeighborWork, Int)]
         switch routed.payload {
-        case .linkState: work = .verification
+        case .linkState: charges = [(.verification, 1)]
         case .broadcast:
             if router.hasSeen(header.packetID, now: now) { return false }
-            work = .broadcast
-        case .sealed:
-            guard header.destination == identity.nodeID else { work = .relaying; break }
+            charges = [(.broadcast, 1)]
+        case .sealed(let sealed):
+            let blocks = (sealed.count + 16_383) / 16_384
+            guard header.destination == identity.nodeID else {
+                charges = sealed.first == RatchetPacket.sessionKind ? [(.sessionRelaying, 1 + blocks)] : [(.relaying, 1)]
+                break
+            }
             if router.hasSeen(header.packetID, now: now) { return false }
-            work = .opening
+            let work = endToEnd.openingWork(of: sealed, from: header.origin)
+            charges = work.diffieHellman ? [(.opening, 1)] : []
+            if sealed.first != RatchetPacket.prekeyKind { charges.append((.derivation, work.derivedKeys + blocks)) }
         case nil: return true
         }
-        if router.takeBudget(work, from: neighbor, now: now) { return true }
+        guard let work = router.takeBudget(all: charges, from: neighbor, now: now) else { return true }
         if budgetLoggedAt.map({ now - $0 >= .seconds(1) }) ?? true {
             budgetLoggedAt = now
             logger.debug("dropped packets over a neighbour's budget", metadata: [
@@ -291,7 +298,9 @@ extension MeshNodeStateMachine {
                                                                           packetID: header.packetIDBytes),
                                                knownStaticKey: originKey)
         } catch {
-            logger.notice("dropped a sealed packet", metadata: ["mesh.origin": "\(header.origin.shortHex)", "error": "\(error)"])
+            // Debug, not notice: the derivation budget lets up to 16,384 packets a second from one
+            // neighbour get this far (§13.11), and a flood of them must not become a flood of logs.
+            logger.debug("dropped a sealed packet", metadata: ["mesh.origin": "\(header.origin.shortHex)", "error": "\(error)"])
             guard error.code == .unknownSession, let packet = try? RatchetPacket(decoding: sealed) else { return .failure(RepairRequest(session: nil)) }
             return .failure(RepairRequest(session: packet.sessionID))
         }

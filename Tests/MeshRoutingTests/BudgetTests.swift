@@ -38,6 +38,29 @@ struct BudgetTests {
         #expect(router.budgetWait(.broadcast, from: node(2), now: .zero) == nil, "another neighbour does not")
     }
 
+    @Test("several kinds of work for one packet are taken all or none; units count against the burst")
+    func takeAll() {
+        var router = makeRouter()
+        _ = router.neighborUp(node(1), latencyMicros: 1000, now: .zero)
+        let burst = NeighborWork.opening.budget.burst
+        for _ in 0..<(burst - 1) { _ = router.takeBudget(.opening, from: node(1), now: .zero) }
+        let derivation = NeighborWork.derivation.budget.burst
+        let first = router.takeBudget(all: [(.opening, 1), (.derivation, 100)], from: node(1), now: .zero)
+        #expect(first == nil)
+        // The opening bucket is empty now: nothing of the next packet is taken, its derivation included.
+        let second = router.takeBudget(all: [(.derivation, 10), (.opening, 1)], from: node(1), now: .zero)
+        #expect(second == .opening)
+        #expect(router.budgets.dropped[.opening] == 1)
+        let rest = router.takeBudget(.derivation, units: derivation - 100, from: node(1), now: .zero)
+        #expect(rest, "the failed packet took no derivation")
+        let over = router.takeBudget(.derivation, units: 1, from: node(1), now: .zero)
+        #expect(!over)
+        var bucket = TokenBucket(burst: 10, perSecond: 10, now: .zero)
+        let tooMany = bucket.take(11, now: .zero), all = bucket.take(10, now: .zero)
+        #expect(!tooMany, "more than the burst is never granted")
+        #expect(all)
+    }
+
     @Test("each neighbour has its own budget: one neighbour's flood leaves another's untouched")
     func perNeighbour() {
         var router = makeRouter()
