@@ -31,6 +31,7 @@ struct SendTool: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "meshchat",
         abstract: "Peer-to-peer encrypted chat between Linux machines; `send` sends one line from a script.",
+        version: MeshChatVersion.current,
         subcommands: [SendCommand.self])
 
     /// Whether a command line (arguments after the program name) is for this tool.
@@ -54,7 +55,11 @@ struct SendCommand: AsyncParsableCommand {
         commandName: "send",
         abstract: "Send one line from a script, wait for its delivery, and exit.",
         discussion: """
-            Starts a node as the chat does (same data directory, identity, message store, discovery, \
+            When a chat runs with the same data directory, the line goes through that chat (its control socket, \
+            DATA-DIR/control): it is sent from the chat's node, shown in the chat, and the command exits 0 once the \
+            chat has it on disk (status sent or queued: the chat delivers it); --to may then also name a joined \
+            #room, and --connect and discovery options are not used. Otherwise it \
+            starts a node as the chat does (same data directory, identity, message store, discovery, \
             --connect, --service and configuration file), waits until the peer given with --to is reachable \
             (a display name or an id prefix, as /msg takes it), writes the line to the outbox on disk, sends it \
             end-to-end encrypted and waits for the peer's delivery receipt. Without --to the line goes to everyone \
@@ -63,7 +68,7 @@ struct SendCommand: AsyncParsableCommand {
             stored); 75 the timeout passed first: the line stays in the outbox of the data directory and goes out \
             the next time meshchat runs with it (the chat, or another send), so do not send it again; 64 a bad \
             command line; 78 a bad configuration file; 1 the node cannot start (a port in use, another meshchat \
-            running with the same data directory: stop it, or use --data-dir).
+            send running with the same data directory) or the chat refused the line.
             """)
 
     /// The longest `--timeout`: one day.
@@ -115,6 +120,9 @@ struct SendCommand: AsyncParsableCommand {
             finder = try chatNode.finder(mode: .automatic) { output in
                 if case .error(let message) = output { logger.notice("\(message)") }
             }
+        } catch let error as DataDirectoryLock.Failure where error.isHeld {
+            // A chat runs from the data directory: it sends the line, through its control socket.
+            finish(await ChatControlSend(directory: settings.dataDirectory, target: to, text: text, timeout: timeout).run(held: error))
         } catch {
             finish(SendReport.failure("\(error)", status: ExitStatus.cannotStart))
         }
