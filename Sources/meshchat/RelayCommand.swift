@@ -8,28 +8,11 @@ import MeshSession
 import MeshStore
 import MeshTransport
 
-/// The root of `meshchat relay …`: `main.swift` hands it the command line when the first argument
-/// is `relay`, so the chat's own options never take the relay's.
-struct RelayTool: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "meshchat",
-        abstract: "Peer-to-peer encrypted chat between Linux machines; `relay` runs an always-on relay node.",
-        version: MeshChatVersion.current,
-        subcommands: [RelayCommand.self])
-
-    /// Whether a command line (arguments after the program name) is for this tool.
-    /// - Parameter arguments: `CommandLine.arguments.dropFirst()`.
-    /// - Returns: Whether the first argument is `relay`.
-    static func handles(_ arguments: some Collection<String>) -> Bool {
-        arguments.first == "relay"
-    }
-
-    /// Runs `meshchat relay …` on SwiftNIO's loop threads, as the chat runs.
-    static func runRelay() async {
-        EventLoops.installAsConcurrencyExecutor()
-        HeapTuning.keepFreedMemoryForReuse()
-        await main(Array(CommandLine.arguments.dropFirst()))
-    }
+/// The root of `meshchat relay …`.
+struct RelayTool: SubcommandRoot {
+    static let subcommandName = "relay"
+    static let configuration = CommandConfiguration.root(
+        abstract: "Peer-to-peer encrypted chat between Linux machines; `relay` runs an always-on relay node.", subcommand: RelayCommand.self)
 }
 
 /// `meshchat relay`: a headless node that keeps serving (routes, relays, holds its own lines)

@@ -25,27 +25,43 @@ enum ExitStatus {
     static let badConfiguration: Int32 = 78
 }
 
-/// The root of `meshchat send …`: `main.swift` hands it the command line when the first argument
-/// is `send`, so the chat's own options never take the sender's.
-struct SendTool: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "meshchat",
-        abstract: "Peer-to-peer encrypted chat between Linux machines; `send` sends one line from a script.",
-        version: MeshChatVersion.current,
-        subcommands: [SendCommand.self])
+/// A root command for one subcommand (`meshchat send …`, `meshchat relay …`): `main.swift` hands
+/// it the command line when the first argument is its ``subcommandName``, so the chat's own
+/// options never take the subcommand's.
+protocol SubcommandRoot: AsyncParsableCommand {
+    /// The first argument that selects this root.
+    static var subcommandName: String { get }
+}
 
-    /// Whether a command line (arguments after the program name) is for this tool.
+extension SubcommandRoot {
+    /// Whether a command line (arguments after the program name) is for this root.
     /// - Parameter arguments: `CommandLine.arguments.dropFirst()`.
-    /// - Returns: Whether the first argument is `send`.
+    /// - Returns: Whether the first argument is ``subcommandName``.
     static func handles(_ arguments: some Collection<String>) -> Bool {
-        arguments.first == "send"
+        arguments.first == subcommandName
     }
 
-    /// Runs `meshchat send …` on SwiftNIO's loop threads, as the chat runs.
-    static func runSend() async {
+    /// Runs the command line on SwiftNIO's loop threads, keeping freed heap memory for reuse, as
+    /// the chat runs.
+    static func runOnLoops() async {
         EventLoops.installAsConcurrencyExecutor()
+        HeapTuning.keepFreedMemoryForReuse()
         await main(Array(CommandLine.arguments.dropFirst()))
     }
+}
+
+extension CommandConfiguration {
+    /// The configuration of a ``SubcommandRoot``: named `meshchat`, with the version.
+    static func root(abstract: String, subcommand: any ParsableCommand.Type) -> CommandConfiguration {
+        CommandConfiguration(commandName: "meshchat", abstract: abstract, version: MeshChatVersion.current, subcommands: [subcommand])
+    }
+}
+
+/// The root of `meshchat send …`.
+struct SendTool: SubcommandRoot {
+    static let subcommandName = "send"
+    static let configuration = CommandConfiguration.root(
+        abstract: "Peer-to-peer encrypted chat between Linux machines; `send` sends one line from a script.", subcommand: SendCommand.self)
 }
 
 /// `meshchat send`: starts a node exactly as the chat does, sends one line, and exits with a

@@ -200,9 +200,9 @@ if PlacesTool.handles(CommandLine.arguments.dropFirst()) {
 } else if RotateKeyTool.handles(CommandLine.arguments.dropFirst()) {
     RotateKeyTool.main(Array(CommandLine.arguments.dropFirst()))
 } else if SendTool.handles(CommandLine.arguments.dropFirst()) {
-    await SendTool.runSend()
+    await SendTool.runOnLoops()
 } else if RelayTool.handles(CommandLine.arguments.dropFirst()) {
-    await RelayTool.runRelay()
+    await RelayTool.runOnLoops()
 } else {
     await MeshChat.runChat()
 }
