@@ -47,10 +47,7 @@ struct RelayCommand: AsyncParsableCommand {
         let chatNode: ChatNode
         let finder: PeerFinder?
         do {
-            chatNode = try await ChatNode.start(settings, logger: logger)
-            finder = try chatNode.finder(mode: .automatic) { output in
-                if case .error(let message) = output { logger.notice("\(message)") }
-            }
+            (chatNode, finder) = try await ChatNode.startHeadless(settings, logger: logger)
         } catch {
             logger.error("\(error)")
             throw ExitCode(ExitStatus.cannotStart)

@@ -132,10 +132,7 @@ struct SendCommand: AsyncParsableCommand {
         let chatNode: ChatNode
         let finder: PeerFinder?
         do {
-            chatNode = try await ChatNode.start(settings, logger: logger)
-            finder = try chatNode.finder(mode: .automatic) { output in
-                if case .error(let message) = output { logger.notice("\(message)") }
-            }
+            (chatNode, finder) = try await ChatNode.startHeadless(settings, logger: logger)
         } catch let error as DataDirectoryLock.Failure where error.isHeld {
             // A chat runs from the data directory: it sends the line, through its control socket.
             finish(await ChatControlSend(directory: settings.dataDirectory, target: to, text: text, timeout: timeout).run(held: error))
