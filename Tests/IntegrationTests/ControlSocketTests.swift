@@ -62,6 +62,19 @@ struct ControlSocketTests {
         #expect(again.object["ok"] as? Bool == true, "\(again)")
         try await bob.waitForEvent("\"event\":\"message\"", "still here")
 
+        // A joined room by name; one not joined is refused.
+        let notJoined = try #require(JSONLine(try UnixLineClient(socket).ask(##"{"op":"send","to":"#dev","text":"nobody here"}"##)))
+        #expect(notJoined.string("code") == "unknownRoom", "\(notJoined)")
+        alice.send("/join #dev")
+        try await alice.waitForEvent("\"event\":\"joined\"")
+        bob.send("/join #dev")
+        try await bob.waitForEvent("\"event\":\"joined\"")
+        let roomReply = try #require(JSONLine(try UnixLineClient(socket).ask(##"{"op":"send","to":"#dev","text":"to the room"}"##)))
+        #expect(roomReply.string("room") == "#dev", "\(roomReply)")
+        let roomLine = try #require(JSONLine(try await bob.waitForEvent("\"event\":\"message\"", "to the room")))
+        #expect(roomLine.string("room") == "#dev")
+        #expect(roomLine.object("from")?["id"] as? String == aliceID)
+
         // The chat removes its socket when it ends.
         alice.closeInput()
         #expect(try await alice.waitForExit() == 0)
