@@ -3,6 +3,7 @@ import MeshChat
 import MeshRooms
 import MeshSession
 import MeshStore
+import Synchronization
 
 extension ChatFront {
     /// Answers one request of the control socket (``ControlProtocol``): sends the line as a typed
@@ -11,6 +12,8 @@ extension ChatFront {
     /// - Parameter line: the request line, without `\n` (adversarial: every field is checked).
     /// - Returns: the reply line, without `\n`.
     public func control(_ line: [UInt8]) async -> String {
+        // The socket listens from before `ready`; names resolve only against the loaded name book.
+        await loaded.wait()
         switch ControlProtocol.parse(line) {
         case .failure(let error): return ControlProtocol.error(error.description, code: .badRequest)
         case .success(.send(let target, let text)): return await send(text, to: target)
@@ -57,5 +60,34 @@ extension ChatFront {
             emit(.sent(id: stored.id, text: text, to: session.connectedPeers, status: Self.sentStatus(stored), room: room))
         }
         return ControlProtocol.stored(id: stored.id, status: Self.sentStatus(stored), to: nil, room: room.description)
+    }
+}
+
+/// A gate that opens once and stays open: ``wait()`` returns at once after ``open()``, and
+/// waits until then before it.
+///
+/// This type is thread-safe.
+final class Latch: Sendable {
+    private let state = Mutex<(isOpen: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    /// Opens the gate, letting every waiter through.
+    func open() {
+        let waiters = state.withLock { state in
+            state.isOpen = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once the gate is open.
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let isOpen = state.withLock { state in
+                if !state.isOpen { state.waiters.append(continuation) }
+                return state.isOpen
+            }
+            if isOpen { continuation.resume() }
+        }
     }
 }

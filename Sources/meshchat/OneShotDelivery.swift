@@ -181,12 +181,14 @@ struct OneShotDelivery: Sendable {
         }
     }
 
-    /// Reachable peers, the authors of lines in the history, and the holder of the target's name
-    /// in the name book (a peer this node only ever sent to), as `/msg` knows them.
+    /// Reachable peers, the authors of lines in the history (as `/msg` knows them), and the peers
+    /// of private lines this node sent, by the name the name book holds for them when it is the
+    /// target's (a peer you only ever wrote to, PROTOCOL.md §20.3).
     private func knownPeers(names: NameBook) async -> [PeerID] {
         var peers = await node.messenger.addressablePeers()
-        if let target, let holder = names.holder(of: target), !peers.contains(where: { $0.id == holder }),
-           let peer = try? PeerID(id: holder, displayName: target) {
+        guard let target, let holder = names.holder(of: target), !peers.contains(where: { $0.id == holder }) else { return peers }
+        let sent = (try? await node.messenger.history(limit: 1000, conversation: .direct(holder))) ?? []
+        if sent.contains(where: \.isOutgoing), let peer = try? PeerID(id: holder, displayName: target) {
             peers.append(peer)
         }
         return peers
