@@ -81,6 +81,24 @@ struct ControlSocketTests {
         #expect(!FileManager.default.fileExists(atPath: socket))
     }
 
+    @Test("in a terminal (tmux): a line from meshchat send shows in the chat above the half-typed input, and bob gets it from alice")
+    func sendBesideTerminalChat() async throws {
+        let directory = TemporaryDirectory()
+        let (alice, bob) = try await TerminalTests.aliceAndBob(directory)
+        defer { bob.closeInput() }
+        try alice.type("half typed")
+        try await TerminalTests.waitForInput(alice, "> half typed")
+        let send = try Self.send(["--to", "@bob", "--timeout", "20", "sent by a script"], in: directory)
+        #expect(try await send.waitForExit(timeout: .seconds(30)) == 0, "stderr: \(send.errors)")
+        let message = try #require(JSONLine(try await bob.waitForEvent("\"event\":\"message\"", "sent by a script")))
+        #expect(message.object("from")?["name"] as? String == "alice")
+        let rows = try await alice.waitForScreen { rows in rows.contains { $0.contains("sent by a script") } }
+        #expect(TerminalTests.inputLine(rows)?.row == "> half typed", "the half-typed line is intact: \(rows)")
+        try alice.press("C-u")
+        try alice.type("/quit")
+        try alice.press("Enter")
+    }
+
     @Test("a stale socket of a crashed chat is replaced by the next chat")
     func staleSocket() async throws {
         let directory = TemporaryDirectory()
