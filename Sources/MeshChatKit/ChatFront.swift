@@ -38,6 +38,9 @@ public struct ChatFront: Sendable {
     private let book = PeerBook()
     /// Which key holds each name, and who is verified (PROTOCOL.md §20.3), kept in the store.
     let trust = TrustBook()
+    /// Opened once ``run(lines:)`` has loaded the name book and the blocked peers: control
+    /// requests wait for it (``control(_:)``).
+    let loaded = Latch()
     let options: Options
     private let finder: PeerFinder?
     let files: FileTransfers?
@@ -110,6 +113,7 @@ public struct ChatFront: Sendable {
             await places.setBlocked(Set(blocked.keys))
             await files?.setBlocked(Set(blocked.keys))
         }
+        loaded.open()
         // The prompt says where typed lines go from the start, also after a restart.
         emit(.target(await activeRoom()))
         try await withThrowingTaskGroup(of: RunChild.self) { group in

@@ -40,6 +40,7 @@ public enum MeshFuzz {
         Target(name: "nearby", summary: "nearby connection data (§4.10), binary and text, round-tripped", run: fuzzNearby),
         Target(name: "config", summary: "the TOML configuration file", run: fuzzConfig),
         Target(name: "command", summary: "typed lines: commands, host:port, distances, coordinates, boxes", run: fuzzCommand),
+        Target(name: "control", summary: "requests on the chat's control socket, as lines", run: fuzzControl),
         Target(name: "keys", summary: "terminal key bytes", run: fuzzKeys),
         Target(name: "placedata", summary: "place data files: GeoJSON, CSV, TSV, gzip", run: fuzzPlaceData),
     ]

@@ -64,6 +64,21 @@ struct ChatNode: Sendable {
                         places: places, port: port)
     }
 
+    /// Starts a node for a command without a chat front (`send`, `relay`), with discovery in
+    /// automatic mode (when on) whose notices go to the log.
+    /// - Parameters:
+    ///   - settings: the settings in force.
+    ///   - logger: for the node's diagnostics.
+    /// - Returns: the node and its finder.
+    /// - Throws: what ``start(_:logger:)`` and ``finder(mode:render:)`` throw.
+    static func startHeadless(_ settings: NodeSettings, logger: Logger) async throws -> (ChatNode, PeerFinder?) {
+        let node = try await start(settings, logger: logger)
+        let finder = try node.finder(mode: .automatic) { output in
+            if case .error(let message) = output { logger.notice("\(message)") }
+        }
+        return (node, finder)
+    }
+
     /// Discovery through avahi-daemon (one connection for the advertiser and the browser), or
     /// `nil` when it is off. Without a daemon the node still runs (`--connect` works) and
     /// `render` is told what to do.

@@ -149,7 +149,7 @@ struct OneShotDelivery: Sendable {
                                              status: id.flatMap { statuses[$0] })
                 } else {
                     machine.names = names.book
-                    action = machine.deadlinePassed(known: await knownPeers())
+                    action = machine.deadlinePassed(known: await knownPeers(names: names.book))
                     // The machine never waits past its deadline; a wait here would spin.
                     guard action != .wait else { return .failure("nothing more to wait for", status: ExitStatus.timedOut) }
                 }
@@ -181,9 +181,17 @@ struct OneShotDelivery: Sendable {
         }
     }
 
-    /// Reachable peers, and the authors of lines in the history (as `/msg` knows them).
-    private func knownPeers() async -> [PeerID] {
-        await node.messenger.addressablePeers()
+    /// Reachable peers, the authors of lines in the history (as `/msg` knows them), and the peers
+    /// of private lines this node sent, by the name the name book holds for them when it is the
+    /// target's (a peer you only ever wrote to, PROTOCOL.md §20.3).
+    private func knownPeers(names: NameBook) async -> [PeerID] {
+        var peers = await node.messenger.addressablePeers()
+        guard let target, let holder = names.holder(of: target), !peers.contains(where: { $0.id == holder }) else { return peers }
+        let sent = (try? await node.messenger.history(limit: 1000, conversation: .direct(holder))) ?? []
+        if sent.contains(where: \.isOutgoing), let peer = try? PeerID(id: holder, displayName: target) {
+            peers.append(peer)
+        }
+        return peers
     }
 
     private func describe(_ peer: PeerID) -> String { "\(peer.displayName) (\(peer.id.shortHex))" }

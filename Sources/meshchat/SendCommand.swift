@@ -25,26 +25,43 @@ enum ExitStatus {
     static let badConfiguration: Int32 = 78
 }
 
-/// The root of `meshchat send …`: `main.swift` hands it the command line when the first argument
-/// is `send`, so the chat's own options never take the sender's.
-struct SendTool: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "meshchat",
-        abstract: "Peer-to-peer encrypted chat between Linux machines; `send` sends one line from a script.",
-        subcommands: [SendCommand.self])
+/// A root command for one subcommand (`meshchat send …`, `meshchat relay …`): `main.swift` hands
+/// it the command line when the first argument is its ``subcommandName``, so the chat's own
+/// options never take the subcommand's.
+protocol SubcommandRoot: AsyncParsableCommand {
+    /// The first argument that selects this root.
+    static var subcommandName: String { get }
+}
 
-    /// Whether a command line (arguments after the program name) is for this tool.
+extension SubcommandRoot {
+    /// Whether a command line (arguments after the program name) is for this root.
     /// - Parameter arguments: `CommandLine.arguments.dropFirst()`.
-    /// - Returns: Whether the first argument is `send`.
+    /// - Returns: Whether the first argument is ``subcommandName``.
     static func handles(_ arguments: some Collection<String>) -> Bool {
-        arguments.first == "send"
+        arguments.first == subcommandName
     }
 
-    /// Runs `meshchat send …` on SwiftNIO's loop threads, as the chat runs.
-    static func runSend() async {
+    /// Runs the command line on SwiftNIO's loop threads, keeping freed heap memory for reuse, as
+    /// the chat runs.
+    static func runOnLoops() async {
         EventLoops.installAsConcurrencyExecutor()
+        HeapTuning.keepFreedMemoryForReuse()
         await main(Array(CommandLine.arguments.dropFirst()))
     }
+}
+
+extension CommandConfiguration {
+    /// The configuration of a ``SubcommandRoot``: named `meshchat`, with the version.
+    static func root(abstract: String, subcommand: any ParsableCommand.Type) -> CommandConfiguration {
+        CommandConfiguration(commandName: "meshchat", abstract: abstract, version: MeshChatVersion.current, subcommands: [subcommand])
+    }
+}
+
+/// The root of `meshchat send …`.
+struct SendTool: SubcommandRoot {
+    static let subcommandName = "send"
+    static let configuration = CommandConfiguration.root(
+        abstract: "Peer-to-peer encrypted chat between Linux machines; `send` sends one line from a script.", subcommand: SendCommand.self)
 }
 
 /// `meshchat send`: starts a node exactly as the chat does, sends one line, and exits with a
@@ -54,7 +71,11 @@ struct SendCommand: AsyncParsableCommand {
         commandName: "send",
         abstract: "Send one line from a script, wait for its delivery, and exit.",
         discussion: """
-            Starts a node as the chat does (same data directory, identity, message store, discovery, \
+            When a chat runs with the same data directory, the line goes through that chat (its control socket, \
+            DATA-DIR/control): it is sent from the chat's node, shown in the chat, and the command exits 0 once the \
+            chat has it on disk (status sent or queued: the chat delivers it); --to may then also name a joined \
+            #room, and --connect and discovery options are not used. Otherwise it \
+            starts a node as the chat does (same data directory, identity, message store, discovery, \
             --connect, --service and configuration file), waits until the peer given with --to is reachable \
             (a display name or an id prefix, as /msg takes it), writes the line to the outbox on disk, sends it \
             end-to-end encrypted and waits for the peer's delivery receipt. Without --to the line goes to everyone \
@@ -63,7 +84,7 @@ struct SendCommand: AsyncParsableCommand {
             stored); 75 the timeout passed first: the line stays in the outbox of the data directory and goes out \
             the next time meshchat runs with it (the chat, or another send), so do not send it again; 64 a bad \
             command line; 78 a bad configuration file; 1 the node cannot start (a port in use, another meshchat \
-            running with the same data directory: stop it, or use --data-dir).
+            send running with the same data directory) or the chat refused the line.
             """)
 
     /// The longest `--timeout`: one day.
@@ -111,10 +132,10 @@ struct SendCommand: AsyncParsableCommand {
         let chatNode: ChatNode
         let finder: PeerFinder?
         do {
-            chatNode = try await ChatNode.start(settings, logger: logger)
-            finder = try chatNode.finder(mode: .automatic) { output in
-                if case .error(let message) = output { logger.notice("\(message)") }
-            }
+            (chatNode, finder) = try await ChatNode.startHeadless(settings, logger: logger)
+        } catch let error as DataDirectoryLock.Failure where error.isHeld {
+            // A chat runs from the data directory: it sends the line, through its control socket.
+            finish(await ChatControlSend(directory: settings.dataDirectory, target: to, text: text, timeout: timeout).run(held: error))
         } catch {
             finish(SendReport.failure("\(error)", status: ExitStatus.cannotStart))
         }

@@ -15,7 +15,7 @@ import MeshFiles
 struct MeshChat: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "meshchat",
-        abstract: "Peer-to-peer encrypted chat between Linux machines, no server needed.",
+        abstract: "Peer-to-peer encrypted chat between Linux machines, no server needed (meshchat \(MeshChatVersion.current)).",
         discussion: """
             Type a line to send it to everyone in the mesh, /msg @NAME TEXT for one peer (end-to-end \
             encrypted, relayed by other peers, kept until delivered); /help lists the commands. With --json every \
@@ -27,8 +27,12 @@ struct MeshChat: AsyncParsableCommand {
             Exit status: 0 after /quit or the end of input; 1 when the chat cannot start (a port in use, \
             an unreadable key file, another meshchat running with the same data directory); 64 for a bad \
             command line; 78 for a bad configuration file (the message names the file, line and key).
+            Scripts beside the chat: a running chat serves a control socket, DATA-DIR/control (mode 0600, \
+            one JSON request per line; README.md documents it), which meshchat send uses.
+            An always-on relay node without a terminal: meshchat relay --help.
             One line from a script: meshchat send --help. A new identity key that peers accept as yours: meshchat rotate-key --help. Offline place data for scripts: meshchat places query --help.
-            """)
+            """,
+        version: MeshChatVersion.current)
 
     /// Runs the chat: ``main()`` (an async context picks the async `main`, not ParsableCommand's).
     static func runChat() async { await main() }
@@ -114,6 +118,7 @@ struct MeshChat: AsyncParsableCommand {
         let front: ChatFront
         // Held until the chat ends: the node's data directory lock lives as long as it does.
         let node: ChatNode
+        let control: ControlService?
         do {
             node = try await ChatNode.start(settings, logger: logger)
             var options = ChatFront.Options()
@@ -133,6 +138,9 @@ struct MeshChat: AsyncParsableCommand {
                                       logger: logger)
             front = ChatFront(session: node.session, messenger: node.messenger, places: node.places, options: options, finder: finder,
                               files: files, logger: logger, show: render)
+            // Scripts send as you through the data directory's control socket while the chat runs
+            // (there before `ready`, so a script that waits for `ready` finds it).
+            control = await ControlService.start(front: front, directory: settings.dataDirectory, logger: logger)
             front.emit(.ready(id: node.me.peerID.id.hex, name: node.me.peerID.displayName, port: node.port))
             node.connectToGivenPeers()
             if let terminal, let problem = terminal.keepHistory(in: settings.dataDirectory) {
@@ -147,11 +155,17 @@ struct MeshChat: AsyncParsableCommand {
             throw ExitCode(1)
         }
         defer { withExtendedLifetime(node) {} }
-        if let terminal {
-            try await terminal.run { try await front.run(lines: $0) }
-        } else {
-            try await front.run(lines: StandardInputLines())
+        do {
+            if let terminal {
+                try await terminal.run { try await front.run(lines: $0) }
+            } else {
+                try await front.run(lines: StandardInputLines())
+            }
+        } catch {
+            await control?.stop()
+            throw error
         }
+        await control?.stop()
     }
 }
 
@@ -178,7 +192,7 @@ final class StandardOutput: @unchecked Sendable {
 }
 
 // The program: `meshchat places …` is the place-data tool (PlacesCommand.swift), `meshchat send …`
-// the one-shot sender (SendCommand.swift), `meshchat rotate-key` replaces the key (RotateKeyCommand.swift); anything else is the chat. (Separate roots, so that the
+// the one-shot sender (SendCommand.swift), `meshchat rotate-key` replaces the key (RotateKeyCommand.swift), `meshchat relay` the headless relay (RelayCommand.swift); anything else is the chat. (Separate roots, so that the
 // chat's options never capture a subcommand's: ArgumentParser lets a parent's options follow a
 // subcommand's name.) (Top-level code, not @main: this target has several files.)
 if PlacesTool.handles(CommandLine.arguments.dropFirst()) {
@@ -186,7 +200,9 @@ if PlacesTool.handles(CommandLine.arguments.dropFirst()) {
 } else if RotateKeyTool.handles(CommandLine.arguments.dropFirst()) {
     RotateKeyTool.main(Array(CommandLine.arguments.dropFirst()))
 } else if SendTool.handles(CommandLine.arguments.dropFirst()) {
-    await SendTool.runSend()
+    await SendTool.runOnLoops()
+} else if RelayTool.handles(CommandLine.arguments.dropFirst()) {
+    await RelayTool.runOnLoops()
 } else {
     await MeshChat.runChat()
 }

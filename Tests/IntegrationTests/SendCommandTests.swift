@@ -99,7 +99,7 @@ struct SendCommandTests {
         alice.closeInput()
     }
 
-    @Test("the data directory's lock refuses a second process, naming the directory and --data-dir")
+    @Test("the data directory's lock refuses a second chat, naming the directory and --data-dir; send goes through the chat")
     func lockRefusesSecondProcess() async throws {
         let directory = TemporaryDirectory()
         let bob = try ChatProcess.local("bob", directory, ["--keep-running"])
@@ -107,9 +107,9 @@ struct SendCommandTests {
         let bobDirectory = directory.appending("bob")
 
         let send = try ChatProcess(["send", "--no-discovery", "--data-dir", bobDirectory, "--to", "@carol", "--timeout", "1", "hi"], label: "send")
-        #expect(try await send.waitForExit() == 1)
-        #expect(send.errors.contains("another meshchat (process \(bob.pid)) is running with the data directory \(bobDirectory)"), "\(send.errors)")
-        #expect(send.errors.contains("--data-dir"))
+        // `send` starts no second node there: it asks the running chat (ControlSocketTests), which knows no carol.
+        #expect(try await send.waitForExit() == 67)
+        #expect(send.errors.contains("the chat running with \(bobDirectory) refused the line: no peer is called \"carol\""), "\(send.errors)")
 
         let second = try ChatProcess.local("bob", directory, ["--name", "bob2"])
         #expect(try await second.waitForExit() == 1)
@@ -139,5 +139,25 @@ struct SendCommandTests {
         #expect(try await send.waitForExit() == 64)
         #expect(send.errors.contains(message), "\(send.errors)")
         #expect(!FileManager.default.fileExists(atPath: directory.appending("x")))
+    }
+}
+
+extension SendCommandTests {
+    @Test("to a peer known only from your own sent lines: queued (75), not unknown (67)")
+    func peerKnownFromSentLines() async throws {
+        let directory = TemporaryDirectory()
+        let bob = try ChatProcess.local("bob", directory, ["--keep-running"])
+        let port = try await CommandLineTests.readyPort(bob)
+        let first = try Self.send(["--connect", "127.0.0.1:\(port)", "--to", "@bob", "--timeout", "20", "first line"], in: directory)
+        #expect(try await first.waitForExit(timeout: .seconds(30)) == 0, "stderr: \(first.errors)")
+        bob.kill9()
+        _ = try await bob.waitForExit()
+
+        // bob never wrote to alice: her history has only her own line to him.
+        let second = try Self.send(["--to", "@bob", "--timeout", "1", "second line"], in: directory)
+        #expect(try await second.waitForExit(timeout: .seconds(20)) == 75, "stderr: \(second.errors)")
+        let result = try Self.result(second)
+        #expect(result.string("status") == "queued", "\(result)")
+        #expect(result.string("id") != nil)
     }
 }

@@ -123,6 +123,8 @@ write("config", "bad", b'port = 99999999999999999999\nhop_limit = -1\n')
 
 write("command", "lines", "/near 5km pizza\n/near 99999999999999999999km\n/pin 51.5,-0.12 \"Meet here\" lions\n"
       "/connect [::1]:7000\n/msg bob hi\n/here 51.5074,-0.1278\n/unpin 2\n/map 3\n51.5,-0.12,51.6,0.1\n1e308m\n".encode())
+write("control", "requests", b'{"op":"send","to":"@carol","text":"hi"}\n{"op":"send","to":"#dev","text":"x"}\n'
+      b'{"op":"send","text":"to all"}\n{"op":"send","text":"x","to":"a\\u0000b"}\n[[[[1]]]]\n{"op":"send","text":5}\n')
 write("keys", "sequences", b"abc\x1b[A\x1b[1;5C\x1b[200~pasted\x1b[201~\x7f\x03\xc3\xa9\x1b[99999999999999999999;9~\x1bO")
 
 geojson = ('{"type":"FeatureCollection","features":['
