@@ -97,15 +97,20 @@ extension MeshFuzz {
         return PacketFixture(header: header, prekey: prekey, first: first.packet, next: next.packet, sessions: mine)
     }()
 
-    /// Hostile bytes as a sealed packet to this node (§19.6): decoded as a ratchet packet (a decoded
-    /// one re-encodes to its bytes) and opened with no session with the sender (only a prekey message
+    /// Hostile bytes as a sealed packet to this node (§19.6): its work estimated (§13.11), decoded as
+    /// a ratchet packet (a decoded one re-encodes to its bytes) and opened with no session with the sender (only a prekey message
     /// can open) and with a live one (a refused packet changes nothing: the genuine next message still
     /// opens on what is kept).
     @Sendable static func fuzzRatchetPacket(_ bytes: [UInt8]) {
         let data = Data(bytes)
         let packet = try? RatchetPacket(decoding: data)
         if let packet { precondition(packet.encoded == data, "a ratchet packet does not re-encode to its bytes") }
+        // The work estimate charged before opening (§13.11) reads the same hostile bytes.
+        precondition(PairSessions().openingWork(of: data).diffieHellman == (data.first == RatchetPacket.prekeyKind),
+                     "without sessions only a prekey message may be charged Diffie-Hellman")
         guard let fixture = packetFixture else { return }
+        let work = fixture.sessions.openingWork(of: data)
+        precondition(work.derivedKeys <= 2 * Int(RatchetLimits().maxSkip) + 1, "a work estimate beyond the most a packet can cost")
         let me = FuzzKeys.me.identity
         var generator = CountingGenerator()
         if let opened = try? RatchetSealing.open(data, header: fixture.header, sessions: PairSessions(), identity: me,
