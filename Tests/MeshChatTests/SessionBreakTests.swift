@@ -28,6 +28,26 @@ struct SessionBreakTests {
         return received
     }
 
+    /// A—B—C with messengers on A and C that have both handled the other's reachability (its
+    /// outbox and receipt flush done), so that no resend of an earlier line races the break.
+    static func settledLine(_ mesh: TestMesh) async throws -> (TestNode, TestNode, Messenger, Messenger) {
+        let a = try await mesh.node("alice", readsEvents: false), b = try await mesh.node("bob")
+        let c = try await mesh.node("carol", readsEvents: false)
+        let alice = try ChatInMemoryTests.messenger(on: a, in: mesh), carol = try ChatInMemoryTests.messenger(on: c, in: mesh)
+        try await mesh.link(a, b)
+        try await mesh.link(b, c)
+        try await mesh.advance(until: "A and C reach each other") {
+            a.session.route(to: c.peer)?.hops == 2 && c.session.route(to: a.peer)?.hops == 2
+        }
+        for (messenger, other) in [(alice, c.peer.id), (carol, a.peer.id)] {
+            _ = try await mesh.next(messenger.events) { event -> Bool? in
+                if case .session(.reachabilityChanged(let peer, _?)) = event, peer.id == other { return true }
+                return nil
+            }
+        }
+        return (a, c, alice, carol)
+    }
+
     static func delivered(_ ids: [String], at messenger: Messenger) -> Bool {
         ids.allSatisfy { (try? messenger.store.message(id: $0))?.status == .delivered }
     }
@@ -35,8 +55,7 @@ struct SessionBreakTests {
     @Test("carol loses every end-to-end session (a wiped sessions/ dir) while alice sends: each line arrives once, in order, and each gets its receipt; the outbox goes on")
     func receiverLostSessions() async throws {
         try await withTestMesh { mesh in
-            let (a, _, c) = try await ChatInMemoryTests.line(mesh)
-            let alice = try ChatInMemoryTests.messenger(on: a, in: mesh), carol = try ChatInMemoryTests.messenger(on: c, in: mesh)
+            let (a, c, alice, carol) = try await Self.settledLine(mesh)
             let received = Self.collect(carol, in: mesh)
             let first = try await alice.send(text: "before the break", to: c.peer)
             try await mesh.advance(until: "the first line is acknowledged") { Self.delivered([first.id], at: alice) }
@@ -61,28 +80,28 @@ struct SessionBreakTests {
     @Test("both ends lose their sessions with each other at different times: lines both ways arrive once each and are acknowledged")
     func bothEndsLoseSessions() async throws {
         try await withTestMesh { mesh in
-            let (a, _, c) = try await ChatInMemoryTests.line(mesh)
-            let alice = try ChatInMemoryTests.messenger(on: a, in: mesh), carol = try ChatInMemoryTests.messenger(on: c, in: mesh)
+            let (a, c, alice, carol) = try await Self.settledLine(mesh)
             let atCarol = Self.collect(carol, in: mesh), atAlice = Self.collect(alice, in: mesh)
             let hello = try await alice.send(text: "hello", to: c.peer)
             try await mesh.advance(until: "hello is acknowledged") { Self.delivered([hello.id], at: alice) }
-            a.session.mesh.endToEnd.forgetAll()
-            let reply = try await carol.send(text: "hi", to: a.peer)
-            let more = try await alice.send(text: "still there?", to: c.peer)
-            try await mesh.advance(until: "both lines are acknowledged", limit: .seconds(120)) {
-                Self.delivered([reply.id], at: carol) && Self.delivered([more.id], at: alice)
+            // Alice loses her sessions, then carol hers. The end that kept its sessions sends first,
+            // on one the other end no longer holds; then the other end sends.
+            for (round, lost) in [a, c].enumerated() {
+                lost.session.mesh.endToEnd.forgetAll()
+                let order = round == 0 ? [(carol, a, "carol"), (alice, c, "alice")] : [(alice, c, "alice"), (carol, a, "carol")]
+                var sent: [(Messenger, String)] = []
+                for (messenger, to, name) in order {
+                    sent.append((messenger, try await messenger.send(text: "from \(name) \(round)", to: to.peer).id))
+                }
+                let lines = sent
+                try await mesh.advance(until: "round \(round)'s lines are acknowledged", limit: .seconds(120)) {
+                    lines.allSatisfy { Self.delivered([$0.1], at: $0.0) }
+                }
+                #expect(lost.logs.all.contains { $0.contains("dropped a sealed packet") }, "the break was hit at \(lost.name)")
             }
-            #expect(a.logs.all.contains { $0.contains("dropped a sealed packet") }, "the break was hit at alice")
-            c.session.mesh.endToEnd.forgetAll()
-            let again = try await alice.send(text: "and now?", to: c.peer)
-            let last = try await carol.send(text: "yes", to: a.peer)
-            try await mesh.advance(until: "the last lines are acknowledged", limit: .seconds(120)) {
-                Self.delivered([last.id], at: carol) && Self.delivered([again.id], at: alice)
-            }
-            #expect(c.logs.all.contains { $0.contains("dropped a sealed packet") }, "the break was hit at carol")
             await mesh.advance(by: .seconds(30))
-            #expect(await atCarol.texts == ["hello", "still there?", "and now?"])
-            #expect(await atAlice.texts == ["hi", "yes"])
+            #expect(await atCarol.texts == ["hello", "from alice 0", "from alice 1"])
+            #expect(await atAlice.texts == ["from carol 0", "from carol 1"])
         }
     }
 }
