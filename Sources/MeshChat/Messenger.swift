@@ -288,6 +288,17 @@ public actor Messenger {
         blockedNodes = nodes
     }
 
+    /// A blocked node that rotates its key stays blocked (§20.2): the new key is blocked under the
+    /// name the old one was blocked with, and the old key stays blocked too (a key that was replaced
+    /// may have leaked). Saved before the rotation's event goes on.
+    private func blockFollowsRotation(from old: NodeID, to new: NodeID) async throws {
+        var nodes = try await blocked()
+        guard let name = nodes[old], nodes[new] == nil else { return }
+        nodes[new] = name
+        try await saveBlocked(nodes)
+        logger.info("a blocked peer rotated its key: its new key is blocked", metadata: ["mesh.peer": "\(new)", "mesh.previous": "\(old)"])
+    }
+
     private func isBlocked(_ node: NodeID) async -> Bool {
         (try? await blocked()[node]) != nil
     }
@@ -477,6 +488,16 @@ public actor Messenger {
                 let moved = try await db { try $0.moveConversation(from: previous, to: peer.id) }
                 logger.info("a peer rotated its key: its conversation moved", metadata: [
                     "mesh.peer": "\(peer.id)", "mesh.previous": "\(previous)", "chat.history": "\(moved.history)", "chat.queued": "\(moved.queued)"])
+                try await blockFollowsRotation(from: previous, to: peer.id)
+            } catch {
+                report(error)
+            }
+            await events.push(.session(event))
+        case .keyRotationDisputed(let peer, let previous, _):
+            // A second successor of one retired key (§20.2): its conversation stays where the
+            // first statement put it, but a block follows every claimant.
+            do {
+                try await blockFollowsRotation(from: previous, to: peer.id)
             } catch {
                 report(error)
             }

@@ -20,8 +20,7 @@ extension ChatFront {
                     emit(.error("/block: \(message)"))
                 case .success(let peer):
                     try await messenger.block(peer)
-                    await places.setBlocked(Set(try await messenger.blocked().keys))
-                    await files?.setBlocked(Set(try await messenger.blocked().keys))
+                    try await shareBlocked()
                     emit(.blocked(try await blockedPeers()))
                 }
             } catch {
@@ -35,8 +34,7 @@ extension ChatFront {
                     emit(.error("/unblock: \(message)"))
                 case .success(let peer):
                     try await messenger.unblock(peer.id)
-                    await places.setBlocked(Set(try await messenger.blocked().keys))
-                    await files?.setBlocked(Set(try await messenger.blocked().keys))
+                    try await shareBlocked()
                     emit(.blocked(try await blockedPeers()))
                 }
             } catch {
@@ -45,6 +43,13 @@ extension ChatFront {
         default:
             break
         }
+    }
+
+    /// Tells the places service and file transfers which nodes are blocked (after a change).
+    func shareBlocked() async throws {
+        let blocked = Set(try await messenger.blocked().keys)
+        await places.setBlocked(blocked)
+        await files?.setBlocked(blocked)
     }
 
     /// The blocked peers by the names they had when blocked.

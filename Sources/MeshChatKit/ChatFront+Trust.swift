@@ -62,6 +62,7 @@ extension ChatFront {
     func learnName(from event: SessionEvent) {
         // A rotation is ChatFront.keyRotated's: it tells the user.
         if case .keyRotated = event { return }
+        if case .keyRotationDisputed = event { return }
         guard let (claimant, holder) = trust.learn(from: event, me: session.peer.peerID.id) else { return }
         emit(.nameConflict(claimant, holder: name(of: holder)))
     }
@@ -97,8 +98,27 @@ extension ChatFront {
     /// before it is shown. Said once: only when the book knew the old node.
     func keyRotated(_ peer: PeerID, previous: NodeID) {
         if memory.lastPrivateSender?.id == previous { memory.lastPrivateSender = peer }
+        // The messenger carried a block over to the new key, saved before this event came: the
+        // places service and file transfers hear of it too.
+        let front = self
+        Task { try? await front.shareBlocked() }
         guard let verified = trust.rotate(from: previous, to: peer.id) else { return }
         emit(.keyRotated(peer, previous: previous, verified: verified))
+    }
+
+    /// A retired key named a second successor (§20.2): its private key leaked, so either successor
+    /// may be an impostor. The conversation and names stay where the first statement put them, the
+    /// verification carried there is withdrawn, the claimant gets nothing (it stays a new, flagged
+    /// peer) and the user is warned; a block of the retired key covers the claimant too.
+    func keyRotationDisputed(_ claimant: PeerID, previous: NodeID, successor: NodeID) {
+        let front = self
+        Task { try? await front.shareBlocked() }
+        let withdrawn = trust.dispute(successor)
+        let first = name(of: successor)
+        emit(.notice("warning: key \(previous.shortHex) was handed on twice, to \(first.displayName) (\(successor.shortHex)) and to "
+                     + "\(claimant.displayName) (\(claimant.id.shortHex)): its private key has leaked and either may be an impostor. "
+                     + (withdrawn ? "\(first.displayName) is no longer verified; " : "")
+                     + "compare safety numbers (/verify) before trusting either"))
     }
 
     /// Saves the name book every ``nameBookSaveInterval`` while sightings changed it, until cancelled.

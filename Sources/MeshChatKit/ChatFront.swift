@@ -459,6 +459,8 @@ public struct ChatFront: Sendable {
             emit(.nick(peer, previous: previous, isMe: false))
         case .keyRotated(let peer, let previous):
             keyRotated(peer, previous: previous)
+        case .keyRotationDisputed(let peer, let previous, let successor):
+            keyRotationDisputed(peer, previous: previous, successor: successor)
         }
     }
 

@@ -130,6 +130,19 @@ public final class TrustBook: Sendable {
         }
     }
 
+    /// A retired key named a second successor (§20.2, it leaked): the verification `successor`
+    /// holds is withdrawn, since it may have come by the rotation (the user compares safety numbers
+    /// again). Its names stay with it. Saved at the next ``saveIfDirty(to:)``.
+    /// - Returns: whether `successor` was verified.
+    func dispute(_ successor: NodeID) -> Bool {
+        state.withLock { state in
+            guard state.book.isVerified(successor) else { return false }
+            state.book.setVerified(successor, false, atMilliseconds: Self.milliseconds(Date()))
+            state.changed.insert(successor)
+            return true
+        }
+    }
+
     /// Releases a name (PROTOCOL.md §20.3: the user decided its holder is gone), and saves the book.
     /// - Parameters:
     ///   - name: the name, as typed.
@@ -164,6 +177,9 @@ public final class TrustBook: Sendable {
         case .peerRenamed(let changed, _): peer = changed
         case .keyRotated(let new, let previous):
             _ = rotate(from: previous, to: new.id)
+            return nil
+        case .keyRotationDisputed(_, _, let successor):
+            _ = dispute(successor)
             return nil
         default: return nil
         }
@@ -214,7 +230,11 @@ public final class TrustBook: Sendable {
             encoder.outputFormatting = [.sortedKeys]
             var changes: [String: String?] = [:]
             for node in nodes {
-                changes[node.hex] = state.book.records[node].flatMap { try? encoder.encode($0) }.map { String(decoding: $0, as: UTF8.self) }
+                // updateValue, not a subscript: assigning nil through the subscript would drop the
+                // entry, and the row of a node the book no longer holds (rotated away, evicted) would
+                // stay on disk, its names then clashing with their new holder's at the next load.
+                changes.updateValue(state.book.records[node].flatMap { try? encoder.encode($0) }.map { String(decoding: $0, as: UTF8.self) },
+                                    forKey: node.hex)
             }
             state.changed = []
             state.sighted = []

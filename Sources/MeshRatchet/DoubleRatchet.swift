@@ -95,10 +95,13 @@ public struct DoubleRatchet: Sendable {
         let (key, nonce) = RatchetKDF.aead(messageKey)
         // Sealing with a valid key and nonce cannot fail in swift-crypto.
         let box = try! ChaChaPoly.seal(plaintext, using: key, nonce: nonce,
-                                       authenticating: associatedData + header.encoded + additionalData)
+                                       authenticating: authenticated(header, additionalData))
         sendingChain = next
         sentCount += 1
-        return RatchetMessage(header: header, ciphertext: box.ciphertext + box.tag)
+        var ciphertext = Data(capacity: box.ciphertext.count + 16)
+        ciphertext.append(box.ciphertext)
+        ciphertext.append(box.tag)
+        return RatchetMessage(header: header, ciphertext: ciphertext)
     }
 
     /// Decrypts a message, stepping the ratchet as its header asks. On any failure the state is unchanged.
@@ -173,11 +176,19 @@ public struct DoubleRatchet: Sendable {
         do {
             let box = try ChaChaPoly.SealedBox(nonce: nonce, ciphertext: message.ciphertext.dropLast(16),
                                                tag: message.ciphertext.suffix(16))
-            return try ChaChaPoly.open(box, using: key,
-                                       authenticating: associatedData + message.header.encoded + additionalData)
+            return try ChaChaPoly.open(box, using: key, authenticating: authenticated(message.header, additionalData))
         } catch {
             throw RatchetError(.authenticationFailed, "a ratchet message did not authenticate")
         }
+    }
+
+    /// `associatedData ‖ header ‖ additionalData`, the AEAD's associated data, in one buffer.
+    private func authenticated(_ header: RatchetHeader, _ additionalData: Data) -> Data {
+        var data = Data(capacity: associatedData.count + RatchetHeader.byteCount + additionalData.count)
+        data.append(associatedData)
+        header.encode(into: &data)
+        data.append(additionalData)
+        return data
     }
 
     /// Derives and keeps the receiving chain's keys up to (not including) message `until`.

@@ -140,8 +140,10 @@ public struct PairSessions: Sendable {
             entry.reservedThrough = number &+ Self.reservation < number ? UInt32.max : number + Self.reservation
             mustStore = true
         }
-        let prefix = RatchetPacket.prefix(prekey: entry.pending, sessionID: entry.id)
-        let message = try entry.ratchet.encrypt(plaintext(entry.pending != nil), additionalData: context + prefix)
+        var additional = Data(capacity: context.count + 69)
+        additional.append(context)
+        RatchetPacket.appendPrefix(prekey: entry.pending, sessionID: entry.id, to: &additional)
+        let message = try entry.ratchet.encrypt(plaintext(entry.pending != nil), additionalData: additional)
         entries[index] = entry
         let packet: RatchetPacket = entry.pending.map { .prekey($0, message) } ?? .session(id: entry.id, message)
         return Sealed(packet: packet.encoded, sessionID: entry.id, mustStore: mustStore)
@@ -173,7 +175,9 @@ public struct PairSessions: Sendable {
     public func opening(_ packet: RatchetPacket, context: Data, localStaticKey: Curve25519.KeyAgreement.PrivateKey,
                         prekey: (UInt32) -> Curve25519.KeyAgreement.PrivateKey?, limits: RatchetLimits = RatchetLimits(),
                         using generator: inout some RandomNumberGenerator) throws(RatchetError) -> (Opened, PairSessions) {
-        let additional = context + packet.prefix
+        var additional = Data(capacity: context.count + 69)
+        additional.append(context)
+        packet.appendPrefix(to: &additional)
         var next = self
         if let index = entries.firstIndex(where: { $0.id == packet.sessionID }) {
             var entry = entries[index]

@@ -31,10 +31,15 @@ public struct RatchetHeader: Hashable, Sendable {
     /// The 40-byte encoding.
     public var encoded: Data {
         var data = Data(capacity: Self.byteCount)
+        encode(into: &data)
+        return data
+    }
+
+    /// Appends the 40-byte encoding.
+    func encode(into data: inout Data) {
         data.append(ratchetKey)
         withUnsafeBytes(of: previousCount.bigEndian) { data.append(contentsOf: $0) }
         withUnsafeBytes(of: number.bigEndian) { data.append(contentsOf: $0) }
-        return data
     }
 
     /// Decodes a header.

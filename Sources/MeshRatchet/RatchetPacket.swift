@@ -71,33 +71,39 @@ public enum RatchetPacket: Hashable, Sendable {
 
     /// The bytes before the ratchet message, authenticated with it.
     public var prefix: Data {
+        var data = Data(capacity: 69)
+        appendPrefix(to: &data)
+        return data
+    }
+
+    /// Appends ``prefix``.
+    func appendPrefix(to data: inout Data) {
         switch self {
-        case .prekey(let header, _): Self.prefix(prekey: header, sessionID: header.sessionID)
-        case .session(let id, _): Self.prefix(prekey: nil, sessionID: id)
+        case .prekey(let header, _): Self.appendPrefix(prekey: header, sessionID: header.sessionID, to: &data)
+        case .session(let id, _): Self.appendPrefix(prekey: nil, sessionID: id, to: &data)
         }
     }
 
-    /// The prefix of a prekey message (with `prekey`) or of a session message.
-    static func prefix(prekey: PrekeyHeader?, sessionID: UInt64) -> Data {
-        var data = Data()
+    /// Appends the prefix of a prekey message (with `prekey`) or of a session message.
+    static func appendPrefix(prekey: PrekeyHeader?, sessionID: UInt64, to data: inout Data) {
         if let prekey {
-            data.reserveCapacity(69)
             data.append(Self.prekeyKind)
             Self.append(prekey.prekeyID, to: &data)
             data.append(prekey.ephemeralKey)
             data.append(prekey.initiatorStaticKey)
         } else {
-            data.reserveCapacity(9)
             data.append(Self.sessionKind)
             Self.append(sessionID, to: &data)
         }
-        return data
     }
 
     /// The packet's bytes.
     public var encoded: Data {
-        var data = prefix
-        data.append(message.encoded)
+        let message = message
+        var data = Data(capacity: 69 + RatchetHeader.byteCount + message.ciphertext.count)
+        appendPrefix(to: &data)
+        message.header.encode(into: &data)
+        data.append(message.ciphertext)
         return data
     }
 
@@ -120,12 +126,12 @@ public enum RatchetPacket: Hashable, Sendable {
             }
             let header = PrekeyHeader(prekeyID: UInt32(truncatingIfNeeded: Self.u64(bytes[1..<5])),
                                       ephemeralKey: ephemeral, initiatorStaticKey: initiator)
-            self = .prekey(header, try RatchetMessage(decoding: Data(bytes[69...])))
+            self = .prekey(header, try RatchetMessage(decoding: bytes[69...]))
         case Self.sessionKind:
             guard bytes.count >= Self.minimumSessionCount else {
                 throw RatchetError(.malformed, "a session message of \(bytes.count) bytes (at least \(Self.minimumSessionCount))")
             }
-            self = .session(id: Self.u64(bytes[1..<9]), try RatchetMessage(decoding: Data(bytes[9...])))
+            self = .session(id: Self.u64(bytes[1..<9]), try RatchetMessage(decoding: bytes[9...]))
         default:
             throw RatchetError(.malformed, "a sealed packet of unknown kind \(kind)")
         }

@@ -23,12 +23,18 @@ struct RotationBook: Sendable {
         var old: NodeID
         /// The node holding the new key.
         var new: NodeID
+        /// Set when an earlier verified statement named another successor for `old` (the retired
+        /// key signed twice: it leaked, §20.2): that successor, which keeps what it was given.
+        var disputes: NodeID?
     }
 
     private var verdicts: [KeyRotation: Bool] = [:]
     private var verdictOrder: [KeyRotation] = []
     private var chains: [NodeID: [KeyRotation]] = [:]
     private var chainOrder: [NodeID] = []
+    /// The successor the first verified statement named for each retired node (at most ``maxChains``).
+    private var successors: [NodeID: NodeID] = [:]
+    private var successorOrder: [NodeID] = []
 
     /// The verified statements that lead to a node's current key, newest first (empty when none).
     func chain(of node: NodeID) -> [KeyRotation] { chains[node] ?? [] }
@@ -64,7 +70,7 @@ struct RotationBook: Sendable {
             let good = seen ?? check(statement, holder: holder, logger: logger)
             guard good, let old = Self.nodeID(statement.oldKey), let new = Self.nodeID(statement.newKey) else { break }
             valid.append(statement)
-            if seen == nil { fresh.append(Step(old: old, new: new)) }
+            if seen == nil { fresh.append(step(old: old, new: new, logger: logger)) }
             expected = statement.oldKey
         }
         if let first = valid.first, chains[holder].map({ $0.first != first || $0.count < valid.count }) ?? true {
@@ -72,6 +78,22 @@ struct RotationBook: Sendable {
             if chainOrder.count > Self.maxChains { chains[chainOrder.removeFirst()] = nil }
         }
         return fresh.reversed()
+    }
+
+    /// A statement verified for the first time: the first successor named for its old node is
+    /// remembered; a later, different one disputes it (§20.2: first seen keeps, nothing more is carried).
+    private mutating func step(old: NodeID, new: NodeID, logger: Logger) -> Step {
+        if let first = successors[old] {
+            guard first != new else { return Step(old: old, new: new) }
+            logger.warning("a retired key named a second successor: its private key has leaked; nothing is carried over", metadata: [
+                "mesh.previous": "\(old.shortHex)", "mesh.successor": "\(first.shortHex)", "mesh.claimant": "\(new.shortHex)",
+            ])
+            return Step(old: old, new: new, disputes: first)
+        }
+        successors[old] = new
+        successorOrder.append(old)
+        if successorOrder.count > Self.maxChains { successors[successorOrder.removeFirst()] = nil }
+        return Step(old: old, new: new)
     }
 
     private mutating func check(_ statement: KeyRotation, holder: NodeID, logger: Logger) -> Bool {
@@ -103,11 +125,13 @@ extension MeshNodeStateMachine {
     ///   - identityKey: the identity key the advert or handshake proved.
     ///   - displayName: the name it carried, for the events.
     /// - Returns: ``SessionEvent/keyRotated(_:previous:)`` for each step verified for the first
-    ///   time, oldest first.
+    ///   time, oldest first; ``SessionEvent/keyRotationDisputed(_:previous:successor:)`` instead for
+    ///   one whose old node already has another successor.
     mutating func learnRotations(_ statements: [KeyRotationPayload], identityKey: Data, displayName: String) -> [SessionEvent] {
         rotations.learn(statements, identityKey: identityKey, logger: logger).compactMap { step in
             guard step.old != identity.nodeID, step.new != identity.nodeID,
                   let peer = try? PeerID(id: step.new, displayName: displayName) else { return nil }
+            if let successor = step.disputes { return .keyRotationDisputed(peer, previous: step.old, successor: successor) }
             return .keyRotated(peer, previous: step.old)
         }
     }

@@ -175,6 +175,13 @@ public enum SessionEvent: Sendable {
     /// verified, and before that advert's or link's other events; several rotations oldest first.
     /// Applications may carry over what they kept for `previous` (see ``Session/keyRotations(of:)``).
     case keyRotated(PeerID, previous: NodeID)
+    /// A second valid key rotation statement for the node `previous` names another successor than
+    /// the first one verified (PROTOCOL.md §20.2): the retired key signed twice, so its private half
+    /// is in more than one hand (it leaked), and either successor may be an impostor. `peer` is the
+    /// later claimant, `successor` the node the first statement named (which keeps what was carried
+    /// to it). Nothing is carried to `peer`; applications withdraw the verification carried to
+    /// `successor` and warn. Reported once per conflicting statement.
+    case keyRotationDisputed(PeerID, previous: NodeID, successor: NodeID)
 }
 
 /// Why an invitation this node made did not connect.

@@ -69,10 +69,11 @@ public final class TestMesh: Sendable {
     ///   - name: its display name.
     ///   - readsEvents: whether the mesh reads its ``MeshSession/Session/events`` (into ``TestNode/seen``);
     ///     `false` when an application (a messenger) reads them.
+    ///   - identity: its keys (new ones when `nil`).
     ///   - configure: changes to its configuration (the fabric, loop and address are set after it).
     /// - Returns: the node, started and running.
     /// - Throws: when the session cannot start.
-    public func node(_ name: String, readsEvents: Bool = true,
+    public func node(_ name: String, readsEvents: Bool = true, identity: LocalIdentity? = nil,
                      configure: (inout Session.Configuration) -> Void = { _ in }) async throws -> TestNode {
         let number = nodes.withLockedValue { $0.count } + 1
         let host = "10.0.0.\(number)"
@@ -84,7 +85,7 @@ public final class TestMesh: Sendable {
         configuration.eventLoopGroup = fabric.loop
         configuration.transport.fabric = fabric.attach(host)
         let logs = LogCapture()
-        let peer = try LocalPeer(displayName: name, identity: try LocalIdentity.generate())
+        let peer = try LocalPeer(displayName: name, identity: try identity ?? LocalIdentity.generate())
         let session = Session(peer: peer, configuration: configuration, logger: logs.logger(label: name))
         try await session.start()
         let node = TestNode(name: name, host: host, session: session, logs: logs, seen: NIOLockedValueBox([]))

@@ -17,6 +17,8 @@ struct RatchetBench: ParsableCommand {
     @Option(help: "Seconds per measurement.") var seconds = 1.0
     @Option(help: "Bytes per line.") var lineSize = 64
     @Option(help: "Measure only the rows whose label contains this text (the Noise_X baseline always runs).") var only: String?
+    @Option(help: "64-byte private-line round trips across one relay (meshbench sink processes on loopback); 0 skips the row.")
+    var relayCount = 3000
 
     func run() throws {
         let line = Data(repeating: 0x61, count: lineSize)
@@ -68,7 +70,8 @@ struct RatchetBench: ParsableCommand {
             }
             print(row("ratchet, ping-pong (DH ratchet step per line)", pingPong, baseline: noise))
         }
-        if wanted("sealed packet") {
+        var sealedPacket: Double?
+        if wanted("sealed packet") || (wanted("relay") && relayCount > 0) {
             // The whole version 3 path of a line (§13.6, §19.6): the Sealed plaintext, the ratchet
             // packet bound to its routed header, and the open with its checks; one direction.
             let bobPrekey = Curve25519.KeyAgreement.PrivateKey()
@@ -85,12 +88,37 @@ struct RatchetBench: ParsableCommand {
                                                      prekey: { _ in bobPrekey }, knownStaticKey: known, using: &rng).sessions
             }
             print(row("v3 sealed packet, one direction (§19.6, all of it)", packet, baseline: noise))
+            sealedPacket = packet
         }
         if wanted("X3DH") {
             let agreement = measure { _ = try! session() }
             print(row("X3DH agreement, both ends (first contact)", agreement, baseline: noise))
         }
         print("goal (issue 15): no public-key operation per line in an established session, ≤ 10 µs per line on one core")
+        if wanted("relay"), relayCount > 0, let sealedPacket {
+            try relayRoundTrip(sealedPacket: sealedPacket, noise: noise)
+        }
+    }
+
+    /// Issue 15's second figure: a private line's round trip across one relay, A→B→C→B→A, on the
+    /// real version 3 path (``RelayPingCommand``'s relayed pings: sealed end to end by A, relayed
+    /// by B, opened and echoed sealed by C, opened by A; loopback TCP, one process per node). The
+    /// version 2 baseline is not a second mesh (the session no longer seals with `Noise_X`): it is
+    /// the measured round trip plus twice (a ping and its echo) the difference between `Noise_X`
+    /// seal+open and the version 3 sealed packet's seal+open, both measured above in this run.
+    private func relayRoundTrip(sealedPacket: Double, noise: Double) throws {
+        let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
+        let (sinks, bPort) = try RelayLatencyBench.startMeshLine(me)
+        defer { for sink in sinks { sink.stop() } }
+        let ping = try RelayLatencyBench.meshPing(me, port: bPort, count: relayCount)
+        let difference = 2 * (noise - sealedPacket) * 1e6
+        func line(_ label: String, _ p50: Double, _ p99: Double) -> String {
+            label.padding(toLength: 50, withPad: " ", startingAt: 0) + String(format: " %9.1f µs p50  %9.1f µs p99", p50, p99)
+        }
+        print("private-line round trip across one relay, A→B→C→B→A (\(relayCount) round trips, 64 bytes):")
+        print(line("version 3, measured", ping.relayedP50, ping.relayedP99))
+        print(line("with Noise_X sealing (+ 2 × seal+open difference)", ping.relayedP50 + difference, ping.relayedP99 + difference))
+        print(line("for scale: to the neighbour, A→B→A (link only)", ping.directP50, ping.directP99))
     }
 
     /// Seconds per operation.

@@ -36,18 +36,31 @@ struct RelayPingCommand: AsyncParsableCommand {
             var events = session.events.makeAsyncIterator()
             let found = try await MeshWorkloads.peersByHops(&events, hops: 3, command: "mesh-ping")
             let (b, c, d) = (found[0], found[1], found[2])
-            let ping = Data(PayloadMaker(size: 64).payload(0, kind: .ping))
+            let maker = PayloadMaker(size: 64)
+            var sequence = 0
 
+            // Each ping is distinct and only its own echo ends the round trip. A ping is sent
+            // again every second until its echo comes: a node that has just become reachable may
+            // not yet know this node's signed prekey, and cannot seal its echo (§19.6), so the
+            // first pings of a run can be lost; a stale echo of an earlier copy is skipped.
             func roundTrip(_ target: PeerID) async throws -> Double {
+                sequence += 1
+                let ping = maker.data(sequence, kind: .ping)
                 let t0 = monotonicSeconds()
                 try await session.send(ping, to: [target], mode: .reliable)
+                let again = Task {
+                    while (try? await Task.sleep(for: .seconds(1))) != nil {
+                        try? await session.send(ping, to: [target], mode: .reliable)
+                    }
+                }
+                defer { again.cancel() }
                 while let event = await events.next() {
                     if case .received(let message) = event, message.sender == target,
-                       case .data(let data) = message.content, data.first == Kind.ping.rawValue {
+                       case .data(let data) = message.content, data == ping {
                         return (monotonicSeconds() - t0) * 1e6
                     }
                 }
-                throw ValidationError("mesh-ping: events ended (a ping was lost or the watchdog fired)")
+                throw ValidationError("mesh-ping: events ended (the watchdog fired)")
             }
 
             var samples: [[Double]] = [[], [], []]
@@ -109,15 +122,8 @@ enum RelayLatencyBench {
         let rawRelay2 = try Child.start(me, ["raw-relay", "--to", "\(relayPort)"])
         defer { rawRelay2.stop() }
         let relay2Port = try rawRelay2.readPort()
-        let d = try Child.start(me, ["sink"])
-        defer { d.stop() }
-        let dPort = try d.readPort()
-        let c = try Child.start(me, ["sink", "--connect", "\(dPort)"])
-        defer { c.stop() }
-        let cPort = try c.readPort()
-        let b = try Child.start(me, ["sink", "--connect", "\(cPort)"])
-        defer { b.stop() }
-        let bPort = try b.readPort()
+        let (sinks, bPort) = try startMeshLine(me)
+        defer { for sink in sinks { sink.stop() } }
 
         var rounds: [Round] = []
         for round in 1...options.rounds {
@@ -125,10 +131,7 @@ enum RelayLatencyBench {
             let rawDirect = try rawLatency(me, port: echoPort, count: options.count)
             let rawRelayed = try rawLatency(me, port: relayPort, count: options.count)
             let rawFar = try rawLatency(me, port: relay2Port, count: options.count)
-            let ping = try Child.start(me, ["mesh-ping", "--connect", "\(bPort)", "--count", "\(options.count)"])
-            let line = try ping.readLine()
-            ping.process.waitUntilExit()
-            let mesh = try JSONDecoder().decode(RelayPingResult.self, from: Data(line.utf8))
+            let mesh = try meshPing(me, port: bPort, count: options.count)
             rounds.append(Round(meshDirect: (mesh.directP50, mesh.directP99), meshRelayed: (mesh.relayedP50, mesh.relayedP99),
                                 meshFar: (mesh.farP50, mesh.farP99),
                                 rawDirect: rawDirect, rawRelayed: rawRelayed, rawFar: rawFar))
@@ -150,6 +153,33 @@ enum RelayLatencyBench {
                     med { ($0.meshRelayed.0 - $0.meshDirect.0) / 2 }, med { ($0.rawRelayed.0 - $0.rawDirect.0) / 2 }),
         ]
         return (rows, med { $0.rawDirect.0 })
+    }
+
+    /// Starts B, C and D of the line A—B—C—D (`meshbench sink` processes, each dialling the next).
+    /// - Returns: the processes (for the caller to stop) and B's port, for `mesh-ping --connect`.
+    static func startMeshLine(_ me: String) throws -> (sinks: [Child], bPort: Int) {
+        var sinks: [Child] = []
+        do {
+            var next: Int?
+            for _ in 0..<3 {
+                let sink = try Child.start(me, ["sink"] + (next.map { ["--connect", "\($0)"] } ?? []))
+                sinks.append(sink)
+                next = try sink.readPort()
+            }
+            guard let port = next else { throw ValidationError("mesh line: no sink started") }
+            return (sinks, port)
+        } catch {
+            for sink in sinks { sink.stop() }
+            throw error
+        }
+    }
+
+    /// One `mesh-ping` run as node A against B's port.
+    static func meshPing(_ me: String, port: Int, count: Int) throws -> RelayPingResult {
+        let ping = try Child.start(me, ["mesh-ping", "--connect", "\(port)", "--count", "\(count)"])
+        let line = try ping.readLine()
+        ping.process.waitUntilExit()
+        return try JSONDecoder().decode(RelayPingResult.self, from: Data(line.utf8))
     }
 
     /// One `raw-source --workload latency` run; (p50, p99) in µs.

@@ -147,6 +147,28 @@ struct TrustMarksTests {
         #expect(reloaded.observe(newCarol) == nil)
     }
 
+    @Test("a disputed rotation (§20.2): the first successor keeps carol's name but loses the verification, saved; the claimant gets nothing")
+    func disputedRotation() async throws {
+        let directory = TemporaryDirectory()
+        let store = try MessageStore(path: directory.appending("chat.sqlite"))
+        let trust = TrustBook()
+        let first = try PeerID(id: NodeID(hex: "c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0"), displayName: "carol")
+        let claimant = try PeerID(id: NodeID(hex: "d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0"), displayName: "carol")
+        _ = trust.observe(Self.carol)
+        try await trust.setVerified(Self.carol, true, store: store)
+        _ = trust.learn(from: .keyRotated(first, previous: Self.carol.id), me: Self.bob.id)
+        #expect(trust.book.isVerified(first.id))
+        _ = trust.learn(from: .keyRotationDisputed(claimant, previous: Self.carol.id, successor: first.id), me: Self.bob.id)
+        #expect(!trust.book.isVerified(first.id) && !trust.book.isVerified(claimant.id))
+        #expect(trust.book.holder(of: "carol") == first.id)
+        #expect(trust.dispute(first.id) == false, "nothing more to withdraw")
+        await trust.saveIfDirty(to: store)
+        let reloaded = TrustBook()
+        let problem = await reloaded.load(from: store)
+        #expect(problem == nil, "\(problem ?? "")")
+        #expect(!reloaded.book.isVerified(first.id) && reloaded.book.holder(of: "carol") == first.id)
+    }
+
     @Test("the book is stored a row per node: a save writes only the nodes that changed; long, damaged and surplus rows are left out and reported; an earlier version's setting is moved to rows")
     func rows() async throws {
         let directory = TemporaryDirectory()
