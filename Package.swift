@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.1
 //
 // meshchat: Multipeer-style peer-to-peer mesh chat for Linux.
 //
@@ -37,7 +37,10 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
-        .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
+        // No traits: we use neither of its default ones (binary-delimited streams, field-mask utilities),
+        // and SwiftPM passes their -D flags in an order that changes between invocations, so every
+        // other build recompiled its modules (94 files) and scripts/meshchat rebuilt for no reason.
+        .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0", traits: []),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
