@@ -114,11 +114,7 @@ extension ChatFront {
         let front = self
         Task { try? await front.shareBlocked() }
         let withdrawn = trust.dispute(successor)
-        let first = name(of: successor)
-        emit(.notice("warning: key \(previous.shortHex) was handed on twice, to \(first.displayName) (\(successor.shortHex)) and to "
-                     + "\(claimant.displayName) (\(claimant.id.shortHex)): its private key has leaked and either may be an impostor. "
-                     + (withdrawn ? "\(first.displayName) is no longer verified; " : "")
-                     + "compare safety numbers (/verify) before trusting either"))
+        emit(.keyDisputed(previous: previous, first: name(of: successor), claimant: claimant, unverified: withdrawn))
     }
 
     /// Saves the name book every ``nameBookSaveInterval`` while sightings changed it, until cancelled.

@@ -86,6 +86,9 @@ public enum ChatOutput: Sendable {
     /// A peer replaced its key by a verified rotation (PROTOCOL.md §20.2): `peer` (the new node id)
     /// holds the names, verification and conversation of `previous`; `verified` when it was verified.
     case keyRotated(PeerID, previous: NodeID, verified: Bool)
+    /// A retired key named a second successor (PROTOCOL.md §20.2): its private key leaked. `first`
+    /// keeps the conversation (its verification withdrawn when `unverified`); `claimant` gets nothing.
+    case keyDisputed(previous: NodeID, first: PeerID, claimant: PeerID, unverified: Bool)
     /// The blocked peers, after `/block` or `/unblock` or when listed.
     case blocked([PeerID])
     /// A display name changed: mine after `/nick` (`isMe`), or a peer's; `peer` has the new name.

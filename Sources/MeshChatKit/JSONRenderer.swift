@@ -146,6 +146,9 @@ public struct JSONRenderer: Sendable {
             return .object([("event", "nameConflict"), ("peer", Self.peer(peer)), ("holder", Self.peer(holder))])
         case .keyRotated(let peer, let previous, _):
             return .object([("event", "keyRotated"), ("old", .string(previous.hex)), ("new", .string(peer.id.hex)), ("peer", Self.peer(peer))])
+        case .keyDisputed(let previous, let first, let claimant, let unverified):
+            return .object([("event", "keyDisputed"), ("old", .string(previous.hex)), ("first", Self.peer(first)),
+                            ("claimant", Self.peer(claimant)), ("unverified", .bool(unverified))])
         case .blocked(let peers):
             return .object([("event", "blocked"), ("peers", .array(peers.map(Self.peer)))])
         case .nick(let peer, let previous, let isMe):

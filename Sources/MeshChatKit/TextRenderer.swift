@@ -169,6 +169,11 @@ public struct TextRenderer: Sendable {
                 + "so @\(holder.displayName) still means \(holder.id.shortHex); address the newcomer as @\(peer.id.shortHex)"
         case .keyRotated(let peer, let previous, let verified):
             return "* \(peer.displayName) changed keys (verified rotation, \(previous.shortHex) → \(peer.id.shortHex))\(verified ? "; still verified" : "")"
+        case .keyDisputed(let previous, let first, let claimant, let unverified):
+            return "* warning: key \(previous.shortHex) was handed on twice, to \(first.displayName) (\(first.id.shortHex)) and to "
+                + "\(claimant.displayName) (\(claimant.id.shortHex)): its private key has leaked and either may be an impostor. "
+                + (unverified ? "\(first.displayName) is no longer verified; " : "")
+                + "compare safety numbers (/verify) before trusting either"
         case .blocked(let peers):
             return peers.isEmpty ? "* nobody is blocked" : "* blocked: " + peers.map(\.shown).joined(separator: ", ")
         case .nick(let peer, let previous, let isMe):

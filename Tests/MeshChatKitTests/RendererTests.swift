@@ -63,6 +63,7 @@ struct RendererTests {
         case .trusted: "trusted"
         case .nameConflict: "nameConflict"
         case .keyRotated: "keyRotated"
+        case .keyDisputed: "keyDisputed"
         case .nick: "nick"
         case .pong: "pong"
         case .verify: "verify"
@@ -121,6 +122,8 @@ struct RendererTests {
              nested: ["peer": peerKeys, "holder": peerKeys]),
         Case(label: "keyRotated", output: .keyRotated(bob, previous: carol.id, verified: true), keys: ["old", "new", "peer"],
              nested: ["peer": peerKeys]),
+        Case(label: "keyDisputed", output: .keyDisputed(previous: carol.id, first: bob, claimant: carol, unverified: true),
+             keys: ["old", "first", "claimant", "unverified"], nested: ["first": peerKeys, "claimant": peerKeys]),
         Case(label: "nick", output: .nick(bob, previous: "robert", isMe: false), keys: ["peer", "previous", "me"], nested: ["peer": peerKeys]),
         Case(label: "pong", output: .pong(carol, roundTrip: .microseconds(812), hops: 2), keys: ["peer", "hops", "rtt_ms"], nested: ["peer": peerKeys]),
         Case(label: "verify", output: .verify(bob, SafetyNumber(digits: String(repeating: "0123456789", count: 6))!,
