@@ -137,6 +137,18 @@ public enum RatchetPacket: Hashable, Sendable {
         }
     }
 
+    /// The session id and ratchet header of an encoded session message, read without decoding (or
+    /// copying) the rest: what a node charges a packet's work by before opening it (§13.11).
+    /// - Parameter data: the packet's bytes, as ``init(decoding:)`` takes them.
+    /// - Returns: `nil` for another kind, a packet too short, or an invalid header.
+    static func sessionHeader(of data: Data) -> (id: UInt64, header: RatchetHeader)? {
+        let start = data.startIndex
+        guard data.first == sessionKind, data.count >= minimumSessionCount else { return nil }
+        let headerStart = start + 9
+        guard let header = try? RatchetHeader(decoding: Data(data[headerStart..<(headerStart + RatchetHeader.byteCount)])) else { return nil }
+        return (u64(data[(start + 1)..<headerStart]), header)
+    }
+
     static func u64(_ bytes: some Collection<UInt8>) -> UInt64 {
         bytes.reduce(0) { $0 << 8 | UInt64($1) }
     }

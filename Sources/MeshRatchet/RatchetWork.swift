@@ -60,13 +60,8 @@ extension PairSessions {
         case RatchetPacket.prekeyKind:
             return RatchetWork(diffieHellman: true, derivedKeys: 1)
         case RatchetPacket.sessionKind:
-            let start = packet.startIndex
-            guard packet.count >= RatchetPacket.minimumSessionCount else { return .none }
-            let id = RatchetPacket.u64(packet[(start + 1)..<(start + 9)])
-            guard let entry = entries.first(where: { $0.id == id }),
-                  let header = try? RatchetHeader(decoding: Data(packet[(start + 9)..<(start + 9 + RatchetHeader.byteCount)])) else {
-                return .none
-            }
+            guard let (id, header) = RatchetPacket.sessionHeader(of: packet),
+                  let entry = entries.first(where: { $0.id == id }) else { return .none }
             return entry.ratchet.openingWork(header)
         default:
             return .none

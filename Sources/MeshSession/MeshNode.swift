@@ -173,7 +173,10 @@ package final class MeshNode: Sendable {
     package func received(_ routed: RoutedPayload, from neighbor: NodeID) -> Step {
         let milliseconds = Self.nowMilliseconds
         let checked: MeshNodeStateMachine.Checked
-        switch state.withLockedValue({ $0.machine.admit(routed, from: neighbor, now: now) }) {
+        // The end-to-end store's lock is taken before the node's, not inside it: a store busy writing
+        // its files must not hold up the node's other links.
+        let work = MeshNodeStateMachine.openingWork(of: routed, identity: identity, endToEnd: endToEnd)
+        switch state.withLockedValue({ $0.machine.admit(routed, from: neighbor, now: now, work: work) }) {
         case .violation(let reason):
             checked = .violation(reason)
         case .dropped:

@@ -59,14 +59,16 @@ extension MeshNodeStateMachine {
 
     /// Receiving, phase 1: the header and size rules (§13.1), then the neighbour's budget and the
     /// duplicate check (§13.11), before any costly work.
-    mutating func admit(_ routed: RoutedPayload, from neighbor: NodeID, now: RouterInstant) -> Admission {
+    /// - Parameter work: what opening the packet would cost (``openingWork(of:)``), read before the
+    ///   caller took its lock; `nil` reads it here.
+    mutating func admit(_ routed: RoutedPayload, from neighbor: NodeID, now: RouterInstant, work: RatchetWork? = nil) -> Admission {
         let header: Header
         switch Self.decodeHeader(routed) {
         case .failure(let why): return .violation(why.description)
         case .success(let decoded): header = decoded
         }
         if let violation = Self.sizeViolation(routed) { return .violation(violation) }
-        guard takeBudget(routed, header: header, from: neighbor, now: now) else { return .dropped }
+        guard takeBudget(routed, header: header, from: neighbor, now: now, work: work) else { return .dropped }
         return .admitted(header, originKey: known[header.origin]?.staticKey)
     }
 
@@ -234,7 +236,8 @@ extension MeshNodeStateMachine {
     /// key derivation, as its visible header and the session it names say), relaying one for
     /// another. A broadcast or sealed packet seen before is dropped here, before its costly work.
     /// Drops are counted by the router and logged at debug, at most once a second.
-    private mutating func takeBudget(_ routed: RoutedPayload, header: Header, from neighbor: NodeID, now: RouterInstant) -> Bool {
+    private mutating func takeBudget(_ routed: RoutedPayload, header: Header, from neighbor: NodeID, now: RouterInstant,
+                                     work estimated: RatchetWork?) -> Bool {
         var charges: [(NeighborWork, Int)]
         switch routed.payload {
         case .linkState: charges = [(.verification, 1)]
@@ -248,7 +251,7 @@ extension MeshNodeStateMachine {
                 break
             }
             if router.hasSeen(header.packetID, now: now) { return false }
-            let work = endToEnd.openingWork(of: sealed, from: header.origin)
+            let work = estimated ?? Self.openingWork(of: routed, identity: identity, endToEnd: endToEnd) ?? .none
             charges = work.diffieHellman ? [(.opening, 1)] : []
             if sealed.first != RatchetPacket.prekeyKind { charges.append((.derivation, work.derivedKeys + blocks)) }
         case nil: return true
@@ -262,6 +265,14 @@ extension MeshNodeStateMachine {
             ])
         }
         return false
+    }
+
+    /// What opening `routed` would cost this node (§13.11), when it is a sealed packet for it: read
+    /// from the end-to-end store, whose lock a shell should not take inside its own.
+    static func openingWork(of routed: RoutedPayload, identity: LocalIdentity, endToEnd: EndToEndStore) -> RatchetWork? {
+        guard case .sealed(let sealed) = routed.payload, routed.destination == Data(identity.nodeID.bytes),
+              let origin = try? NodeID(bytes: routed.origin) else { return nil }
+        return endToEnd.openingWork(of: sealed, from: origin)
     }
 
     /// Remembers what a verified advert says about its origin (name, static key, attachments), unless
