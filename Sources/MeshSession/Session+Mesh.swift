@@ -62,6 +62,25 @@ extension Session {
     }
 
     func sendSealed(_ content: SealedPayload.OneOf_Content, to peer: PeerID) async throws(SessionError) {
+        await perform(try sealedStep(content, to: peer))
+    }
+
+    /// Like ``sendSealed(_:to:)``, without suspending: the packet is written before it returns, so
+    /// a caller that must keep its packets in order (an actor) needs no task between it and the
+    /// mesh. The step's events and channel messages, which a send rarely has, are reported by a task.
+    func sendSealedNow(_ content: SealedPayload.OneOf_Content, to peer: PeerID) throws(SessionError) {
+        var step = try sealedStep(content, to: peer)
+        transmit(step.sends)
+        guard step.events.isEmpty, step.channelMessages.isEmpty else {
+            step.sends = []
+            Task { [step] in await self.perform(step) }
+            return
+        }
+        armMeshTimer()
+    }
+
+    /// Seals this node's packet for `peer` and routes it (§13.6): the step to execute.
+    private func sealedStep(_ content: SealedPayload.OneOf_Content, to peer: PeerID) throws(SessionError) -> MeshNode.Step {
         let step: MeshNode.Step?
         do {
             step = try mesh.sendSealed(content, to: peer.id)
@@ -69,7 +88,7 @@ extension Session {
             throw .payloadTooLarge(WireLimits.maxSealedPlaintext + 1, limit: WireLimits.maxRelayedPayload, mode: .reliable)
         }
         guard let step else { throw .notReachable(peer) }
-        await perform(step)
+        return step
     }
 
     // MARK: Executing steps

@@ -17,6 +17,9 @@ import Foundation
 /// from the offer (`sendResource` returned, the file hashed) to the receiver's `finishedReceiving`
 /// (its hash checked); the received file is hashed again by the sink after that, untimed, and
 /// compared with the input's.
+///
+/// `KEEP_SCRATCH=1` keeps the scratch directory (every process's stderr and data directory) to
+/// look into a failed run.
 struct TransferBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "transfer",
@@ -43,7 +46,7 @@ struct TransferBench: AsyncParsableCommand {
         }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("meshbench-transfer-\(getpid())")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
+        defer { if ProcessInfo.processInfo.environment["KEEP_SCRATCH"] == nil { try? FileManager.default.removeItem(at: scratch) } }
         let input = scratch.appendingPathComponent("input").path
         try Self.writeInput(path: input, mib: mib)
 

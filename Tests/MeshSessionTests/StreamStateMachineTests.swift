@@ -114,6 +114,21 @@ struct StreamStateMachineTests {
         #expect(sender.receivedClose(code: .finished, reason: "") == [.finished])
     }
 
+    /// The lost close of session 8–11's rare `timedOut`: the application had read every byte when
+    /// the end arrived alone; the shell ran `.end` first, the application saw it, stopped its
+    /// session, and the close came after the link had closed.
+    @Test("when the end arrives after everything was read, the finished close comes before the end")
+    func closeBeforeEnd() {
+        let t = Self.start
+        var reader = StreamReceiveStateMachine(id: 9, limits: Self.limits(), now: t)
+        _ = reader.receivedData(offset: 0, bytes: Data("hello".utf8), fin: false, now: t)
+        #expect(reader.consumed(5, now: t).allSatisfy { $0 != .completed })
+        let ended = reader.receivedData(offset: 5, bytes: Data(), fin: true, now: t)
+        let close = StreamReceiveStateMachine.Action.send(.close(id: 9, code: .finished, reason: "", fromReader: true))
+        #expect(ended.filter { $0 == close || $0 == .end || $0 == .completed } == [close, .end, .completed])
+        #expect(reader.state == .closed)
+    }
+
     @Test("with the credit used up, the end rides on the last unsent chunk")
     func finRidesOnLastChunk() {
         let t = Self.start

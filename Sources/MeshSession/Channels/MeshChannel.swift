@@ -71,6 +71,16 @@ public final class MeshChannel: Sendable {
         try await session.sendSealed(.channel(wire(payload)), to: peer)
     }
 
+    /// ``send(_:to:)`` without suspending: the packet is handed to the mesh before this returns
+    /// (for the library's own shells, which keep their packets in order inside an actor).
+    func sendNow(_ payload: Data, to peer: PeerID) throws(SessionError) {
+        guard payload.count <= limits.maxMessageSize else {
+            throw .payloadTooLarge(payload.count, limit: limits.maxMessageSize, mode: .reliable)
+        }
+        let session = try openSession()
+        try session.sendSealedNow(.channel(wire(payload)), to: peer)
+    }
+
     /// Signs a payload and floods it to every node within the hop limit (PROTOCOL.md §13.5,
     /// §13.12). There is no acknowledgement.
     /// - Parameter payload: at most ``ChannelLimits/maxBroadcastSize`` bytes.

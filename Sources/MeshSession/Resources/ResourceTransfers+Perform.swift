@@ -217,6 +217,16 @@ extension ResourceTransfers {
         guard let transfer = incoming[key], let journal else { return }
         let metadata: Logger.Metadata = ["mesh.peer": "\(key.peer.shortHex)", "resource.id": "\(key.id.shortHex)"]
         let stem = journal.incomingStem(key.peer, key.id)
+        // Reported after the actions that follow it (`.sendDone`): an application that stops its
+        // session once it hears of the file must not cut off the message that tells the sender.
+        var stored: (progress: ResourceProgress, size: UInt64, target: String)?
+        defer {
+            if let (progress, size, target) = stored {
+                progress.moved(size, report: false, now: clock.now)
+                progress.end(.completed(path: target))
+                report(.finishedReceiving(progress, .success(target)))
+            }
+        }
         for action in actions {
             switch action {
             case .write(let index):
@@ -291,9 +301,7 @@ extension ResourceTransfers {
                     return
                 }
                 logger.info("received a resource", metadata: metadata)
-                transfer.progress.moved(transfer.machine.offer.size, report: false, now: clock.now)
-                transfer.progress.end(.completed(path: target))
-                report(.finishedReceiving(transfer.progress, .success(target)))
+                stored = (transfer.progress, transfer.machine.offer.size, target)
             case .failed(let failure):
                 incoming[key] = nil
                 remember(key, done: nil)

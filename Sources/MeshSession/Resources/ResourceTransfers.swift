@@ -326,13 +326,15 @@ actor ResourceTransfers {
 
     // MARK: Sending messages
 
+    /// Hands a message to the mesh before it returns, without leaving the actor (an `await` of
+    /// the channel's `send` hopped off the actor and back for every chunk and acknowledgement).
     func send(_ body: ResourceMessagePayload.OneOf_Body, id: ResourceID, to peer: PeerID) async {
         guard let channel else { return }
         var message = ResourceMessagePayload()
         message.transferID = id.bytes
         message.body = body
         do {
-            try await channel.send(message.serialized, to: peer)
+            try channel.sendNow(message.serialized, to: peer)
         } catch {
             // No route now: the retransmission timer tries again, and gives up in the end.
             logger.debug("a resource message was not sent: \(error)", metadata: ["mesh.peer": "\(peer.id.shortHex)", "resource.id": "\(id.shortHex)"])

@@ -54,7 +54,6 @@ public final class MeshOutputStream: Sendable {
     /// - Parameter reason: for people, at most 256 bytes (cut beyond).
     public func cancel(reason: String) async {
         await shell.cancel(key, reason: reason)
-        await shell.flush()
     }
 }
 
@@ -102,7 +101,6 @@ public final class MeshInputStream: AsyncSequence, Sendable {
     /// - Parameter reason: for people, at most 256 bytes (cut beyond).
     public func cancel(reason: String) async {
         await shell.cancel(key, reason: reason)
-        await shell.flush()
     }
 
     // MARK: Shell side
@@ -141,9 +139,8 @@ public final class MeshInputStream: AsyncSequence, Sendable {
                 await shell.consumed(chunk.count, of: key)
                 return chunk
             case .done:
-                // The `finished` close went out with the last chunk's read: let it reach the
-                // mesh before the application, seeing the end, perhaps stops its session.
-                await shell.flush()
+                // The `finished` close was handed to the mesh before the end was (the stream
+                // shell's order): an application that stops its session now does not cut it off.
                 return nil
             case .failed(let error):
                 throw error

@@ -28,7 +28,9 @@ package struct StreamReceiveStateMachine: Sendable {
         case closed
     }
 
-    /// What the shell does after an input, in order.
+    /// What the shell does after an input, in order. A packet that answers the input comes before
+    /// the end or failure it reports (``end``, ``failed(_:)``): the shell hands packets to the mesh
+    /// at once, so by the time the application sees a stream's end its close is on the link.
     package enum Action: Sendable, Hashable {
         /// Send the packet to the opener.
         case send(StreamPacket)
@@ -130,8 +132,10 @@ package struct StreamReceiveStateMachine: Sendable {
         if received > before { lastProgress = now }
         if state == .open, let finOffset, received == finOffset {
             state = .ended
+            // Everything was read already: the close goes out before the application hears of the
+            // end, or an application that stops its session once it reads the end cuts it off.
+            if consumed == finOffset { return actions + complete(announcingEnd: true) }
             actions.append(.end)
-            if consumed == finOffset { return actions + complete() }
         }
         actions.append(ack())
         return actions
@@ -197,9 +201,12 @@ package struct StreamReceiveStateMachine: Sendable {
         held.contains { $0.key < end && offset < $0.key + UInt64($0.value.count) }
     }
 
-    private mutating func complete() -> [Action] {
+    /// The application read everything: the `finished` close, then (when it was not announced
+    /// before) the end, in that order (see ``Action``).
+    private mutating func complete(announcingEnd: Bool = false) -> [Action] {
         state = .closed
-        return [.send(.close(id: id, code: .finished, reason: "", fromReader: true)), .completed]
+        let close = Action.send(.close(id: id, code: .finished, reason: "", fromReader: true))
+        return announcingEnd ? [close, .end, .completed] : [close, .completed]
     }
 
     private mutating func fail(_ code: StreamCloseCode, _ reason: String) -> [Action] {

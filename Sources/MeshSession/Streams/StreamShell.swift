@@ -5,7 +5,7 @@ import Logging
 /// machines, on the reserved channel ``ChannelID/streams``.
 ///
 /// It decodes each sealed channel message, hands it to the stream's machine and executes the
-/// actions: packets go out through one sender task in order, writers and `finish()` wait on
+/// actions: packets go to the mesh at once, in order, writers and `finish()` wait on
 /// continuations, readers' chunks go to their ``MeshInputStream``. A ticker drives the machines'
 /// timers every ``tick``. Outbound packets are bounded by the protocol, not by a queue cap: each
 /// stream emits at most its window in data plus a few control packets per input.
@@ -31,13 +31,6 @@ actor StreamShell {
     private let clock: SessionClock
     private let localID: NodeID
     private let logger: Logger
-    /// What the sender task takes in order: a packet, or a point that ``flush()`` waits for.
-    private enum Outbound: Sendable {
-        case packet(PeerID, Data)
-        case flush(CheckedContinuation<Void, Never>)
-    }
-
-    private let outbound: AsyncStream<Outbound>.Continuation
     /// Limits of streams this node reads; set by ``accept(limits:)``.
     private var readLimits = StreamLimits()
     /// Streams offered to the application, once it accepts streams.
@@ -56,32 +49,6 @@ actor StreamShell {
         var logger = logger
         logger[metadataKey: "channel.id"] = "\(ChannelID.streams)"
         self.logger = logger
-        let (packets, outbound) = AsyncStream.makeStream(of: Outbound.self)
-        self.outbound = outbound
-        Task { [channel, logger] in
-            for await item in packets {
-                switch item {
-                case .packet(let peer, let payload):
-                    do {
-                        try await channel.send(payload, to: peer)
-                    } catch {
-                        // Lost like any packet: the stream's retransmission and timeouts cover it.
-                        logger.trace("stream packet not sent", metadata: ["mesh.peer": "\(peer.id.shortHex)", "error": "\(error)"])
-                    }
-                case .flush(let continuation):
-                    continuation.resume()
-                }
-            }
-        }
-    }
-
-    /// Returns once every packet queued so far has been handed to the mesh (or the session
-    /// stopped), so that an application that stops its session after a stream's end or cancel
-    /// does not cut off the close that tells the other side.
-    func flush() async {
-        await withCheckedContinuation { continuation in
-            if case .terminated = outbound.yield(.flush(continuation)) { continuation.resume() }
-        }
     }
 
     /// Reads the channel until it ends (the session disconnected); then ends every stream.
@@ -280,7 +247,6 @@ actor StreamShell {
         for key in outgoing.keys { onOutgoing(key) { $0.cancel(.closed, "the session stopped") } }
         for key in incoming.keys { onIncoming(key) { $0.cancel(.closed, "the session stopped") } }
         accepting?.finish()
-        outbound.finish()
     }
 
     // MARK: Internals
@@ -345,8 +311,15 @@ actor StreamShell {
         send(.close(id: key.id, code: code, reason: reason, fromReader: key.reader), to: peer)
     }
 
+    /// Hands a packet to the mesh at once, in the order the machines made them: no task between
+    /// (each one was a thread wake-up per packet on both ends of a stream).
     private func send(_ packet: StreamPacket, to peer: PeerID) {
-        outbound.yield(.packet(peer, StreamWire.encode(packet)))
+        do {
+            try channel.sendNow(StreamWire.encode(packet), to: peer)
+        } catch {
+            // Lost like any packet: the stream's retransmission and timeouts cover it.
+            logger.trace("stream packet not sent", metadata: ["mesh.peer": "\(peer.id.shortHex)", "error": "\(error)"])
+        }
     }
 
     private func closedError(_ key: StreamKey) -> StreamError {
