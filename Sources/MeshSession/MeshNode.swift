@@ -42,6 +42,7 @@ package final class MeshNode: Sendable {
     private let state: NIOLockedValueBox<Guarded>
     private let clock: @Sendable () -> NIODeadline
     private let origin: NIODeadline
+    private let wall: @Sendable () -> Date
 
     /// Creates the node with no neighbours.
     /// - Parameters:
@@ -54,8 +55,11 @@ package final class MeshNode: Sendable {
         self.logger = logger
         if let clock {
             self.clock = { clock.now }
+            let sessionClock = SessionClock(loop: clock)
+            self.wall = { sessionClock.date }
         } else {
             self.clock = { NIODeadline.now() }
+            self.wall = { Date() }
         }
         self.origin = self.clock()
         // Sequences start at the wall clock so that a restarted node's adverts replace its old ones (§13.2).
@@ -72,9 +76,16 @@ package final class MeshNode: Sendable {
         return RouterInstant(offset: overflow ? .zero : .nanoseconds(Int64(clamping: elapsed)))
     }
 
-    /// The wall clock in Unix milliseconds.
-    static var nowMilliseconds: Int64 {
-        let milliseconds = Date().timeIntervalSince1970 * 1000
+    /// The machine's wall clock in Unix milliseconds (prekey ages, sequence starts).
+    static var nowMilliseconds: Int64 { milliseconds(Date()) }
+
+    /// The wall clock in Unix milliseconds as the node's loop moves it, for what packets carry and
+    /// are checked against (the replay window, §13.6; the pong budget, §13.10): the machine's on a
+    /// real loop, moving with virtual time on a test loop (``SessionClock/date``).
+    var wallMilliseconds: Int64 { Self.milliseconds(wall()) }
+
+    private static func milliseconds(_ date: Date) -> Int64 {
+        let milliseconds = date.timeIntervalSince1970 * 1000
         return milliseconds.isFinite ? Int64(exactly: milliseconds.rounded(.down)) ?? 0 : 0
     }
 
@@ -171,7 +182,7 @@ package final class MeshNode: Sendable {
     /// advert or broadcast, the open of a packet sealed for this node) outside the lock, so that
     /// links on other event loops are not held up meanwhile.
     package func received(_ routed: RoutedPayload, from neighbor: NodeID) -> Step {
-        let milliseconds = Self.nowMilliseconds
+        let milliseconds = wallMilliseconds
         let checked: MeshNodeStateMachine.Checked
         // The end-to-end store's lock is taken before the node's, not inside it: a store busy writing
         // its files must not hold up the node's other links.
@@ -210,7 +221,7 @@ package final class MeshNode: Sendable {
     /// Seals content for a node and routes it.
     /// - Returns: the step, or `nil` when the node is not reachable (or its keys are unknown).
     func sendSealed(_ content: SealedPayload.OneOf_Content, to node: NodeID) throws(EndToEndError) -> Step? {
-        let milliseconds = Self.nowMilliseconds
+        let milliseconds = wallMilliseconds
         var random = SystemRandomNumberGenerator()
         let result: Result<Step?, EndToEndError> = state.withLockedValue { state in
             do throws(EndToEndError) {

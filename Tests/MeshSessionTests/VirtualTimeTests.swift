@@ -36,6 +36,25 @@ struct VirtualTimeTests {
         }
     }
 
+    @Test("what a packet carries of the wall clock moves with virtual time: two broadcasts 5 min of virtual time apart are stamped 5 min apart")
+    func wallClockIsVirtual() async throws {
+        try await withTestMesh { mesh in
+            let nodes = try await mesh.line(["alice", "bob"])
+            let (a, b) = (nodes[0], nodes[1])
+            let id = try #require(ChannelID(rawValue: 0x5EED_0002))
+            let sending = try a.session.register(channel: id), receiving = try b.session.register(channel: id)
+            try await mesh.advance(until: "A reaches B") { a.session.route(to: b.peer) != nil }
+            _ = try await sending.broadcast(Data("first".utf8))
+            let first = try await mesh.next(receiving.messages) { $0 }
+            for _ in 0..<300 { await mesh.advance(by: .seconds(1)) }
+            _ = try await sending.broadcast(Data("second".utf8))
+            let second = try await mesh.next(receiving.messages) { $0 }
+            let apart = second.sentAt.timeIntervalSince(first.sentAt)
+            // On the machine's clock they would be the few real seconds of this test apart.
+            #expect(apart >= 299 && apart <= 302, "stamped \(apart) s apart")
+        }
+    }
+
     @Test("a ping whose pong cannot come (the relay lost the target, and has not told yet) returns nil at its 5 s timeout of virtual time")
     func pingTimesOut() async throws {
         try await withTestMesh { mesh in

@@ -92,7 +92,7 @@ public final class MeshChannel: Sendable {
             throw .payloadTooLarge(payload.count, limit: limits.maxBroadcastSize, mode: .reliable)
         }
         let session = try openSession()
-        let step = session.mesh.broadcast(.channel(wire(payload)), sentAt: MeshNode.nowMilliseconds)
+        let step = session.mesh.broadcast(.channel(wire(payload)), sentAt: session.mesh.wallMilliseconds)
         await session.perform(step)
         return step.sends.isEmpty
     }
