@@ -149,7 +149,8 @@ public actor PlaceService {
         if !asked.isEmpty {
             let timeout = answerTimeout
             let timer = Task { [weak self, session] in
-                try? await session.sleep(for: timeout)
+                // Cancelled once every answer came: nothing to finish.
+                guard (try? await session.sleep(for: timeout)) != nil else { return }
                 await self?.finish(lookup.id)
             }
             await withCheckedContinuation { continuation in
@@ -374,7 +375,9 @@ public actor PlaceService {
                 let pins = try set.pins.map { payload throws(PlacesInputError) in
                     try SharedPin(validating: payload, author: sender, now: now).stored(receivedAt: now)
                 }
-                let (added, withdrawn) = try await db { try $0.replacePins(of: sender.id, with: pins, now: now) }
+                // 0 (unset): a sender older than the field; any pin it does not list goes.
+                let asOf = set.asOfMs > 0 ? Date(timeIntervalSince1970: Double(set.asOfMs) / 1000) : nil
+                let (added, withdrawn) = try await db { try $0.replacePins(of: sender.id, with: pins, asOf: asOf, now: now) }
                 return added.map { .pinAdded(SharedPin($0)) } + withdrawn.map { .pinWithdrawn(SharedPin($0)) }
             case nil:
                 logger.debug("ignored a places message of an unknown kind (a newer peer's)", metadata: ["mesh.origin": "\(sender)"])
@@ -436,6 +439,8 @@ public actor PlaceService {
             let now = session.loopDate
             let mine = try await db { [me = session.peer.peerID.id] in try $0.pins(now: now, by: me) }
             var set = PinSetPayload()
+            // A pin made after this read (while the set is on its way) must not be withdrawn by it.
+            set.asOfMs = Int64(exactly: (now.timeIntervalSince1970 * 1000).rounded(.down)) ?? 0
             set.pins = mine.suffix(PlacesLimits.maxPinsPerSet).map { SharedPin($0).payload }
             var message = PlacesPayload()
             message.pins = set

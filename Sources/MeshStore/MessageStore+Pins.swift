@@ -52,21 +52,25 @@ extension MessageStore {
     }
 
     /// Makes an author's live pins exactly `pins` (a catch-up from the author, §14.4): its other
-    /// live pins are marked withdrawn, and those of `pins` not yet known are stored.
+    /// live pins created before `asOf` are marked withdrawn, and those of `pins` not yet known are
+    /// stored. A pin created at or after `asOf` was made after the author read the set (its
+    /// broadcast may overtake the catch-up) and stays.
     /// - Parameters:
     ///   - author: the author; every pin in `pins` must be its own.
-    ///   - pins: all of the author's live pins (validated by the caller).
+    ///   - pins: all of the author's live pins at `asOf` (validated by the caller).
+    ///   - asOf: when the author read its pins (its clock); `nil` for a set that does not say.
     ///   - now: the current time.
     /// - Returns: the pins added and the pins withdrawn.
     /// - Throws: ``StoreError`` when the write fails; pins beyond the limits are left out.
-    public func replacePins(of author: NodeID, with pins: [StoredPin], now: Date) throws(StoreError) -> (added: [StoredPin], withdrawn: [StoredPin]) {
+    public func replacePins(of author: NodeID, with pins: [StoredPin], asOf: Date? = nil,
+                            now: Date) throws(StoreError) -> (added: [StoredPin], withdrawn: [StoredPin]) {
         let limits = self.limits
         return try write("replacing an author's pins") { db in
             let current = try Row.fetchAll(db, sql: "SELECT * FROM pin WHERE author = ? AND withdrawn_at IS NULL AND expires_at > ?",
                                            arguments: [author.hex, Schema.column(now)]).map(Schema.pin)
             let keep = Set(pins.map(\.id))
             var withdrawn: [StoredPin] = []
-            for pin in current where !keep.contains(pin.id) {
+            for pin in current where !keep.contains(pin.id) && asOf.map({ pin.createdAt < $0 }) ?? true {
                 try db.execute(sql: "UPDATE pin SET withdrawn_at = ? WHERE id = ?", arguments: [Schema.column(now), pin.id])
                 withdrawn.append(pin)
             }

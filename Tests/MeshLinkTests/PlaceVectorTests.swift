@@ -73,6 +73,7 @@ enum PlaceVector {
         withdrawal.pinID = pin().pinID
         var pinSet = PinSetPayload()
         pinSet.pins = [pin()]
+        pinSet.asOfMs = AppVector.sentAt + 60_000
         let channel = ChannelID.places.rawValue
         let messages: [ChannelAppVector.Message] = [
             .init(name: "placeQuery", section: "§14.2", description: "Places { query }: alice's lookup for \"pizza\" within 2000 m of "
@@ -85,7 +86,7 @@ enum PlaceVector {
                   + "51.501,-0.142 for 24 h, pin id a0a1…af", payload: message(.pin(pin())).hexString),
             .init(name: "pinWithdrawal", section: "§14.4", description: "Places { unpin }: alice withdraws her pin a0a1…af",
                   payload: message(.unpin(withdrawal)).hexString),
-            .init(name: "pinSet", section: "§14.4", description: "Places { pins }: alice's catch-up, her one live pin",
+            .init(name: "pinSet", section: "§14.4", description: "Places { pins }: alice's catch-up, her one live pin, as of a minute after she made it",
                   payload: message(.pins(pinSet)).hexString),
             .init(name: "placeSets", section: "§14.1", description: "PlaceSets: the channel 3 attachment listing \"london.geojson\" "
                   + "(54754 places, S 51.28 W -0.51 N 51.69 E 0.33) and \"fiji.csv\" (1200 places, a box across the antimeridian)",
@@ -139,7 +140,7 @@ struct PlaceVectorTests {
             Issue.record("no pins")
             return
         }
-        #expect(pin == PlaceVector.pin() && withdrawal.pinID == pin.pinID && set.pins == [pin])
+        #expect(pin == PlaceVector.pin() && withdrawal.pinID == pin.pinID && set.pins == [pin] && set.asOfMs == pin.createdAtMs + 60_000)
         let sets = PlaceSetInfo.sets(fromAttachment: try Self.load().payload("placeSets"))
         #expect(sets.map(\.name) == ["london.geojson", "fiji.csv"] && sets.map(\.count) == [54_754, 1_200])
         #expect(sets[1].covers(Coordinate(latitude: -17, longitude: 179.9)) && !sets[1].covers(Coordinate(latitude: -17, longitude: 0)))

@@ -69,6 +69,21 @@ struct PinStoreTests {
         #expect(Set(try store.pins(now: F.at(1)).map(\.label)) == ["pin 2", "pin 3", "pin 9"])
     }
 
+    /// The catch-up race of session 10: the author reads its pins, makes a new one and broadcasts
+    /// it, and the receiver gets that broadcast before the catch-up that was read without it.
+    @Test("a catch-up withdraws only pins created before its author read it: a newer pin whose broadcast overtook it stays")
+    func replaceAsOf() throws {
+        let store = try MessageStore.inMemory()
+        try store.savePin(Self.pin(1), now: F.at(0))
+        try store.savePin(Self.pin(2, at: 20), now: F.at(20))
+        let (added, withdrawn) = try store.replacePins(of: F.alice, with: [], asOf: F.at(10), now: F.at(21))
+        #expect(added.isEmpty)
+        #expect(withdrawn.map(\.label) == ["pin 1"], "pin 1 predates the set; pin 2 (made at 20) does not")
+        #expect(try store.pins(now: F.at(21)).map(\.label) == ["pin 2"])
+        let later = try store.replacePins(of: F.alice, with: [], asOf: F.at(30), now: F.at(31))
+        #expect(later.withdrawn.map(\.label) == ["pin 2"], "a set read after it withdraws it")
+    }
+
     @Test("settings persist across reopening the file; nil forgets")
     func settings() throws {
         let directory = TemporaryDirectory()

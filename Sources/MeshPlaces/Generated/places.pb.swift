@@ -255,7 +255,8 @@ public nonisolated struct Meshchat_Places_V1_PinWithdrawal: Sendable {
   public init() {}
 }
 
-/// §14.4 every pin of the sender that is live now; the receiver drops the sender's others.
+/// §14.4 every pin of the sender that was live at as_of_ms; the receiver withdraws the sender's
+/// others created before as_of_ms (all of them when it is 0: a sender older than the field).
 public nonisolated struct Meshchat_Places_V1_PinSet: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -263,6 +264,9 @@ public nonisolated struct Meshchat_Places_V1_PinSet: Sendable {
 
   /// ≤ 64
   public var pins: [Meshchat_Places_V1_Pin] = []
+
+  /// Unix ms (the sender's clock) when the set was read
+  public var asOfMs: Int64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -713,7 +717,7 @@ nonisolated extension Meshchat_Places_V1_PinWithdrawal: SwiftProtobuf.Message, S
 
 nonisolated extension Meshchat_Places_V1_PinSet: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".PinSet"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}pins\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}pins\0\u{3}as_of_ms\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -722,6 +726,7 @@ nonisolated extension Meshchat_Places_V1_PinSet: SwiftProtobuf.Message, SwiftPro
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.pins) }()
+      case 2: try { try decoder.decodeSingularInt64Field(value: &self.asOfMs) }()
       default: break
       }
     }
@@ -731,11 +736,15 @@ nonisolated extension Meshchat_Places_V1_PinSet: SwiftProtobuf.Message, SwiftPro
     if !self.pins.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.pins, fieldNumber: 1)
     }
+    if self.asOfMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.asOfMs, fieldNumber: 2)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Meshchat_Places_V1_PinSet, rhs: Meshchat_Places_V1_PinSet) -> Bool {
     if lhs.pins != rhs.pins {return false}
+    if lhs.asOfMs != rhs.asOfMs {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
