@@ -1,5 +1,10 @@
 import NIOCore
 import NIOPosix
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// The event loops a session's sockets run on, and how socket errors read to people.
 ///
@@ -41,18 +46,50 @@ public enum EventLoops {
         try await NIOThreadPool.singleton.runIfActive(body)
     }
 
-    /// A sentence for a connect or socket error, e.g. "connection refused" with the address.
+    /// A sentence for a connect or socket error, for people: "connection refused", "no route to
+    /// the host", "connection timed out after 10 s"; with each address when several were tried and
+    /// they failed differently ("127.0.0.2:4000: connection refused; [::1]:4000: …").
     /// - Parameter error: an error from a bootstrap or a channel.
     /// - Returns: the sentence.
     public static func describe(_ error: any Error) -> String {
-        if let error = error as? IOError { return error.description }
+        if let error = error as? IOError { return sentence(errno: error.errnoCode) ?? error.description }
         if let error = error as? ChannelError, case .connectTimeout(let amount) = error {
             return "connection timed out after \(amount.nanoseconds / 1_000_000_000) s"
         }
         if let error = error as? NIOConnectionError {
-            let reasons = error.connectionErrors.map { "\($0.target): \($0.error)" }
-            return reasons.isEmpty ? "could not resolve \(error.host)" : reasons.joined(separator: "; ")
+            let reasons = error.connectionErrors.map { (address: format($0.target), reason: describe($0.error)) }
+            guard let first = reasons.first else { return "could not resolve \(error.host)" }
+            // One address, or the same reason for each: the caller names the address it dialled.
+            if reasons.allSatisfy({ $0.reason == first.reason }) { return first.reason }
+            return reasons.map { "\($0.address): \($0.reason)" }.joined(separator: "; ")
         }
         return "\(error)"
+    }
+
+    /// The usual connect and socket failures in words; `nil` for others (the system's text then).
+    static func sentence(errno: CInt) -> String? {
+        switch errno {
+        case ECONNREFUSED: "connection refused"
+        case ETIMEDOUT: "connection timed out"
+        case EHOSTUNREACH: "no route to the host"
+        case ENETUNREACH: "the network is unreachable"
+        case ECONNRESET: "the connection was reset by the peer"
+        case ECONNABORTED: "the connection was aborted"
+        case EPIPE: "the peer closed the connection"
+        case EADDRNOTAVAIL: "the address is not available on this machine"
+        case EADDRINUSE: "the address is already in use"
+        case EACCES, EPERM: "not permitted"
+        case ENOENT: "no such file or directory"
+        default: nil
+        }
+    }
+
+    /// An address as people write it: `127.0.0.1:4000`, `[::1]:4000`, or a socket's path.
+    static func format(_ address: SocketAddress) -> String {
+        switch address {
+        case .v4: "\(address.ipAddress ?? "?"):\(address.port ?? 0)"
+        case .v6: "[\(address.ipAddress ?? "?")]:\(address.port ?? 0)"
+        case .unixDomainSocket: address.pathname ?? "a local socket"
+        }
     }
 }
