@@ -39,6 +39,17 @@ struct RotationBook: Sendable {
     /// The verified statements that lead to a node's current key, newest first (empty when none).
     func chain(of node: NodeID) -> [KeyRotation] { chains[node] ?? [] }
 
+    /// Records this node's own rotations (its identity's statements, newest first) as the first
+    /// successors of its retired keys, so that a statement in which one of them names another
+    /// key disputes them (§20.2): whoever made it holds a private key this node retired.
+    mutating func recordOwn(_ statements: [KeyRotationPayload]) {
+        for statement in statements.reversed() {
+            guard let old = Self.nodeID(statement.oldKey), let new = Self.nodeID(statement.newKey), successors[old] == nil else { continue }
+            successors[old] = new
+            successorOrder.append(old)
+        }
+    }
+
     /// Checks the statements a node's advert (newest first, at most ``WireLimits/maxKeyRotations``
     /// read) or handshake carried beside its identity key. The chain is followed while it holds: the
     /// first statement's new key must be `identityKey`, each further one's new key the previous

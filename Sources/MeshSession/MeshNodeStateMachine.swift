@@ -137,6 +137,7 @@ package struct MeshNodeStateMachine: Sendable {
         self.router = Router(localNode: peer.identity.nodeID, configuration: configuration, initialSequence: initialSequence,
                              now: now, signAdvert: Self.advertSigner(identity: peer.identity, name: peer.peerID.displayName, attachments: [:],
                                                                      prekey: endToEnd.signedPrekey))
+        rotations.recordOwn(peer.identity.rotations)
     }
 
     /// The router's advert signer for what this node's adverts carry now (values, not references).

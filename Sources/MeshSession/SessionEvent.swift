@@ -181,6 +181,10 @@ public enum SessionEvent: Sendable {
     /// later claimant, `successor` the node the first statement named (which keeps what was carried
     /// to it). Nothing is carried to `peer`; applications withdraw the verification carried to
     /// `successor` and warn. Reported once per conflicting statement.
+    ///
+    /// `previous` may be a key this node itself retired (``LocalIdentity/rotations``); `successor`
+    /// is then the key that followed it here (this node, or an earlier key of it), and `peer`
+    /// holds this node's old private key: the user should know.
     case keyRotationDisputed(PeerID, previous: NodeID, successor: NodeID)
 }
 

@@ -60,4 +60,27 @@ struct RotationDisputeTests {
         #expect(disputes.count == 1)
         #expect(disputes.first?.0 == line.ids[2] && disputes.first?.1 == Wire.node(old) && disputes.first?.2 == line.ids[0])
     }
+
+    @Test("a node whose own retired key is claimed by another node hears a dispute naming itself as the successor")
+    func ownRetiredKeyClaimed() throws {
+        var line = MeshNodeStateMachineTests.Line()
+        let old = Wire.key(40)
+        for index in [0, 2] {
+            var identity = line.nodes[index].identity
+            identity.rotations = [Wire.statement(old, identity.signingKey)]
+            let peer = try LocalPeer(displayName: MeshNodeStateMachineTests.Line.names[index], identity: identity)
+            line.nodes[index] = MeshNodeStateMachine(peer: peer, configuration: RoutingConfiguration(), initialSequence: 1, now: .zero,
+                                                     logger: Wire.logger)
+        }
+        line.link(0, 1)
+        line.link(1, 2)
+        for _ in 0..<6 { line.advance(.seconds(1)) }
+        let disputes = line.events[0].compactMap { event -> (NodeID, NodeID, NodeID)? in
+            if case .keyRotationDisputed(let peer, let previous, let successor) = event { return (peer.id, previous, successor) }
+            return nil
+        }
+        #expect(disputes.count == 1, "node 0 retired the key that node 2 claims: \(line.events[0])")
+        #expect(disputes.first?.0 == line.ids[2] && disputes.first?.1 == Wire.node(old) && disputes.first?.2 == line.ids[0])
+        #expect(!line.events[0].contains { if case .keyRotated = $0 { true } else { false } }, "the claimant is no successor of this node's key")
+    }
 }
