@@ -27,6 +27,12 @@ public struct ChatFront: Sendable {
         public var colour = false
         /// The size of `/map`'s picture in terminal cells (the executable uses the terminal's size).
         public var mapSize = (width: 60, height: 20)
+        /// Lines of a conversation not looked at stay in its buffer (counted in the status line)
+        /// instead of being shown: the interactive terminal. Off, every output is shown in order
+        /// (`--json`, text to a pipe).
+        public var buffers = false
+        /// What calls the user: mention words and the bell (the configuration's `bell`, `mentions`).
+        public var attention = Attention()
         /// Creates the defaults.
         public init() {}
     }
@@ -89,8 +95,31 @@ public struct ChatFront: Sendable {
 
     /// Shows one output, with peers marked by their standing in the name book (``PeerMarks``).
     /// - Parameter output: what to show.
+    ///
+    /// A line that mentions me is marked (`mention`); one that calls me (a mention, a private
+    /// line) is followed by ``ChatOutput/bell`` when the bell is on. With ``Options/buffers``, a
+    /// line of a conversation not looked at is kept in its buffer and only the status line is
+    /// shown (my own lines are shown wherever I typed them).
+    /// - Parameter output: what to show.
     public func emit(_ output: ChatOutput) {
-        PeerMarks.$book.withValue(trust.book) { show(output) }
+        var output = output
+        var calls = false
+        if case .message(let id, let from, let text, let sentAt, let hops, let isPrivate, let room, _) = output,
+           from.id != session.peer.peerID.id {
+            let mention = options.attention.calls(text, isPrivate: false, myName: session.peer.peerID.displayName)
+            calls = mention || isPrivate
+            if mention { output = .message(id: id, from: from, text: text, sentAt: sentAt, hops: hops, isPrivate: isPrivate, room: room, mention: true) }
+        }
+        let placement = memory.record(output, mention: calls)
+        PeerMarks.$book.withValue(trust.book) {
+            if case .elsewhere = placement, options.buffers {
+                if case .sent = output { show(output) }
+                show(.buffers(memory.bufferStatus))
+            } else {
+                show(output)
+            }
+            if calls && options.attention.bell { show(.bell) }
+        }
     }
 
     /// The line for an output: JSON (`--json`) or text; `nil` when the output has no line in that form.
@@ -115,7 +144,7 @@ public struct ChatFront: Sendable {
         }
         loaded.open()
         // The prompt says where typed lines go from the start, also after a restart.
-        emit(.target(await activeRoom()))
+        await showStartTarget()
         try await withThrowingTaskGroup(of: RunChild.self) { group in
             group.addTask {
                 try await session.run()
@@ -195,45 +224,42 @@ public struct ChatFront: Sendable {
         case .empty:
             break
         case .say(let text):
-            do {
-                // `sent` is said inside the send, before any receipt of the line can be shown.
-                if let room = await activeRoom() {
+            switch await activeTarget() {
+            case .peer(let peer):
+                await sendPrivate(text, to: peer)
+            case .room(let room):
+                do {
+                    // `sent` is said inside the send, before any receipt of the line can be shown.
                     try await messenger.send(text: text, room: room) { stored in
                         emit(.sent(id: stored.id, text: text, to: session.connectedPeers, status: Self.sentStatus(stored), room: room))
                     }
-                } else {
+                } catch {
+                    emit(.error("nothing was sent: \(error)"))
+                }
+            case .mesh:
+                do {
                     try await messenger.send(text: text, to: nil) { stored in
                         emit(.sent(id: stored.id, text: text, to: session.connectedPeers, status: Self.sentStatus(stored)))
                     }
+                } catch {
+                    emit(.error("nothing was sent: \(error)"))
                 }
-            } catch {
-                emit(.error("nothing was sent: \(error)"))
             }
         case .privateMessage(let target, let text):
             switch PeerLookup.match(target, in: await knownPeers(holding: target), noun: "peer", names: trust.book) {
             case .failure(let message):
                 emit(.error("/msg: \(message); nothing was sent"))
             case .success(let peer):
-                do {
-                    try await messenger.send(text: text, to: peer) { stored in
-                        emit(.sent(id: stored.id, text: text, to: [peer], isPrivate: true, status: Self.sentStatus(stored)))
-                    }
-                } catch {
-                    emit(.error("nothing was sent: \(error)"))
-                }
+                await sendPrivate(text, to: peer)
             }
         case .reply(let text):
             guard let peer = memory.lastPrivateSender else {
                 emit(.error("/reply: nobody has sent you a private line yet; use /msg @NAME TEXT"))
                 break
             }
-            do {
-                try await messenger.send(text: text, to: peer) { stored in
-                    emit(.sent(id: stored.id, text: text, to: [peer], isPrivate: true, status: Self.sentStatus(stored)))
-                }
-            } catch {
-                emit(.error("nothing was sent: \(error)"))
-            }
+            await sendPrivate(text, to: peer)
+        case .query, .window, .switchTo, .search, .away, .whois:
+            await handleConversations(command)
         case .sendFile(let target, let path):
             await sendFile(to: target, path: path)
         case .files:
@@ -298,6 +324,9 @@ public struct ChatFront: Sendable {
                 rows.append(ChatOutput.PeerRow(id: peer.id.hex, name: peer.displayName,
                                                state: pending.contains(peer) ? "invitedYou" : "found", address: address))
             }
+            for index in rows.indices {
+                if let peer = rows[index].peer { rows[index].away = messenger.away(of: peer) }
+            }
             emit(.peers(rows))
         case .invite(let name):
             guard let finder else { emit(.error("discovery is off: use /connect HOST:PORT")); break }
@@ -352,6 +381,17 @@ public struct ChatFront: Sendable {
         return .carryOn
     }
 
+    /// Sends a private line, saying `sent` (or `queued`) once it is on disk.
+    private func sendPrivate(_ text: String, to peer: PeerID) async {
+        do {
+            try await messenger.send(text: text, to: peer) { stored in
+                emit(.sent(id: stored.id, text: text, to: [peer], isPrivate: true, status: Self.sentStatus(stored)))
+            }
+        } catch {
+            emit(.error("nothing was sent: \(error)"))
+        }
+    }
+
     /// Peers a line can be addressed to: reachable now, seen since the start, or known from the
     /// history (a line to one of those waits in the outbox until it is reachable).
     func knownPeers() async -> [PeerID] {
@@ -383,7 +423,7 @@ public struct ChatFront: Sendable {
         return (try? PeerID(id: node, displayName: node.shortHex)) ?? session.peer.peerID
     }
 
-    private func historyLine(_ message: StoredMessage) -> ChatOutput.HistoryLine {
+    func historyLine(_ message: StoredMessage) -> ChatOutput.HistoryLine {
         let author = (try? PeerID(id: message.author, displayName: message.authorName)) ?? name(of: message.author)
         var with: PeerID?
         var room: RoomRef?
