@@ -260,6 +260,7 @@ public struct TerminalStyle: Sendable {
             }
         }
         if let address = row.address { line.append(" \(Self.safe(address))", .detail) }
+        if let away = row.away { line.append(" (away: \(Self.safe(away)))", .detail) }
         return line
     }
 
