@@ -70,6 +70,9 @@ struct TerminalConversationTests {
         // ...and /query opens the private conversation again (the same buffer, number 2).
         try Self.enter(alice, "/query @bob")
         try await alice.waitForScreen { rows in TerminalTests.inputLabel(rows) == "[@bob]" && rows.contains { $0.contains("only for bob") } }
+        try Self.enter(alice, "sent by query")
+        let queried = try await bob.waitForEvent("\"event\":\"message\"", "sent by query")
+        #expect(queried.contains("\"private\":true"), "a typed line in a /query goes to that peer only")
         try Self.enter(alice, "/window 1")
         try await alice.waitForScreen { TerminalTests.inputLabel($0) == "[mesh]" }
 
