@@ -1,3 +1,5 @@
+import Foundation
+
 extension ChatCommand {
     /// What `/help COMMAND` adds after a command's usage and summary: how it behaves, its
     /// limits and an example, by the command's name in ``usages``. Every command has one (a test
@@ -50,5 +52,28 @@ extension ChatCommand {
     /// - Returns: the aliases without their slash.
     public static func aliases(of name: String) -> [String] {
         aliases.filter { $0.value == name }.map(\.key).sorted()
+    }
+}
+
+extension ChatFront {
+    /// The text of `/help` or `/help COMMAND`.
+    /// - Parameter topic: a command name, or `nil` for the list.
+    /// - Returns: the help text.
+    public static func helpText(_ topic: String?) -> String {
+        if let topic {
+            let topic = ChatCommand.aliases[topic] ?? topic
+            guard let entry = ChatCommand.usages.first(where: { $0.name == topic }) else {
+                return "no command /\(topic); type /help for the list"
+            }
+            var text = "\(entry.usage)\n  \(entry.summary)"
+            if let detail = ChatCommand.details[entry.name] { text += "\n  \(detail)" }
+            let aliases = ChatCommand.aliases(of: entry.name)
+            if !aliases.isEmpty { text += "\n  Also: " + aliases.map { "/" + $0 }.joined(separator: ", ") }
+            return text
+        }
+        let width = ChatCommand.usages.map(\.usage.count).max() ?? 0
+        let lines = ChatCommand.usages.map { "  \($0.usage.padding(toLength: width, withPad: " ", startingAt: 0))  \($0.summary)" }
+        return (["Type a line to send it to everyone in the mesh (start it with // to send a leading /). Commands:"] + lines)
+            .joined(separator: "\n")
     }
 }

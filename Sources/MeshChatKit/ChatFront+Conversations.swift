@@ -14,6 +14,9 @@ extension ChatFront {
     public static let searchedLines = 10_000
     /// The most lines `/search` shows (the latest that match).
     public static let maxSearchResults = 50
+    /// How many stored lines a buffer shows when it is looked at with no chat line in its
+    /// scrollback (after a restart): dated, as `/history` shows them.
+    public static let storedLinesShown = 20
 
     /// Where typed lines go: the peer of `/query`, else the active room, else the mesh
     /// (remembered across restarts).
@@ -53,7 +56,25 @@ extension ChatFront {
         }
         memory.activeRoom = .some(room)
         memory.query = .some(peer)
-        let scrollback = memory.select(target)
+        var scrollback = memory.select(target)
+        let hasLines = scrollback.contains { entry in
+            switch entry.output {
+            case .message, .sent: true
+            default: false
+            }
+        }
+        if !hasLines {
+            // Nothing seen this run (after a restart): the conversation's last stored lines, dated.
+            let conversation: Conversation
+            switch target {
+            case .mesh: conversation = .mesh
+            case .room(let ref): conversation = .room(ref)
+            case .peer(let other): conversation = .direct(other.id)
+            }
+            if let stored = try? await messenger.history(limit: Self.storedLinesShown, conversation: conversation), !stored.isEmpty {
+                scrollback.insert(Conversations.Entry(output: .history(stored.map(historyLine)), at: Date()), at: 0)
+            }
+        }
         emit(.target(target, scrollback: scrollback))
         emit(.buffers(memory.bufferStatus))
     }

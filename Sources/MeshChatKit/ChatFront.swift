@@ -48,7 +48,7 @@ public struct ChatFront: Sendable {
     /// requests wait for it (``control(_:)``).
     let loaded = Latch()
     let options: Options
-    private let finder: PeerFinder?
+    let finder: PeerFinder?
     let files: FileTransfers?
     private let show: @Sendable (ChatOutput) -> Void
     private let logger: Logger
@@ -306,28 +306,7 @@ public struct ChatFront: Sendable {
                 emit(.error("/history: \(error)"))
             }
         case .peers:
-            let connected = session.connectedPeers
-            let routes = Dictionary(session.reachablePeers.map { ($0.peer.id, $0) }, uniquingKeysWith: { first, _ in first })
-            var rows = connected.map { peer in
-                var row = ChatOutput.PeerRow(id: peer.id.hex, name: peer.displayName, state: "connected", address: session.remoteAddress(of: peer))
-                row.hops = 1
-                return row
-            }
-            for route in session.reachablePeers where !connected.contains(route.peer) {
-                var row = ChatOutput.PeerRow(id: route.peer.id.hex, name: route.peer.displayName, state: "reachable", address: nil)
-                row.hops = route.hops
-                row.via = route.nextHop
-                rows.append(row)
-            }
-            let pending = Set(finder?.pendingInvitations ?? [])
-            for (peer, address) in finder?.discovered ?? [] where !connected.contains(peer) && routes[peer.id] == nil {
-                rows.append(ChatOutput.PeerRow(id: peer.id.hex, name: peer.displayName,
-                                               state: pending.contains(peer) ? "invitedYou" : "found", address: address))
-            }
-            for index in rows.indices {
-                if let peer = rows[index].peer { rows[index].away = messenger.away(of: peer) }
-            }
-            emit(.peers(rows))
+            emit(.peers(peerRows()))
         case .invite(let name):
             guard let finder else { emit(.error("discovery is off: use /connect HOST:PORT")); break }
             if let problem = finder.invite(name) { emit(.error(problem)) }
@@ -396,24 +375,6 @@ public struct ChatFront: Sendable {
     /// history (a line to one of those waits in the outbox until it is reachable).
     func knownPeers() async -> [PeerID] {
         await messenger.addressablePeers(adding: book.all)
-    }
-
-    /// Every node of the topology with its hops (0 for me, `nil` out of reach) and links.
-    private func meshRows() -> [ChatOutput.MeshNodeRow] {
-        let routes = Dictionary(session.reachablePeers.map { ($0.peer.id, $0) }, uniquingKeysWith: { first, _ in first })
-        let me = session.peer.peerID
-        let entries = session.topology
-        var names: [NodeID: PeerID] = [me.id: me]
-        for entry in entries { names[entry.node.id] = entry.node }
-        for route in routes.values { names[route.peer.id] = route.peer }
-        func peer(_ node: NodeID) -> PeerID { names[node] ?? name(of: node) }
-        var rows = entries.map { entry in
-            ChatOutput.MeshNodeRow(peer: entry.node.id == me.id ? me : entry.node,
-                                   hops: entry.node.id == me.id ? 0 : routes[entry.node.id]?.hops,
-                                   links: entry.neighbors.map { .init(peer: peer($0.node), latency: $0.latency) })
-        }
-        if !rows.contains(where: { $0.peer.id == me.id }) { rows.insert(.init(peer: me, hops: 0, links: []), at: 0) }
-        return rows.sorted { ($0.hops ?? Int.max, $0.peer.displayName) < ($1.hops ?? Int.max, $1.peer.displayName) }
     }
 
     /// A node with its latest name: reachable now or seen this run, else its id prefix as the name.
@@ -503,26 +464,4 @@ public struct ChatFront: Sendable {
             keyRotationDisputed(peer, previous: previous, successor: successor)
         }
     }
-
-    /// The text of `/help` or `/help COMMAND`.
-    /// - Parameter topic: a command name, or `nil` for the list.
-    /// - Returns: the help text.
-    public static func helpText(_ topic: String?) -> String {
-        if let topic {
-            let topic = ChatCommand.aliases[topic] ?? topic
-            guard let entry = ChatCommand.usages.first(where: { $0.name == topic }) else {
-                return "no command /\(topic); type /help for the list"
-            }
-            var text = "\(entry.usage)\n  \(entry.summary)"
-            if let detail = ChatCommand.details[entry.name] { text += "\n  \(detail)" }
-            let aliases = ChatCommand.aliases(of: entry.name)
-            if !aliases.isEmpty { text += "\n  Also: " + aliases.map { "/" + $0 }.joined(separator: ", ") }
-            return text
-        }
-        let width = ChatCommand.usages.map(\.usage.count).max() ?? 0
-        let lines = ChatCommand.usages.map { "  \($0.usage.padding(toLength: width, withPad: " ", startingAt: 0))  \($0.summary)" }
-        return (["Type a line to send it to everyone in the mesh (start it with // to send a leading /). Commands:"] + lines)
-            .joined(separator: "\n")
-    }
 }
-

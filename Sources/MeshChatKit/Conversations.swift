@@ -26,6 +26,15 @@ public struct Conversations: Sendable {
         public let output: ChatOutput
         /// When.
         public let at: Date
+
+        /// Creates an entry.
+        /// - Parameters:
+        ///   - output: what was shown.
+        ///   - at: when.
+        public init(output: ChatOutput, at: Date) {
+            self.output = output
+            self.at = at
+        }
     }
 
     /// One buffer as the status line shows it.

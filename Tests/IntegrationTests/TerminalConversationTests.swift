@@ -104,6 +104,11 @@ struct TerminalConversationTests {
         let again = try await TerminalHistoryTests.alice(directory)
         let restarted = try await again.waitForScreen { rows in TerminalTests.inputLabel(rows) == "[@bob]" }
         #expect(restarted.contains { $0.contains("your lines go to @bob, as before the restart") })
+        // Looked at again with nothing new, a buffer shows its stored lines, dated (not live).
+        try Self.enter(again, "/switch @bob")
+        try await again.waitForScreen { rows in
+            rows.contains { $0.range(of: #"^\d{4}-\d\d-\d\d \d\d:\d\d \[bob → you\] psst, just you$"#, options: .regularExpression) != nil }
+        }
         bob.closeInput()
     }
 
