@@ -18,6 +18,16 @@ extension ChatFront {
     /// scrollback (after a restart): dated, as `/history` shows them.
     public static let storedLinesShown = 20
 
+    /// The lines `/search` shows: those whose text contains `text` (literally, case-insensitive),
+    /// the latest ``maxSearchResults`` of them, oldest first (pure).
+    /// - Parameters:
+    ///   - messages: stored lines, oldest first.
+    ///   - text: what to look for (typed; never a pattern).
+    /// - Returns: the matching lines.
+    static func search(_ messages: [StoredMessage], for text: String) -> [StoredMessage] {
+        Array(messages.filter { $0.text.range(of: text, options: [.caseInsensitive]) != nil }.suffix(maxSearchResults))
+    }
+
     /// Where typed lines go: the peer of `/query`, else the active room, else the mesh
     /// (remembered across restarts).
     func activeTarget() async -> ChatTarget {
@@ -93,20 +103,19 @@ extension ChatFront {
         do {
             switch command {
             case .query(let name):
-                guard let name else { return try await setTarget(.mesh) }
-                if let peer = await peer(named: name, command: "/query") { try await setTarget(.peer(peer)) }
+                guard let name else { return try await switchTo(.mesh) }
+                if let peer = await peer(named: name, command: "/query") { try await switchTo(.peer(peer)) }
             case .window(let number):
                 guard let number else { return emit(.notice("conversations: \(memory.statusLine) (/window N or Alt-N looks at one)")) }
                 guard let target = memory.target(number: number) else {
                     return emit(.error("/window: there is no conversation \(number); open ones: \(memory.statusLine)"))
                 }
-                try await setTarget(target)
+                try await switchTo(target)
             case .switchTo(let argument):
-                if let target = await switchTarget(argument) { try await setTarget(target) }
+                if let target = await switchTarget(argument) { try await switchTo(target) }
             case .search(let text):
                 let stored = try await messenger.history(limit: Self.searchedLines)
-                let found = stored.filter { $0.text.range(of: text, options: [.caseInsensitive]) != nil }.suffix(Self.maxSearchResults)
-                emit(.search(text, found.map(historyLine)))
+                emit(.search(text, Self.search(stored, for: text).map(historyLine)))
             case .away(let text):
                 try await messenger.setAway(text)
                 emit(.away(text))
@@ -117,6 +126,18 @@ extension ChatFront {
             }
         } catch {
             emit(.error("\(error)"))
+        }
+    }
+
+    /// ``setTarget(_:)``; without buffers (text to a pipe) a notice says where typed lines go now
+    /// (a terminal's prompt says it).
+    private func switchTo(_ target: ChatTarget) async throws {
+        try await setTarget(target)
+        guard !options.buffers else { return }
+        switch target {
+        case .mesh: emit(.notice("your lines go to everyone in the mesh"))
+        case .room(let room): emit(.notice("your lines go to \(room)"))
+        case .peer(let peer): emit(.notice("your lines go to \(peer.shownName) only, end-to-end encrypted"))
         }
     }
 

@@ -131,4 +131,41 @@ struct TerminalConversationTests {
         }
         bob.closeInput()
     }
+
+    @Test("without a terminal: /query says where lines go and sends them privately; /away and /whois in text and --json")
+    func plainLines() async throws {
+        let directory = TemporaryDirectory()
+        let alice = try ChatProcess(["--name", "alice", "--json", "--no-discovery", "--data-dir", directory.appending("alice")], label: "alice")
+        let port = try #require(JSONLine(try await alice.waitForEvent("\"event\":\"ready\""))?.int("port"))
+        let bob = try ChatProcess(["--name", "bob", "--no-discovery", "--data-dir", directory.appending("bob"), "--connect", "127.0.0.1:\(port)"],
+                                  label: "bob")
+        try await alice.waitForEvent("\"event\":\"peer\"", "\"name\":\"bob\"", "\"state\":\"connected\"")
+        bob.send("/query @alice")
+        _ = try await bob.waitForLine { $0 == "* your lines go to alice only, end-to-end encrypted" }
+        bob.send("typed in a query")
+        let line = try await alice.waitForEvent("\"event\":\"message\"", "typed in a query")
+        #expect(line.contains("\"private\":true"))
+
+        alice.send("/away back at 3")
+        try await alice.waitForEvent("\"event\":\"away\"", "\"text\":\"back at 3\"")
+        let deadline = ContinuousClock.now + .seconds(20)
+        var from = bob.output.count
+        while true {
+            bob.send("/whois @alice")
+            let away = try await bob.waitForLine(from: from) { $0.hasPrefix("  away: ") }
+            if away == "  away: back at 3" { break }
+            from = bob.output.count
+            guard ContinuousClock.now < deadline else { Issue.record("bob's /whois never showed the away text: \(away)"); break }
+        }
+        alice.send("/whois @bob")
+        let whois = try #require(JSONLine(try await alice.waitForEvent("\"event\":\"whois\"")))
+        #expect(whois.int("hops") == 1)
+        #expect((whois.string("fingerprint") ?? "").count == 30)
+        #expect(whois.object["away"] is NSNull)
+        #expect((whois.string("address") ?? "").hasPrefix("127.0.0.1:"))
+        alice.send("/whois @nobody")
+        try await alice.waitForEvent("\"event\":\"error\"", "/whois: no peer is called")
+        alice.closeInput()
+        bob.closeInput()
+    }
 }

@@ -145,6 +145,21 @@ struct ConversationsTests {
         #expect(JSONRenderer().render(Self.line("hi bob"))?.contains("mention") == false)
     }
 
+    @Test("/search finds text literally and case-insensitively, the latest 50 matches oldest first")
+    func search() {
+        func stored(_ n: Int, _ text: String) -> StoredMessage {
+            StoredMessage(id: "\(n)", conversation: .room(Self.dev), isOutgoing: false, author: Self.bob.id, authorName: "bob", text: text,
+                          sentAt: Self.at, recordedAt: Self.at, hops: 1, status: .received, sequence: nil)
+        }
+        let lines = (0..<120).map { stored($0, $0 % 2 == 0 ? "Pizza at \($0)" : "nothing \($0)") } + [stored(200, "a.*b (x) [y] \\d")]
+        let found = ChatFront.search(lines, for: "PIZZA")
+        #expect(found.count == ChatFront.maxSearchResults)
+        #expect(found.first?.id == "20" && found.last?.id == "118")
+        #expect(ChatFront.search(lines, for: ".*").map(\.id) == ["200"])
+        #expect(ChatFront.search(lines, for: "[y] \\d").map(\.id) == ["200"])
+        #expect(ChatFront.search(lines, for: "nowhere").isEmpty)
+    }
+
     @Test("a mention is a whole word, case-insensitive", arguments: [
         ("hi alice", true), ("Hi ALICE!", true), ("@alice: look", true), ("alice", true), ("(alice)", true),
         ("malice", false), ("alices", false), ("alice_", false), ("alice2", false), ("a l i c e", false), ("", false),
