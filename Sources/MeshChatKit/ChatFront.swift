@@ -94,7 +94,6 @@ public struct ChatFront: Sendable {
     }
 
     /// Shows one output, with peers marked by their standing in the name book (``PeerMarks``).
-    /// - Parameter output: what to show.
     ///
     /// A line that mentions me is marked (`mention`); one that calls me (a mention, a private
     /// line) is followed by ``ChatOutput/bell`` when the bell is on. With ``Options/buffers``, a

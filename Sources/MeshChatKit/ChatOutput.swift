@@ -111,8 +111,8 @@ public enum ChatOutput: Sendable {
     case notice(String)
     /// Where typed lines go now: the mesh, a room or one peer (`/query`). The terminal's prompt
     /// says it (``Conversations/prompt(for:)``) and, with `scrollback`, shows that conversation's
-    /// lines again (switching buffers); no line of its own in JSON (`joined`, `left` and each
-    /// `sent` say it there), a notice in text.
+    /// lines again (switching buffers); no line of its own in JSON or text (`joined`, `left` and
+    /// each `sent` say it there; `/query`, `/switch` and `/window` add a notice in text).
     case target(ChatTarget, scrollback: [Conversations.Entry]? = nil)
     /// The buffers with their unread counts changed: the terminal's status line (no line in JSON or text).
     case buffers([Conversations.BufferStatus])
