@@ -87,7 +87,8 @@ public struct TerminalStyle: Sendable {
             if abs(now.timeIntervalSince(sentAt)) > Self.lateAfter {
                 line.append(" (written \(writtenAt(sentAt, now: now)))", .detail)
             }
-            return body(line, text, role: mention ? .mention : .plain)
+            // A line that calls me (a mention, a private line) is highlighted.
+            return body(line, text, role: mention || isPrivate ? .mention : .plain)
         case .sent(let id, let text, let to, let isPrivate, let status, let room):
             remember(id, text: text, to: isPrivate ? to.first.map { Self.safe($0.shownName) } : nil)
             var line = stamp

@@ -133,11 +133,13 @@ struct ConversationsTests {
         #expect(!Conversations.prompt(for: .peer(peer)).contains("\u{1B}"))
     }
 
-    @Test("a line that mentions me is highlighted in the terminal, and its JSON says mention: true; others say nothing")
+    @Test("a line that mentions me, or a private line, is highlighted in the terminal; a mention's JSON says mention: true, others say nothing")
     func highlight() {
         var style = TerminalStyle(timeZone: TimeZone(identifier: "UTC")!)
         let mentioned = style.lines(for: .message(id: "m", from: Self.bob, text: "hi alice", sentAt: Self.at, mention: true), now: Self.at)
         #expect(mentioned.first?.spans.contains { $0.role == .mention && $0.text == "hi alice" } == true)
+        let privately = style.lines(for: Self.line("psst", isPrivate: true), now: Self.at)
+        #expect(privately.first?.spans.contains { $0.role == .mention && $0.text == "psst" } == true)
         let plain = style.lines(for: Self.line("hi bob"), now: Self.at)
         #expect(plain.first?.spans.contains { $0.role == .mention } == false)
         #expect(JSONRenderer().render(.message(id: "m", from: Self.bob, text: "hi alice", sentAt: Self.at, mention: true))?
