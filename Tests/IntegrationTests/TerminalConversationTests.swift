@@ -49,6 +49,7 @@ struct TerminalConversationTests {
         #expect(!counted.contains { $0.contains("psst, just you") }, "a line of another buffer does not scroll the mesh")
         #expect(TerminalTests.inputLabel(counted) == "[mesh]")
         try await Self.waitForBell(raw, after: rang)
+        #expect(try alice.value("#{window_bell_flag}") == "1", "tmux saw the bell too")
 
         // /switch shows that buffer's own lines; the prompt names the peer; typed lines go to it privately.
         try Self.enter(alice, "/switch @bob")
