@@ -23,6 +23,13 @@ struct TerminalConversationTests {
         }
     }
 
+    /// Waits for a row that is `line` after a date and a time (a stored line, as `/history` shows it).
+    @discardableResult
+    static func waitForDated(_ session: TmuxSession, _ line: String) async throws -> [String] {
+        let pattern = #"^\d{4}-\d\d-\d\d \d\d:\d\d "# + NSRegularExpression.escapedPattern(for: line) + "$"
+        return try await session.waitForScreen { rows in rows.contains { $0.range(of: pattern, options: .regularExpression) != nil } }
+    }
+
     /// Types a line and Enter into alice's terminal.
     static func enter(_ alice: TmuxSession, _ line: String) throws {
         try alice.type(line)
@@ -107,9 +114,7 @@ struct TerminalConversationTests {
         #expect(restarted.contains { $0.contains("your lines go to @bob, as before the restart") })
         // Looked at again with nothing new, a buffer shows its stored lines, dated (not live).
         try Self.enter(again, "/switch @bob")
-        try await again.waitForScreen { rows in
-            rows.contains { $0.range(of: #"^\d{4}-\d\d-\d\d \d\d:\d\d \[bob → you\] psst, just you$"#, options: .regularExpression) != nil }
-        }
+        try await Self.waitForDated(again, "[bob → you] psst, just you")
         bob.closeInput()
     }
 
@@ -120,16 +125,14 @@ struct TerminalConversationTests {
         bob.send("the pizza place on the corner")
         try await alice.waitForScreen { rows in rows.contains { $0.hasSuffix("<bob> the pizza place on the corner") } }
         try Self.enter(alice, "/search PIZZA")
-        let found = try await alice.waitForScreen { rows in rows.contains { $0.contains("1 line with \"PIZZA\"") } }
+        try await alice.waitForScreen { rows in rows.contains { $0.contains("1 line with \"PIZZA\"") } }
         // The live line has only its time; the found one its date and time.
-        #expect(found.contains { $0.range(of: #"^\d{4}-\d\d-\d\d \d\d:\d\d <bob> the pizza place on the corner"#, options: .regularExpression) != nil },
-                "\(found)")
+        try await Self.waitForDated(alice, "<bob> the pizza place on the corner")
         try Self.enter(alice, "/search nothing like it")
         try await alice.waitForScreen { rows in rows.contains { $0.contains("no stored line contains \"nothing like it\"") } }
+        try alice.press("C-l")
         try Self.enter(alice, "/history 1")
-        try await alice.waitForScreen { rows in
-            rows.contains { $0.range(of: #"\d{4}-\d\d-\d\d \d\d:\d\d <bob> the pizza place on the corner"#, options: .regularExpression) != nil }
-        }
+        try await Self.waitForDated(alice, "<bob> the pizza place on the corner")
         bob.closeInput()
     }
 
