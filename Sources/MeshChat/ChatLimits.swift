@@ -23,7 +23,7 @@ public enum ChatLimits {
     ///   idempotent, so a node whose clock is far off still chats (§13.6);
     /// - 1,024 messages held for the messenger, and a full queue waits (back-pressure) instead of
     ///   dropping, so nothing accepted by the mesh is lost;
-    /// - no attachment.
+    /// - an attachment of at most ``AwayText/maxBytes`` bytes: the away text (§17.7).
     public static var channel: ChannelLimits {
         var limits = ChannelLimits()
         limits.maxMessageSize = Session.maxChannelPayload
@@ -33,7 +33,7 @@ public enum ChatLimits {
         limits.replayWindow = nil
         limits.inboundCapacity = 1_024
         limits.overflow = .wait
-        limits.maxAttachmentSize = 0
+        limits.maxAttachmentSize = AwayText.maxBytes
         return limits
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 extension ChatCommand {
     /// What `/help COMMAND` adds after a command's usage and summary: how it behaves, its
     /// limits and an example, by the command's name in ``usages``. Every command has one (a test
@@ -16,7 +18,13 @@ extension ChatCommand {
         "forget": "For a name whose holder is gone for good (a lost laptop): the name is free, and the next key seen under it, in a handshake or a signed advert, holds it (a new key the chat flagged meanwhile takes it at its next advert). The old holder keeps its other names and, if verified, its mark; a holder that changed keys by a verified rotation needs no /forget. Example: /forget @bob",
         "block": "Its lines to everyone, to rooms and to you, its pins and its lookups are dropped unread; its private lines are still acknowledged. Example: /block @spammer",
         "unblock": "Its lines are shown again from now on (those dropped meanwhile are gone). Example: /unblock @bob",
-        "history": "Private lines, lines to everyone and room lines, oldest first, with delivery status. Example: /history 50",
+        "history": "Private lines, lines to everyone and room lines, oldest first, each with its date and time, its room or private marker and its sender, and delivery status. Example: /history 50",
+        "search": "Case-insensitive, among the last 10,000 stored lines; shows the latest 50 that match, dated as /history shows them. Example: /search pizza",
+        "query": "The peer's conversation becomes the one you look at (its own scrollback), and every line you type goes to that peer only, sealed end to end like /msg; the prompt says so ([@bob] >) and it is remembered across restarts. Example: /query @bob",
+        "window": "The status line above the input line numbers the conversations: 1 is the mesh, then rooms and private conversations in the order they opened, with unread counts ((3), and ! when a line mentions you or is private). Alt-1…9 do the same. Example: /window 2",
+        "switch": "The screen shows that conversation's lines again and your typed lines go there: a room you are in, a peer (as /msg finds it), or mesh for everyone. Example: /switch #lunch",
+        "whois": "Its id, its key's fingerprint and whether you verified it, hops and the route, its address when it is a neighbour, the place data sets it offers and its away text. Example: /whois @bob",
+        "away": "At most 256 bytes on one line, carried in your signed advert: every peer sees it in /peers and /whois until you clear it with /away alone or quit. Example: /away at lunch until 2",
         "join": "Without a password anyone who knows the name can read the room; with one only those who know it (the key comes from scrypt). The public #lunch and the password #lunch 🔒 are two rooms. /join #lunch goes back to the #lunch you are in, with its key (the password one when you are only in that); in both, say which: /join #lunch --public or /join #lunch --password. The prompt shows where your lines go ([#lunch 🔒] >). The password is never kept in the input history. Example: /join #lunch pizza",
         "leave": "The room's history stays; its key is forgotten. In both rooms of one name, say which: /leave #lunch --password. Example: /leave #lunch",
         "rooms": "The joined rooms in the order you joined them; remembered across restarts.",
@@ -44,5 +52,28 @@ extension ChatCommand {
     /// - Returns: the aliases without their slash.
     public static func aliases(of name: String) -> [String] {
         aliases.filter { $0.value == name }.map(\.key).sorted()
+    }
+}
+
+extension ChatFront {
+    /// The text of `/help` or `/help COMMAND`.
+    /// - Parameter topic: a command name, or `nil` for the list.
+    /// - Returns: the help text.
+    public static func helpText(_ topic: String?) -> String {
+        if let topic {
+            let topic = ChatCommand.aliases[topic] ?? topic
+            guard let entry = ChatCommand.usages.first(where: { $0.name == topic }) else {
+                return "no command /\(topic); type /help for the list"
+            }
+            var text = "\(entry.usage)\n  \(entry.summary)"
+            if let detail = ChatCommand.details[entry.name] { text += "\n  \(detail)" }
+            let aliases = ChatCommand.aliases(of: entry.name)
+            if !aliases.isEmpty { text += "\n  Also: " + aliases.map { "/" + $0 }.joined(separator: ", ") }
+            return text
+        }
+        let width = ChatCommand.usages.map(\.usage.count).max() ?? 0
+        let lines = ChatCommand.usages.map { "  \($0.usage.padding(toLength: width, withPad: " ", startingAt: 0))  \($0.summary)" }
+        return (["Type a line to send it to everyone in the mesh (start it with // to send a leading /). Commands:"] + lines)
+            .joined(separator: "\n")
     }
 }

@@ -92,6 +92,19 @@ public enum ChatCommand: Sendable, Hashable {
     case unpin(UnpinTarget)
     /// `/map [RADIUS]`: a picture of the places and pins around my location.
     case map(radius: Distance?)
+    /// `/query @name`: open the private conversation with a peer; typed lines go to it privately.
+    /// `/query` alone goes back to the mesh.
+    case query(String?)
+    /// `/window N`: look at buffer N (as the status line numbers them); `/window` alone lists them.
+    case window(Int?)
+    /// `/switch #room|@name|mesh`: look at that conversation; typed lines go there.
+    case switchTo(String)
+    /// `/search TEXT`: stored lines that contain the text, with dates, rooms and senders.
+    case search(String)
+    /// `/away [TEXT]`: set the away text peers see in `/peers` and `/whois`, or clear it.
+    case away(String?)
+    /// `/whois @name`: what this node knows of a peer.
+    case whois(String)
     /// Leave.
     case quit
     /// An empty line: nothing to do.
@@ -116,7 +129,7 @@ public enum ChatCommand: Sendable, Hashable {
     }
 
     /// Other names of commands: `/who` is `/peers`, `/exit` is `/quit`, `/?` is `/help`.
-    public static let aliases: [String: String] = ["who": "peers", "exit": "quit", "?": "help", "part": "leave", "r": "reply", "ignore": "block", "unignore": "unblock"]
+    public static let aliases: [String: String] = ["win": "window", "who": "peers", "exit": "quit", "?": "help", "part": "leave", "r": "reply", "ignore": "block", "unignore": "unblock"]
 
     /// The commands with their one-line usage, in the order `/help` lists them.
     public static let usages: [(name: String, usage: String, summary: String)] = [
@@ -136,7 +149,13 @@ public enum ChatCommand: Sendable, Hashable {
         ("mesh", "/mesh", "show the mesh as this node knows it: every node and link, as a tree from you"),
         ("block", "/block @NAME", "ignore a peer's lines, private lines and pins from now on (remembered; /block alone lists them)"),
         ("unblock", "/unblock @NAME", "stop ignoring a peer"),
-        ("history", "/history [N]", "show the last N lines (default 20, at most 1000), kept across restarts"),
+        ("history", "/history [N]", "show the last N lines (default 20, at most 1000) with their dates, rooms and senders, kept across restarts"),
+        ("search", "/search TEXT", "show the stored lines that contain TEXT (case-insensitive; the last 50 of them), with dates, rooms and senders"),
+        ("query", "/query @NAME", "open the private conversation with a peer: your typed lines go to it, end-to-end encrypted (/query alone: back to the mesh)"),
+        ("window", "/window [N]", "look at conversation N of the status line (Alt-1…9 too); your lines go there; /window alone lists them"),
+        ("switch", "/switch #ROOM|@NAME|mesh", "look at a room you are in, a private conversation or the mesh; your lines go there"),
+        ("whois", "/whois @NAME", "what you know of a peer: id, key fingerprint, verified, hops, route, address, data sets, away text"),
+        ("away", "/away [TEXT]", "set an away text peers see in /peers and /whois (at most 256 bytes); /away alone clears it"),
         ("join", "/join #ROOM [PASSWORD]", "join a room across the whole mesh (with a password only those who know it can read it), or go back to one you are in; your lines go there"),
         ("leave", "/leave [#ROOM]", "leave a room (the one your lines go to by default); your lines go back to everyone"),
         ("rooms", "/rooms", "list the rooms you are in, and the one your lines go to"),
@@ -330,6 +349,8 @@ public enum ChatCommand: Sendable, Hashable {
             return .accept(argument.isEmpty ? nil : argument)
         case "decline":
             return .decline(argument.isEmpty ? nil : argument)
+        case "query", "window", "win", "switch", "search", "away", "whois":
+            return try conversationCommand(name, argument)
         default:
             throw .unknownCommand(name)
         }

@@ -9,11 +9,11 @@ extension ChatFront {
     static let activeRoomKey = "chat.room"
 
     /// The prompt of the input line: where typed lines go, `[#dev] > `, `[#dev 🔒] > ` (the
-    /// password room of that name) or `[mesh] > ` (everyone).
-    /// - Parameter target: the room typed lines go to, or `nil` for the whole mesh.
+    /// password room of that name), `[@bob] > ` (`/query`) or `[mesh] > ` (everyone).
+    /// - Parameter target: where typed lines go.
     /// - Returns: the prompt.
-    public static func prompt(for target: RoomRef?) -> String {
-        "[\(target?.description ?? "mesh")] > "
+    public static func prompt(for target: ChatTarget) -> String {
+        Conversations.prompt(for: target)
     }
 
     /// The room typed lines go to (remembered across restarts), or `nil` for the whole mesh.
@@ -32,10 +32,7 @@ extension ChatFront {
     }
 
     private func setActiveRoom(_ room: RoomRef?) async throws {
-        let store = messenger.store
-        try await EventLoops.runBlocking { try store.setSetting(Self.activeRoomKey, to: room?.storageKey) }
-        memory.activeRoom = .some(room)
-        emit(.target(room))
+        try await setTarget(room.map(ChatTarget.room) ?? .mesh)
     }
 
     /// Runs `/join`, `/leave` and `/rooms`.
@@ -91,6 +88,8 @@ extension ChatFront {
                 }
                 guard try await messenger.leave(room) else { emit(.error("/leave: you are not in \(room)")); return }
                 if active == room { try await setActiveRoom(nil) }
+                memory.close(.room(room))
+                emit(.buffers(memory.bufferStatus))
                 emit(.left(room, now: await activeRoom()))
             case .rooms:
                 emit(.rooms(try await messenger.rooms().map(\.ref), active: await activeRoom()))

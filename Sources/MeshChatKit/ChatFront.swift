@@ -27,6 +27,12 @@ public struct ChatFront: Sendable {
         public var colour = false
         /// The size of `/map`'s picture in terminal cells (the executable uses the terminal's size).
         public var mapSize = (width: 60, height: 20)
+        /// Lines of a conversation not looked at stay in its buffer (counted in the status line)
+        /// instead of being shown: the interactive terminal. Off, every output is shown in order
+        /// (`--json`, text to a pipe).
+        public var buffers = false
+        /// What calls the user: mention words and the bell (the configuration's `bell`, `mentions`).
+        public var attention = Attention()
         /// Creates the defaults.
         public init() {}
     }
@@ -42,7 +48,7 @@ public struct ChatFront: Sendable {
     /// requests wait for it (``control(_:)``).
     let loaded = Latch()
     let options: Options
-    private let finder: PeerFinder?
+    let finder: PeerFinder?
     let files: FileTransfers?
     private let show: @Sendable (ChatOutput) -> Void
     private let logger: Logger
@@ -88,9 +94,31 @@ public struct ChatFront: Sendable {
     }
 
     /// Shows one output, with peers marked by their standing in the name book (``PeerMarks``).
+    ///
+    /// A line that mentions me is marked (`mention`); one that calls me (a mention, a private
+    /// line) is followed by ``ChatOutput/bell`` when the bell is on. With ``Options/buffers``, a
+    /// line of a conversation not looked at is kept in its buffer and only the status line is
+    /// shown (my own lines are shown wherever I typed them).
     /// - Parameter output: what to show.
     public func emit(_ output: ChatOutput) {
-        PeerMarks.$book.withValue(trust.book) { show(output) }
+        var output = output
+        var calls = false
+        if case .message(let id, let from, let text, let sentAt, let hops, let isPrivate, let room, _) = output,
+           from.id != session.peer.peerID.id {
+            let mention = options.attention.calls(text, isPrivate: false, myName: session.peer.peerID.displayName)
+            calls = mention || isPrivate
+            if mention { output = .message(id: id, from: from, text: text, sentAt: sentAt, hops: hops, isPrivate: isPrivate, room: room, mention: true) }
+        }
+        let placement = memory.record(output, mention: calls)
+        PeerMarks.$book.withValue(trust.book) {
+            if case .elsewhere = placement, options.buffers {
+                if case .sent = output { show(output) }
+                show(.buffers(memory.bufferStatus))
+            } else {
+                show(output)
+            }
+            if calls && options.attention.bell { show(.bell) }
+        }
     }
 
     /// The line for an output: JSON (`--json`) or text; `nil` when the output has no line in that form.
@@ -115,7 +143,7 @@ public struct ChatFront: Sendable {
         }
         loaded.open()
         // The prompt says where typed lines go from the start, also after a restart.
-        emit(.target(await activeRoom()))
+        await showStartTarget()
         try await withThrowingTaskGroup(of: RunChild.self) { group in
             group.addTask {
                 try await session.run()
@@ -195,45 +223,42 @@ public struct ChatFront: Sendable {
         case .empty:
             break
         case .say(let text):
-            do {
-                // `sent` is said inside the send, before any receipt of the line can be shown.
-                if let room = await activeRoom() {
+            switch await activeTarget() {
+            case .peer(let peer):
+                await sendPrivate(text, to: peer)
+            case .room(let room):
+                do {
+                    // `sent` is said inside the send, before any receipt of the line can be shown.
                     try await messenger.send(text: text, room: room) { stored in
                         emit(.sent(id: stored.id, text: text, to: session.connectedPeers, status: Self.sentStatus(stored), room: room))
                     }
-                } else {
+                } catch {
+                    emit(.error("nothing was sent: \(error)"))
+                }
+            case .mesh:
+                do {
                     try await messenger.send(text: text, to: nil) { stored in
                         emit(.sent(id: stored.id, text: text, to: session.connectedPeers, status: Self.sentStatus(stored)))
                     }
+                } catch {
+                    emit(.error("nothing was sent: \(error)"))
                 }
-            } catch {
-                emit(.error("nothing was sent: \(error)"))
             }
         case .privateMessage(let target, let text):
             switch PeerLookup.match(target, in: await knownPeers(holding: target), noun: "peer", names: trust.book) {
             case .failure(let message):
                 emit(.error("/msg: \(message); nothing was sent"))
             case .success(let peer):
-                do {
-                    try await messenger.send(text: text, to: peer) { stored in
-                        emit(.sent(id: stored.id, text: text, to: [peer], isPrivate: true, status: Self.sentStatus(stored)))
-                    }
-                } catch {
-                    emit(.error("nothing was sent: \(error)"))
-                }
+                await sendPrivate(text, to: peer)
             }
         case .reply(let text):
             guard let peer = memory.lastPrivateSender else {
                 emit(.error("/reply: nobody has sent you a private line yet; use /msg @NAME TEXT"))
                 break
             }
-            do {
-                try await messenger.send(text: text, to: peer) { stored in
-                    emit(.sent(id: stored.id, text: text, to: [peer], isPrivate: true, status: Self.sentStatus(stored)))
-                }
-            } catch {
-                emit(.error("nothing was sent: \(error)"))
-            }
+            await sendPrivate(text, to: peer)
+        case .query, .window, .switchTo, .search, .away, .whois:
+            await handleConversations(command)
         case .sendFile(let target, let path):
             await sendFile(to: target, path: path)
         case .files:
@@ -280,25 +305,7 @@ public struct ChatFront: Sendable {
                 emit(.error("/history: \(error)"))
             }
         case .peers:
-            let connected = session.connectedPeers
-            let routes = Dictionary(session.reachablePeers.map { ($0.peer.id, $0) }, uniquingKeysWith: { first, _ in first })
-            var rows = connected.map { peer in
-                var row = ChatOutput.PeerRow(id: peer.id.hex, name: peer.displayName, state: "connected", address: session.remoteAddress(of: peer))
-                row.hops = 1
-                return row
-            }
-            for route in session.reachablePeers where !connected.contains(route.peer) {
-                var row = ChatOutput.PeerRow(id: route.peer.id.hex, name: route.peer.displayName, state: "reachable", address: nil)
-                row.hops = route.hops
-                row.via = route.nextHop
-                rows.append(row)
-            }
-            let pending = Set(finder?.pendingInvitations ?? [])
-            for (peer, address) in finder?.discovered ?? [] where !connected.contains(peer) && routes[peer.id] == nil {
-                rows.append(ChatOutput.PeerRow(id: peer.id.hex, name: peer.displayName,
-                                               state: pending.contains(peer) ? "invitedYou" : "found", address: address))
-            }
-            emit(.peers(rows))
+            emit(.peers(peerRows()))
         case .invite(let name):
             guard let finder else { emit(.error("discovery is off: use /connect HOST:PORT")); break }
             if let problem = finder.invite(name) { emit(.error(problem)) }
@@ -352,28 +359,21 @@ public struct ChatFront: Sendable {
         return .carryOn
     }
 
+    /// Sends a private line, saying `sent` (or `queued`) once it is on disk.
+    private func sendPrivate(_ text: String, to peer: PeerID) async {
+        do {
+            try await messenger.send(text: text, to: peer) { stored in
+                emit(.sent(id: stored.id, text: text, to: [peer], isPrivate: true, status: Self.sentStatus(stored)))
+            }
+        } catch {
+            emit(.error("nothing was sent: \(error)"))
+        }
+    }
+
     /// Peers a line can be addressed to: reachable now, seen since the start, or known from the
     /// history (a line to one of those waits in the outbox until it is reachable).
     func knownPeers() async -> [PeerID] {
         await messenger.addressablePeers(adding: book.all)
-    }
-
-    /// Every node of the topology with its hops (0 for me, `nil` out of reach) and links.
-    private func meshRows() -> [ChatOutput.MeshNodeRow] {
-        let routes = Dictionary(session.reachablePeers.map { ($0.peer.id, $0) }, uniquingKeysWith: { first, _ in first })
-        let me = session.peer.peerID
-        let entries = session.topology
-        var names: [NodeID: PeerID] = [me.id: me]
-        for entry in entries { names[entry.node.id] = entry.node }
-        for route in routes.values { names[route.peer.id] = route.peer }
-        func peer(_ node: NodeID) -> PeerID { names[node] ?? name(of: node) }
-        var rows = entries.map { entry in
-            ChatOutput.MeshNodeRow(peer: entry.node.id == me.id ? me : entry.node,
-                                   hops: entry.node.id == me.id ? 0 : routes[entry.node.id]?.hops,
-                                   links: entry.neighbors.map { .init(peer: peer($0.node), latency: $0.latency) })
-        }
-        if !rows.contains(where: { $0.peer.id == me.id }) { rows.insert(.init(peer: me, hops: 0, links: []), at: 0) }
-        return rows.sorted { ($0.hops ?? Int.max, $0.peer.displayName) < ($1.hops ?? Int.max, $1.peer.displayName) }
     }
 
     /// A node with its latest name: reachable now or seen this run, else its id prefix as the name.
@@ -383,7 +383,7 @@ public struct ChatFront: Sendable {
         return (try? PeerID(id: node, displayName: node.shortHex)) ?? session.peer.peerID
     }
 
-    private func historyLine(_ message: StoredMessage) -> ChatOutput.HistoryLine {
+    func historyLine(_ message: StoredMessage) -> ChatOutput.HistoryLine {
         let author = (try? PeerID(id: message.author, displayName: message.authorName)) ?? name(of: message.author)
         var with: PeerID?
         var room: RoomRef?
@@ -463,26 +463,4 @@ public struct ChatFront: Sendable {
             keyRotationDisputed(peer, previous: previous, successor: successor)
         }
     }
-
-    /// The text of `/help` or `/help COMMAND`.
-    /// - Parameter topic: a command name, or `nil` for the list.
-    /// - Returns: the help text.
-    public static func helpText(_ topic: String?) -> String {
-        if let topic {
-            let topic = ChatCommand.aliases[topic] ?? topic
-            guard let entry = ChatCommand.usages.first(where: { $0.name == topic }) else {
-                return "no command /\(topic); type /help for the list"
-            }
-            var text = "\(entry.usage)\n  \(entry.summary)"
-            if let detail = ChatCommand.details[entry.name] { text += "\n  \(detail)" }
-            let aliases = ChatCommand.aliases(of: entry.name)
-            if !aliases.isEmpty { text += "\n  Also: " + aliases.map { "/" + $0 }.joined(separator: ", ") }
-            return text
-        }
-        let width = ChatCommand.usages.map(\.usage.count).max() ?? 0
-        let lines = ChatCommand.usages.map { "  \($0.usage.padding(toLength: width, withPad: " ", startingAt: 0))  \($0.summary)" }
-        return (["Type a line to send it to everyone in the mesh (start it with // to send a leading /). Commands:"] + lines)
-            .joined(separator: "\n")
-    }
 }
-

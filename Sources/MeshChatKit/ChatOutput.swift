@@ -12,8 +12,10 @@ public enum ChatOutput: Sendable {
     case ready(id: String, name: String, port: Int)
     /// A peer's state changed.
     case peer(PeerID, state: String, address: String?, reason: DisconnectReason?)
-    /// A chat line arrived: to the whole mesh, to a room (`room`), or private to this node; `hops` links travelled.
-    case message(id: String, from: PeerID, text: String, sentAt: Date, hops: Int = 1, isPrivate: Bool = false, room: RoomRef? = nil)
+    /// A chat line arrived: to the whole mesh, to a room (`room`), or private to this node; `hops` links travelled;
+    /// `mention` when it names me or a mention word (``Attention``).
+    case message(id: String, from: PeerID, text: String, sentAt: Date, hops: Int = 1, isPrivate: Bool = false, room: RoomRef? = nil,
+                 mention: Bool = false)
     /// Opaque data arrived (from a library user's `send`).
     case data(from: PeerID, mode: SendMode, payload: Data)
     /// A typed line was accepted: stored on disk, then `sent` at once or `queued` until a route
@@ -107,10 +109,21 @@ public enum ChatOutput: Sendable {
     case error(String)
     /// A notice for people (text mode only).
     case notice(String)
-    /// Where typed lines go now: a room, or everyone in the mesh (`nil`). The terminal's prompt
-    /// says it (``ChatFront/prompt(for:)``); no line of its own in JSON or text (`joined`, `left`
-    /// and each `sent` say it there).
-    case target(RoomRef?)
+    /// Where typed lines go now: the mesh, a room or one peer (`/query`). The terminal's prompt
+    /// says it (``Conversations/prompt(for:)``) and, with `scrollback`, shows that conversation's
+    /// lines again (switching buffers); no line of its own in JSON or text (`joined`, `left` and
+    /// each `sent` say it there; `/query`, `/switch` and `/window` add a notice in text).
+    case target(ChatTarget, scrollback: [Conversations.Entry]? = nil)
+    /// The buffers with their unread counts changed: the terminal's status line (no line in JSON or text).
+    case buffers([Conversations.BufferStatus])
+    /// A line calls the user (a mention, a private line): the terminal rings its bell (no line in JSON or text).
+    case bell
+    /// The answer to `/search`: the stored lines that contain the text, oldest first.
+    case search(String, [HistoryLine])
+    /// The answer to `/whois`.
+    case whois(Whois)
+    /// `/away` set (`text`) or cleared (`nil`) the away text peers see.
+    case away(String?)
 
     /// One link of a route: the node it reaches and its latency.
     public struct RouteLink: Sendable, Hashable {
@@ -200,6 +213,8 @@ public enum ChatOutput: Sendable {
         public var hops: Int?
         /// The neighbour its packets go to first, when reachable.
         public var via: PeerID?
+        /// Its away text (`/away`, PROTOCOL.md §17.7), when it set one.
+        public var away: String?
 
         /// Creates a row.
         /// - Parameters:

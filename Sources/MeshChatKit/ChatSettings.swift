@@ -37,6 +37,10 @@ public struct ChatSettings: Sendable, Hashable {
     public var downloads: String?
     /// The largest file accepted from a peer, in bytes (1 to 16 GiB).
     public var maxFileSize: UInt64?
+    /// Whether a mention or a private line rings the terminal's bell (default: yes).
+    public var bell: Bool?
+    /// Words besides my name that mention me (``Attention``).
+    public var mentions: [String]?
 
     /// Creates settings with nothing set.
     public init() {}
@@ -63,6 +67,8 @@ public struct ChatSettings: Sendable, Hashable {
         merged.info = info ?? lower.info
         merged.downloads = downloads ?? lower.downloads
         merged.maxFileSize = maxFileSize ?? lower.maxFileSize
+        merged.bell = bell ?? lower.bell
+        merged.mentions = mentions ?? lower.mentions
         return merged
     }
 }

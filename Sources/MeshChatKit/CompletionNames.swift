@@ -40,7 +40,7 @@ public struct CompletionNames: Sendable, Hashable {
         case .peer(let peer, _, _, _), .found(let peer, _, _, _), .reachability(let peer, _, _),
              .invitation(let peer, _, _, _), .route(let peer, _):
             note(id: peer.id.hex, name: peer.displayName)
-        case .message(_, let from, _, _, _, _, _):
+        case .message(_, let from, _, _, _, _, _, _):
             note(id: from.id.hex, name: from.displayName)
         case .sent(_, _, let to, _, _, _):
             for peer in to { note(id: peer.id.hex, name: peer.displayName) }

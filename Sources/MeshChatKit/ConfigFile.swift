@@ -53,6 +53,8 @@ public enum ConfigFile {
         Key(name: "location", expects: "a string \"LAT,LON\" in decimal degrees"),
         Key(name: "downloads", expects: "a string: the directory received files go to"),
         Key(name: "max_file_size", expects: "the largest file accepted from a peer: bytes, or a string such as \"4GiB\" or \"500MiB\" (at most 16 GiB)"),
+        Key(name: "bell", expects: "true or false (ring the terminal's bell on a mention or a private line; default true)"),
+        Key(name: "mentions", expects: "a string or a list of strings: words besides your name that mention you (at most 32, 1 to 63 characters each)"),
         Key(name: "log_level", expects: "one of " + Logger.Level.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")),
     ]
 
@@ -165,6 +167,17 @@ extension ConfigFile {
                 settings.discovery = try bool(key, value)
             case "manual":
                 settings.manual = try bool(key, value)
+            case "bell":
+                settings.bell = try bool(key, value)
+            case "mentions":
+                let words = try strings(key, value)
+                guard words.count <= Attention.maxWords else {
+                    throw error(.invalidValue, key, "\(words.count) words; at most \(Attention.maxWords)")
+                }
+                if let bad = words.firstIndex(where: { $0.trimmingWhitespace().isEmpty || $0.count > Attention.maxWordCharacters }) {
+                    throw error(.invalidValue, key, "word \(bad + 1) is empty or longer than \(Attention.maxWordCharacters) characters")
+                }
+                settings.mentions = words.map { $0.trimmingWhitespace() }
             case "data_dir":
                 let directory = try string(key, value)
                 guard !directory.isEmpty else { throw error(.invalidValue, key, "the directory is empty") }

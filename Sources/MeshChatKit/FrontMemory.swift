@@ -1,17 +1,21 @@
 import MeshPlaces
 import MeshSession
 import MeshStore
+import Foundation
 import Synchronization
 
 /// What the front remembers between commands: the last `/near` results and `/pins` list (so
-/// `/pin N` and `/unpin N` can refer to them), the last private sender (for `/reply`) and the
-/// room typed lines go to (`nil` until read from the store).
+/// `/pin N` and `/unpin N` can refer to them), the last private sender (for `/reply`), the
+/// room or peer typed lines go to (`nil` until read from the store), and the conversations'
+/// buffers (``Conversations``).
 final class FrontMemory: Sendable {
     private struct State {
         var results: [LookupResult.Hit] = []
         var pins: [SharedPin] = []
         var lastPrivateSender: PeerID?
         var activeRoom: RoomRef??
+        var query: PeerID??
+        var conversations = Conversations()
     }
 
     private let state = Mutex(State())
@@ -30,6 +34,37 @@ final class FrontMemory: Sendable {
         get { state.withLock { $0.activeRoom } }
         set { state.withLock { $0.activeRoom = newValue } }
     }
+
+    var query: PeerID?? {
+        get { state.withLock { $0.query } }
+        set { state.withLock { $0.query = newValue } }
+    }
+
+    /// Files an output in its conversation's buffer (``Conversations/record(_:mention:at:)``).
+    func record(_ output: ChatOutput, mention: Bool) -> Conversations.Placement {
+        state.withLock { $0.conversations.record(output, mention: mention, at: Date()) }
+    }
+
+    /// Looks at a conversation; returns its scrollback.
+    func select(_ target: ChatTarget) -> [Conversations.Entry] {
+        state.withLock { $0.conversations.select(target) }
+    }
+
+    /// Closes a conversation's buffer (a room left).
+    func close(_ target: ChatTarget) {
+        state.withLock { _ = $0.conversations.close(target) }
+    }
+
+    /// The conversation of a buffer number.
+    func target(number: Int) -> ChatTarget? {
+        state.withLock { $0.conversations.target(number: number) }
+    }
+
+    /// The buffers for the status line.
+    var bufferStatus: [Conversations.BufferStatus] { state.withLock { $0.conversations.status } }
+
+    /// The status line's text.
+    var statusLine: String { state.withLock { $0.conversations.statusLine } }
 
     var lastPrivateSender: PeerID? {
         get { state.withLock { $0.lastPrivateSender } }

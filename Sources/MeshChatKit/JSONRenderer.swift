@@ -35,11 +35,13 @@ public struct JSONRenderer: Sendable {
                 ])))
             }
             return .object(members)
-        case .message(let id, let from, let text, let sentAt, let hops, let isPrivate, let room):
+        case .message(let id, let from, let text, let sentAt, let hops, let isPrivate, let room, let mention):
             var members: [(String, JSONValue)] = [("event", "message"), ("id", .string(id)), ("from", Self.peer(from)),
                                                   ("text", .string(text)), ("sent_at", .string(Self.iso8601(sentAt))),
                                                   ("hops", .int(hops)), ("private", .bool(isPrivate))]
             if let room { members += Self.room(room) }
+            // Only where it applies (additive: scripts that do not know it see the same events).
+            if mention { members.append(("mention", .bool(true))) }
             return .object(members)
         case .data(let from, let mode, let payload):
             return .object([("event", "data"), ("from", Self.peer(from)), ("mode", .string("\(mode)")),
@@ -65,21 +67,20 @@ public struct JSONRenderer: Sendable {
                          ("latency_ms", .double(Self.milliseconds(link.latency)))])
             }))])
         case .history(let lines):
-            return .object([("event", "history"), ("messages", .array(lines.map { line in
-                var members: [(String, JSONValue)] = [("id", .string(line.id)), ("from", Self.peer(line.from))]
-                if let with = line.with { members.append(("with", Self.peer(with))) }
-                members += [("text", .string(line.text)), ("sent_at", .string(Self.iso8601(line.sentAt))),
-                            ("private", .bool(line.with != nil)), ("outgoing", .bool(line.isOutgoing)), ("status", .string(line.status))]
-                if let hops = line.hops { members.append(("hops", .int(hops))) }
-                if let room = line.room { members += Self.room(room) }
-                return .object(members)
-            }))])
+            return .object([("event", "history"), ("messages", .array(lines.map(Self.historyLine)))])
+        case .search(let text, let lines):
+            return .object([("event", "search"), ("text", .string(text)), ("messages", .array(lines.map(Self.historyLine)))])
+        case .whois(let whois):
+            return Self.whois(whois)
+        case .away(let text):
+            return .object([("event", "away"), ("text", text.map { .string($0) } ?? .null)])
         case .peers(let rows):
             return .object([("event", "peers"), ("peers", .array(rows.map { row in
                 var members: [(String, JSONValue)] = [("id", .string(row.id)), ("name", .string(row.name)), ("state", .string(row.state))]
                 if let address = row.address { members.append(("address", .string(address))) }
                 if let hops = row.hops { members.append(("hops", .int(hops))) }
                 if let via = row.via { members.append(("via", Self.peer(via))) }
+                if let away = row.away { members.append(("away", .string(away))) }
                 if let peer = row.peer { members += PeerMarks.jsonMembers(peer) }
                 return .object(members)
             }))])
@@ -166,7 +167,7 @@ public struct JSONRenderer: Sendable {
             return FileOutput.json(transfers)
         case .error(let message):
             return .object([("event", "error"), ("message", .string(message))])
-        case .notice, .target:
+        case .notice, .target, .buffers, .bell:
             return nil
         }
     }
@@ -213,6 +214,29 @@ public struct JSONRenderer: Sendable {
             members.append(("distance_m", .double((Geodesy.distance(from: from, to: pin.coordinate) * 10).rounded() / 10)))
             members.append(("bearing_deg", .double(Geodesy.roundedBearing(Geodesy.bearing(from: from, to: pin.coordinate), fractionDigits: 1))))
         }
+        return .object(members)
+    }
+
+    /// One stored line of `/history` or `/search`.
+    private static func historyLine(_ line: ChatOutput.HistoryLine) -> JSONValue {
+        var members: [(String, JSONValue)] = [("id", .string(line.id)), ("from", Self.peer(line.from))]
+        if let with = line.with { members.append(("with", Self.peer(with))) }
+        members += [("text", .string(line.text)), ("sent_at", .string(Self.iso8601(line.sentAt))),
+                    ("private", .bool(line.with != nil)), ("outgoing", .bool(line.isOutgoing)), ("status", .string(line.status))]
+        if let hops = line.hops { members.append(("hops", .int(hops))) }
+        if let room = line.room { members += Self.room(room) }
+        return .object(members)
+    }
+
+    /// The answer to `/whois`.
+    private static func whois(_ whois: ChatOutput.Whois) -> JSONValue {
+        var members: [(String, JSONValue)] = [("event", "whois"), ("peer", Self.peer(whois.peer)),
+                                              ("fingerprint", whois.fingerprint.map { .string($0) } ?? .null),
+                                              ("verified", .bool(whois.verified)), ("hops", whois.hops.map { .int($0) } ?? .null),
+                                              ("route", .array(whois.route.map(Self.peer))),
+                                              ("data_sets", .array(whois.dataSets.map { .string($0) })),
+                                              ("away", whois.away.map { .string($0) } ?? .null)]
+        if let address = whois.address { members.insert(("address", .string(address)), at: 6) }
         return .object(members)
     }
 

@@ -27,6 +27,10 @@ public enum TextRole: Sendable, Hashable {
     case detail
     /// The prompt of the input line (bold).
     case prompt
+    /// The text of a line that mentions me (bold yellow).
+    case mention
+    /// The status line of the buffers (reverse video).
+    case status
 
     /// The SGR parameters of the role in a colour mode, or `nil` for none.
     /// - Parameter mode: the colour mode.
@@ -44,6 +48,8 @@ public enum TextRole: Sendable, Hashable {
         case .error: return "1;31"
         case .delivered: return "32"
         case .pending: return "33"
+        case .mention: return "1;33"
+        case .status: return "7"
         }
     }
 }

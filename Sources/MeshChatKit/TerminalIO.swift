@@ -91,13 +91,35 @@ public final class TerminalIO: Sendable {
     // MARK: Output
 
     /// Prints an output above the input line (styled by ``TerminalStyle``), and learns the peer
-    /// names it mentions for Tab completion.
+    /// names it mentions for Tab completion. ``ChatOutput/target(_:scrollback:)`` changes the
+    /// prompt (and with a scrollback clears the screen and shows that conversation's lines),
+    /// ``ChatOutput/buffers(_:)`` the status line; ``ChatOutput/bell`` rings the bell.
     /// - Parameter output: what the chat front shows.
     public func show(_ output: ChatOutput) {
         state.withLock { state in
-            if case .target(let room) = output {
-                Self.write(state.screen.setPrompt(ChatFront.prompt(for: room)))
+            switch output {
+            case .target(let target, let scrollback):
+                var bytes = state.screen.setPrompt(ChatFront.prompt(for: target))
+                if let scrollback {
+                    let rows = max(Self.height() - 2, 1)
+                    var lines: [StyledText] = []
+                    for entry in scrollback.reversed() where lines.count < rows {
+                        lines.insert(contentsOf: state.style.lines(for: entry.output, now: entry.at), at: 0)
+                    }
+                    bytes += state.screen.replaceLines(Array(lines.suffix(rows)))
+                }
+                Self.write(bytes)
                 return
+            case .buffers(let buffers):
+                // The status line only when there is more than the mesh to look at.
+                let line = buffers.count > 1 ? Conversations.statusLine(buffers) : ""
+                Self.write(state.screen.setStatus(line))
+                return
+            case .bell:
+                Self.write("\u{07}")
+                return
+            default:
+                break
             }
             if state.names.learn(from: output) { state.screen.editor.names = state.names.words }
             let lines = state.style.lines(for: output, now: Date())
@@ -254,6 +276,11 @@ public final class TerminalIO: Sendable {
             var out = ""
             var entered = false
             for key in state.decoder.decode(bytes) {
+                // Alt-1…9 looks at that conversation, as `/window N` does (not kept in the history).
+                if case .alt(let digit) = key, let number = digit.wholeNumberValue, (1...9).contains(number), digit.isASCII {
+                    lines.yield("/window \(number)")
+                    continue
+                }
                 let (action, drawn) = state.screen.press(key)
                 out += drawn
                 switch action {
@@ -280,6 +307,13 @@ public final class TerminalIO: Sendable {
     }
 
     // MARK: The terminal
+
+    /// The terminal's height in rows (24 when it cannot be asked).
+    private static func height() -> Int {
+        var size = winsize()
+        guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_row > 0 else { return 24 }
+        return Int(size.ws_row)
+    }
 
     /// The terminal's width in cells (80 when it cannot be asked).
     private static func width() -> Int {

@@ -9,7 +9,9 @@ import Foundation
 /// terminal never sees half an input line.
 ///
 /// States: before ``start()`` and after ``stop()`` the input line is not shown, and ``print(_:)``
-/// only writes lines; in between it is always the last row.
+/// only writes lines; in between it is always the last row. With a status line
+/// (``setStatus(_:)``, the conversations and their unread counts) the status line is the row
+/// above it, in reverse video, cut to the width; without one the screen is as before.
 public struct TerminalScreen: Sendable {
     /// The line editor (text, cursor, history, completion).
     public var editor = LineEditor()
@@ -21,6 +23,10 @@ public struct TerminalScreen: Sendable {
     public private(set) var width: Int
     /// Whether the input line is shown.
     public private(set) var isInputShown = false
+    /// The status line above the input line ("" for none).
+    public private(set) var status = ""
+    /// Whether a status row is on the screen now, above the input row.
+    private var statusDrawn = false
     private var view = InputLineView()
 
     /// Erases the input line: carriage return, erase to the end of the screen (below the input
@@ -43,7 +49,27 @@ public struct TerminalScreen: Sendable {
     /// - Returns: the bytes that draw it.
     public mutating func start() -> String {
         isInputShown = true
-        return redraw()
+        return drawAll()
+    }
+
+    /// Changes the status line and draws it (with the input line) again.
+    /// - Parameter status: the new status line ("" for none).
+    /// - Returns: the bytes ("" when the input line is hidden or nothing changed).
+    public mutating func setStatus(_ status: String) -> String {
+        guard status != self.status else { return "" }
+        self.status = status
+        guard isInputShown else { return "" }
+        return erase() + drawAll()
+    }
+
+    /// Clears the screen and shows other lines (another conversation's scrollback), then the
+    /// status and input lines.
+    /// - Parameter lines: the lines, top first.
+    /// - Returns: the bytes.
+    public mutating func replaceLines(_ lines: [StyledText]) -> String {
+        statusDrawn = false
+        let body = lines.map { $0.rendered(colour).replacingOccurrences(of: "\n", with: "\r\n") + "\r\n" }.joined()
+        return "\u{1B}[H\u{1B}[2J" + body + drawAll()
     }
 
     /// Changes the prompt (typed lines go elsewhere now) and draws the input line again.
@@ -53,15 +79,16 @@ public struct TerminalScreen: Sendable {
         guard prompt != self.prompt else { return "" }
         self.prompt = prompt
         guard isInputShown else { return "" }
-        return Self.eraseRow + redraw()
+        return erase() + drawAll()
     }
 
     /// Hides the input line, leaving the cursor at the start of its (now empty) row.
     /// - Returns: the bytes that erase it.
     public mutating func stop() -> String {
         guard isInputShown else { return "" }
+        let bytes = erase()
         isInputShown = false
-        return Self.eraseRow
+        return bytes
     }
 
     /// Applies one key to the editor.
@@ -77,7 +104,8 @@ public struct TerminalScreen: Sendable {
         case .redraw, .submit:
             return (action, redraw())
         case .clearScreen:
-            return (action, "\u{1B}[H\u{1B}[2J" + redraw())
+            statusDrawn = false
+            return (action, "\u{1B}[H\u{1B}[2J" + drawAll())
         case .endOfInput, .quit:
             return (action, stop())
         }
@@ -90,7 +118,7 @@ public struct TerminalScreen: Sendable {
         guard !lines.isEmpty else { return "" }
         let body = lines.map { $0.rendered(colour).replacingOccurrences(of: "\n", with: "\r\n") }.joined(separator: "\r\n") + "\r\n"
         guard isInputShown else { return body }
-        return Self.eraseRow + body + redraw()
+        return erase() + body + drawAll()
     }
 
     /// The bytes around text that another writer puts on the terminal (log lines on stderr):
@@ -98,7 +126,7 @@ public struct TerminalScreen: Sendable {
     /// the input line is hidden.
     public mutating func aroundForeignOutput() -> (before: String, after: String) {
         guard isInputShown else { return ("", "") }
-        return (Self.eraseRow, redraw())
+        return (erase(), drawAll())
     }
 
     /// The terminal changed size.
@@ -107,7 +135,22 @@ public struct TerminalScreen: Sendable {
     public mutating func resize(width: Int) -> String {
         self.width = max(width, 1)
         guard isInputShown else { return "" }
-        return Self.eraseRow + redraw()
+        return erase() + drawAll()
+    }
+
+    /// Erases what is drawn at the bottom: the input row, and the status row above it when one is drawn.
+    private mutating func erase() -> String {
+        defer { statusDrawn = false }
+        return statusDrawn ? "\r\u{1B}[1A\u{1B}[J" : Self.eraseRow
+    }
+
+    /// Draws the status row (when there is a status) and the input line, from the start of an empty row.
+    private mutating func drawAll() -> String {
+        guard isInputShown else { return "" }
+        guard !status.isEmpty else { return redraw() }
+        statusDrawn = true
+        let shown = TerminalText.truncated(status, toWidth: max(width - 1, 1), ellipsis: "…")
+        return "\r" + StyledText(shown, .status).rendered(colour) + "\u{1B}[K\r\n" + redraw()
     }
 
     /// The bytes that draw the input line as it is now ("" when it is hidden).

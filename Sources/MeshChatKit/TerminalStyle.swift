@@ -65,7 +65,7 @@ public struct TerminalStyle: Sendable {
         case .nick(let peer, _, let isMe):
             if isMe { me = (peer.id.hex, peer.displayName) }
             return notices(TextRenderer().render(output), stamp: stamp)
-        case .message(_, let from, let text, let sentAt, let hops, let isPrivate, let room):
+        case .message(_, let from, let text, let sentAt, let hops, let isPrivate, let room, let mention):
             var line = stamp
             if let room {
                 line.append("<", .detail)
@@ -87,7 +87,8 @@ public struct TerminalStyle: Sendable {
             if abs(now.timeIntervalSince(sentAt)) > Self.lateAfter {
                 line.append(" (written \(writtenAt(sentAt, now: now)))", .detail)
             }
-            return body(line, text)
+            // A line that calls me (a mention, a private line) is highlighted.
+            return body(line, text, role: mention || isPrivate ? .mention : .plain)
         case .sent(let id, let text, let to, let isPrivate, let status, let room):
             remember(id, text: text, to: isPrivate ? to.first.map { Self.safe($0.shownName) } : nil)
             var line = stamp
@@ -139,6 +140,9 @@ public struct TerminalStyle: Sendable {
         case .history(let entries):
             if entries.isEmpty { return notices(TextRenderer().render(output), stamp: stamp) }
             return entries.flatMap(historyLines)
+        case .search(_, let entries) where !entries.isEmpty:
+            let count = TextRenderer().render(output)?.split(separator: "\n").first.map(String.init)
+            return notices(count, stamp: stamp) + entries.flatMap(historyLines)
         case .peers(let rows):
             if rows.isEmpty { return notices(TextRenderer().render(output), stamp: stamp) }
             return rows.map(peerRow)
@@ -173,11 +177,11 @@ public struct TerminalStyle: Sendable {
 
     /// A message body after its header: the first line on the header's row, further lines of a
     /// multi-line text indented beneath it.
-    private func body(_ header: StyledText, _ text: String) -> [StyledText] {
+    private func body(_ header: StyledText, _ text: String, role: TextRole = .plain) -> [StyledText] {
         let parts = text.split(separator: "\n", omittingEmptySubsequences: false).map { Self.safe(String($0)) }
         let indent = String(repeating: " ", count: TerminalText.displayWidth(header.plain) + 1)
         return parts.enumerated().map { n, part in
-            n == 0 ? header + StyledText(" " + part) : StyledText(indent + part)
+            n == 0 ? header + StyledText(" ") + StyledText(part, role) : StyledText(indent) + StyledText(part, role)
         }
     }
 
@@ -210,7 +214,8 @@ public struct TerminalStyle: Sendable {
     }
 
     private func historyLines(_ entry: ChatOutput.HistoryLine) -> [StyledText] {
-        var line = StyledText(clock(entry.sentAt) + " ", .timestamp)
+        // The date too: an old line must not look like a live one.
+        var line = StyledText(TextRenderer.dated(entry.sentAt, timeZone: timeZone) + " ", .timestamp)
         let author: TextRole = entry.isOutgoing ? .me : .peer(id: entry.from.id.hex)
         if let with = entry.with {
             line.append("[", .privateMarker)
@@ -256,6 +261,7 @@ public struct TerminalStyle: Sendable {
             }
         }
         if let address = row.address { line.append(" \(Self.safe(address))", .detail) }
+        if let away = row.away { line.append(" (away: \(Self.safe(away)))", .detail) }
         return line
     }
 

@@ -67,7 +67,7 @@ public struct TextRenderer: Sendable {
                 return "* \(peer.shown) lost: \(reason.message) (\(reason.code))"
             default: return "* \(peer.shown) \(state)\(at)"
             }
-        case .message(_, let from, let text, _, let hops, let isPrivate, let room):
+        case .message(_, let from, let text, _, let hops, let isPrivate, let room, _):
             let via = hops > 1 ? " (\(hops) hops)" : ""
             if let room { return "<\(room) \(from.shownName)>\(via) \(text)" }
             return isPrivate ? "[\(from.shownName) → you]\(via) \(text)" : "<\(from.shownName)>\(via) \(text)"
@@ -94,18 +94,20 @@ public struct TextRenderer: Sendable {
             return "* route to \(peer.shown): you → \(path)"
         case .history(let lines):
             if lines.isEmpty { return "* no history yet" }
-            return lines.map { line in
-                let time = line.sentAt.formatted(date: .omitted, time: .shortened)
-                let who = line.with.map { line.isOutgoing ? "[you → \($0.shownName)]" : "[\(line.from.shownName) → you]" }
-                    ?? line.room.map { "<\($0) \(line.from.shownName)>" } ?? "<\(line.from.shownName)>"
-                let mark = line.isOutgoing ? (line.status == "delivered" ? " ✓✓" : line.status == "sent" ? " ✓" : " (\(line.status))") : ""
-                return "\(time) \(who) \(line.text)\(mark)"
-            }.joined(separator: "\n")
+            return Self.historyText(lines)
+        case .search(let text, let lines):
+            if lines.isEmpty { return "* no stored line contains \"\(text)\"" }
+            return "* \(lines.count) line\(lines.count == 1 ? "" : "s") with \"\(text)\":\n" + Self.historyText(lines)
+        case .whois(let whois):
+            return Self.whoisText(whois)
+        case .away(let text):
+            return text.map { "* you are away: \($0) (peers see it in /peers and /whois)" } ?? "* you are back: no away text"
         case .peers(let rows):
             if rows.isEmpty { return "* no peers found or connected" }
             return rows.map { row in
                 let route = row.hops.map { hops in " \(hops) hop\(hops == 1 ? "" : "s")\(row.via.map { hops > 1 ? " via \($0.shownName)" : "" } ?? "")" } ?? ""
                 return "* \(row.peer?.shownName ?? row.name) \(row.id.prefix(8)) \(row.state)\(route)\(row.address.map { " \($0)" } ?? "")"
+                    + (row.away.map { " (away: \($0))" } ?? "")
             }
                 .joined(separator: "\n")
         case .help(let text):
@@ -194,9 +196,49 @@ public struct TextRenderer: Sendable {
             return "! \(message)"
         case .notice(let text):
             return "* \(text)"
-        case .target:
+        case .target, .buffers, .bell:
             return nil
         }
+    }
+}
+
+extension TextRenderer {
+    /// Stored lines, one a line (several for a multi-line text), each with its date, time, room or
+    /// private marker and sender, so that an old line never looks like a live one:
+    /// `2026-11-25 10:50 <#dev bob> hi`.
+    static func historyText(_ lines: [ChatOutput.HistoryLine]) -> String {
+        lines.map { line in
+            let who = line.with.map { line.isOutgoing ? "[you → \($0.shownName)]" : "[\(line.from.shownName) → you]" }
+                ?? line.room.map { "<\($0) \(line.from.shownName)>" } ?? "<\(line.from.shownName)>"
+            let mark = line.isOutgoing ? (line.status == "delivered" ? " ✓✓" : line.status == "sent" ? " ✓" : " (\(line.status))") : ""
+            return "\(dated(line.sentAt)) \(who) \(line.text)\(mark)"
+        }.joined(separator: "\n")
+    }
+
+    /// `YYYY-MM-DD HH:MM` in a time zone (the system's by default).
+    static func dated(_ date: Date, timeZone: TimeZone = .current) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let p = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: date)
+        func two(_ value: Int?) -> String { (value ?? 0) < 10 ? "0\(value ?? 0)" : "\(value ?? 0)" }
+        return "\(p.year ?? 0)-\(two(p.month))-\(two(p.day)) \(two(p.hour)):\(two(p.minute))"
+    }
+
+    /// The answer to `/whois` as lines.
+    static func whoisText(_ whois: ChatOutput.Whois) -> String {
+        var lines = ["* \(whois.peer.shown)", "  id: \(whois.peer.id.hex)"]
+        lines.append("  key: " + (whois.fingerprint.map { "\($0)\(whois.verified ? " (verified ✓)" : " (not verified: /verify)")" }
+                                 ?? "not known yet (its advert or a link brings it)"))
+        if let hops = whois.hops {
+            let path = (["you"] + whois.route.map(\.shownName)).joined(separator: " → ")
+            lines.append("  reachable in \(hops) hop\(hops == 1 ? "" : "s"): \(path)")
+        } else {
+            lines.append("  out of reach")
+        }
+        if let address = whois.address { lines.append("  address: \(address)") }
+        lines.append("  data sets: " + (whois.dataSets.isEmpty ? "none" : whois.dataSets.joined(separator: ", ")))
+        lines.append("  away: " + (whois.away ?? "no"))
+        return lines.joined(separator: "\n")
     }
 }
 

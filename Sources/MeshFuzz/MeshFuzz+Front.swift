@@ -1,4 +1,5 @@
 import struct Foundation.Data
+import MeshChat
 import MeshChatKit
 import MeshPlaces
 import Places
@@ -10,11 +11,15 @@ extension MeshFuzz {
     }
 
     /// Typed lines (one per input line): commands, `host:port`, distances, coordinates and boxes,
-    /// and a lookup made of what parses (a typed `/near` builds one the same way).
+    /// and a lookup made of what parses (a typed `/near` builds one the same way); each line also as
+    /// a peer's chat line checked for mentions (with its own start as a mention word) and as a
+    /// peer's away text attachment.
     @Sendable static func fuzzCommand(_ bytes: [UInt8]) {
         for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).prefix(64) {
             let text = String(line)
             _ = try? ChatCommand.parse(text)
+            _ = Attention.mentions(text, anyOf: ["alice", String(text.prefix(3))])
+            _ = AwayText.text(fromAttachment: Data(line.utf8))
             _ = try? HostPort.parse(text)
             _ = try? PeerAddress.parse(text)
             _ = try? BoundingBox(parsing: text)

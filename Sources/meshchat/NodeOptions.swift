@@ -117,6 +117,8 @@ struct NodeSettings: Sendable {
     var downloads: String
     /// The largest file accepted from a peer (the chat's `--max-file-size`, or the file's `max_file_size`).
     var maxFileSize: UInt64
+    /// What calls the user (the file's `bell` and `mentions`).
+    var attention: Attention
 
     /// Fills in the defaults.
     /// - Parameter settings: the layered settings (every value already validated).
@@ -136,6 +138,7 @@ struct NodeSettings: Sendable {
         logLevel = settings.logLevel ?? .notice
         downloads = settings.downloads ?? FileTransfers.defaultDownloads(environment: ProcessInfo.processInfo.environment)
         maxFileSize = settings.maxFileSize ?? FileTransferLimits.defaultMaxFileSize
+        attention = Attention(bell: settings.bell ?? true, words: settings.mentions ?? [])
         if manual && !discovery {
             throw ValidationError("--manual needs discovery; it cannot be combined with --no-discovery (or discovery = false in the configuration file).")
         }

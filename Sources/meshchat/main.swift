@@ -17,13 +17,16 @@ struct MeshChat: AsyncParsableCommand {
         commandName: "meshchat",
         abstract: "Peer-to-peer encrypted chat between Linux machines, no server needed (meshchat \(MeshChatVersion.current)).",
         discussion: """
-            Type a line to send it to everyone in the mesh, /msg @NAME TEXT for one peer (end-to-end \
-            encrypted, relayed by other peers, kept until delivered); /help lists the commands. With --json every \
+            Type a line to send it to the conversation you look at (the prompt names it: [mesh] everyone, \
+            [#room], [@peer] after /query @peer), /msg @NAME TEXT for one peer (end-to-end \
+            encrypted, relayed by other peers, kept until delivered); /window N, Alt-1…9 and /switch change \
+            conversation; /help lists the commands. With --json every \
             event is one JSON object per line on stdout (README.md documents them); logs go to stderr.
             Settings may also come from a TOML configuration file, $XDG_CONFIG_HOME/meshchat/config.toml \
             (else ~/.config/meshchat/config.toml) or --config FILE: keys name, port, connect, data_dir, hop_limit, \
             service, discovery, manual, info, places, location (LAT,LON: your location until /here sets one), \
-            downloads, max_file_size, log_level. Options on the command line override the file.
+            downloads, max_file_size, log_level, bell (a mention or private line rings the bell), mentions (words \
+            besides your name that mention you). Options on the command line override the file.
             Exit status: 0 after /quit or the end of input; 1 when the chat cannot start (a port in use, \
             an unreadable key file, another meshchat running with the same data directory); 64 for a bad \
             command line; 78 for a bad configuration file (the message names the file, line and key).
@@ -125,6 +128,10 @@ struct MeshChat: AsyncParsableCommand {
             options.json = json
             options.keepRunningAfterInput = keepRunning
             options.isTerminal = isatty(STDOUT_FILENO) == 1
+            options.attention = settings.attention
+            // Conversations in buffers of their own: the interactive terminal only (JSON and
+            // text to a pipe show every line in order).
+            options.buffers = terminal != nil
             options.colour = ColourMode.detect(isTerminal: options.isTerminal, environment: ProcessInfo.processInfo.environment).isEnabled
             var size = winsize()
             if options.isTerminal, ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0, size.ws_row > 0 {

@@ -103,9 +103,12 @@ struct TerminalCommandTests {
         try await carol.waitForEvent("\"event\":\"message\"", "hello carol", "\"private\":true")
         try await alice.waitFor("✓✓ delivered to carol")
         carol.send("/msg @alicia hello alicia")
-        try await alice.waitFor("[carol → you]", "hello alicia")
+        // A private line waits in carol's buffer (opened by alice's line to her): /switch shows it.
+        try await alice.waitFor("2:@carol(1!)")
+        try await alice.run("/switch @carol", "[carol → you]", "hello alicia")
         try await alice.run("/reply back at you", "[you → carol] back at you")
         try await carol.waitForEvent("\"event\":\"message\"", "back at you")
+        try await alice.run("/switch mesh", "1:mesh")
 
         // /route, /ping, /mesh
         try await alice.run("/route @carol", "* route to carol (", "you → bob (", "carol (")

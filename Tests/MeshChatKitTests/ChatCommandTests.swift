@@ -245,3 +245,33 @@ struct NickCommandTests {
         #expect(message.hasSuffix("usage: /nick NAME"))
     }
 }
+
+extension ChatCommandTests {
+    @Test("the commands of conversations and attention parse to their cases", arguments: [
+        ("/query @bob", ChatCommand.query("bob")), ("/query bob", .query("bob")), ("/query", .query(nil)),
+        ("/window 3", .window(3)), ("/win 1", .window(1)), ("/window", .window(nil)), ("/window 32", .window(32)),
+        ("/switch #dev", .switchTo("#dev")), ("/switch @bob", .switchTo("@bob")), ("/switch mesh", .switchTo("mesh")),
+        ("/switch #dev 🔒", .switchTo("#dev 🔒")),
+        ("/search pizza place", .search("pizza place")), ("/away at lunch", .away("at lunch")), ("/away", .away(nil)),
+        ("/whois @bob", .whois("bob")), ("/WHOIS bob", .whois("bob")),
+    ])
+    func conversationCommands(_ line: String, _ command: ChatCommand) throws {
+        #expect(try ChatCommand.parse(line) == command)
+    }
+
+    @Test("their bad arguments are one-line errors with the usage", arguments: [
+        ("/window 0", "/window: \"0\" is not a number from 1 to 32; usage: /window [N]"),
+        ("/window 33", "not a number from 1 to 32"), ("/window -1", "not a number"), ("/window 99999999999999999999", "not a number"),
+        ("/window ٣", "not a number"), ("/window two", "not a number"),
+        ("/query @bob @carol", "/query: one peer is required"), ("/switch", "/switch: one #room, @peer or mesh is required"),
+        ("/switch bob carol", "one #room, @peer or mesh"),
+        ("/search", "/search: the text to look for is missing"),
+        ("/search " + String(repeating: "s", count: 257), "the text is 257 characters, at most 256"),
+        ("/away " + String(repeating: "a", count: 257), "/away: the away text is 257 bytes, at most 256; usage: /away [TEXT]"),
+        ("/whois", "/whois: one peer is required"), ("/whois a b", "one peer is required"),
+    ])
+    func conversationErrors(_ line: String, _ fragment: String) throws {
+        let error = try #require(Self.parseError(line))
+        #expect(error.message.contains(fragment), "\(error.message)")
+    }
+}

@@ -191,4 +191,21 @@ struct ConfigFileTests {
             try ConfigFile.load(path: "/nonexistent-meshchat-test/x.toml", environment: environment)
         }
     }
+
+    @Test("bell and mentions: what calls you; a bad value names the key and the rule")
+    func attentionKeys() throws {
+        let settings = try Self.parse("bell = false\nmentions = [\"oncall\", \" alice_w \"]\n")
+        #expect(settings.bell == false)
+        #expect(settings.mentions == ["oncall", "alice_w"])
+        #expect(try Self.parse("mentions = \"oncall\"\n").mentions == ["oncall"])
+        #expect(Self.failure("bell = \"no\"\n")?.key == "bell")
+        #expect(Self.failure("mentions = [\"\"]\n")?.description.contains("word 1 is empty") == true)
+        #expect(Self.failure("mentions = [\"\(String(repeating: "x", count: 64))\"]\n")?.description.contains("longer than 63") == true)
+        let many = (1...33).map { "\"w\($0)\"" }.joined(separator: ", ")
+        #expect(Self.failure("mentions = [\(many)]\n")?.description.contains("33 words; at most 32") == true)
+        var flags = ChatSettings()
+        flags.bell = true
+        #expect(flags.overriding(settings).bell == true)
+        #expect(flags.overriding(settings).mentions == ["oncall", "alice_w"])
+    }
 }

@@ -81,7 +81,10 @@ struct RendererTests {
             case .failed: "fileFailed"
             }
         case .files: "files"
-        case .notice, .target: nil
+        case .search: "search"
+        case .whois: "whois"
+        case .away: "away"
+        case .notice, .target, .buffers, .bell: nil
         }
     }
 
@@ -214,6 +217,20 @@ struct RendererTests {
              keys: ["peer", "kind", "message"], nested: ["peer": peerKeys]),
         Case(label: "invitationEnded", output: .invitationEnded(bob, reason: "expired"),
              keys: ["peer", "reason"], nested: ["peer": peerKeys]),
+        Case(label: "message (mention)", output: .message(id: "94c37e7313876e15166fe569eac5eac7", from: bob, text: "alice?", sentAt: sentAt, mention: true),
+             keys: ["id", "from", "text", "sent_at", "hops", "private", "mention"], nested: ["from": peerKeys]),
+        Case(label: "search", output: .search("pizza", [.init(id: "fd8095e0a793f5c229f0b9d96f65b7d4", from: bob, with: nil, text: "pizza?",
+                                                               sentAt: sentAt, isOutgoing: false, status: "received", hops: 1, room: lunch)]),
+             keys: ["text", "messages"], nested: ["messages": ["id", "from", "text", "sent_at", "private", "outgoing", "status", "hops", "room", "password"]]),
+        Case(label: "whois", output: .whois({ var whois = ChatOutput.Whois(peer: carol)
+                                               whois.fingerprint = String(repeating: "012345", count: 5); whois.hops = 1; whois.route = [carol]
+                                               whois.address = "127.0.0.1:53296"; whois.dataSets = ["london.geojson"]; whois.away = "lunch"
+                                               return whois }()),
+             keys: ["peer", "fingerprint", "verified", "hops", "route", "address", "data_sets", "away"], nested: ["peer": peerKeys, "route": peerKeys]),
+        Case(label: "away", output: .away("back at 2"), keys: ["text"]),
+        Case(label: "peers (away)", output: .peers([{ var row = ChatOutput.PeerRow(id: carol.id.hex, name: "carol", state: "connected", address: nil)
+                                                     row.hops = 1; row.away = "lunch"; return row }()]),
+             keys: ["peers"], nested: ["peers": ["id", "name", "state", "hops", "away", "verified"]]),
     ]
 
     /// The ordered keys of an object value.

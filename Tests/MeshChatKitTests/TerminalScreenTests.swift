@@ -112,15 +112,15 @@ struct TerminalScreenTests {
 
     @Test("the prompt says where typed lines go; changing it redraws the input line with the half-typed text and the cursor after it")
     func promptNamesTarget() {
-        #expect(ChatFront.prompt(for: nil) == "[mesh] > ")
-        #expect(ChatFront.prompt(for: RoomRef(name: "#lunch", hasPassword: false)) == "[#lunch] > ")
-        #expect(ChatFront.prompt(for: RoomRef(name: "#dev", hasPassword: true)) == "[#dev 🔒] > ")
+        #expect(ChatFront.prompt(for: .mesh) == "[mesh] > ")
+        #expect(ChatFront.prompt(for: .room(RoomRef(name: "#lunch", hasPassword: false))) == "[#lunch] > ")
+        #expect(ChatFront.prompt(for: .room(RoomRef(name: "#dev", hasPassword: true))) == "[#dev 🔒] > ")
         var rig = Rig()
         #expect(rig.screen.setPrompt("[mesh] > ").isEmpty)   // hidden: nothing to draw
         rig.start()
         rig.type(.text("half"))
         #expect(rig.terminal.visibleLines.last == "[mesh] > half")
-        rig.terminal.feed(rig.screen.setPrompt(ChatFront.prompt(for: RoomRef(name: "#dev", hasPassword: true))))
+        rig.terminal.feed(rig.screen.setPrompt(ChatFront.prompt(for: .room(RoomRef(name: "#dev", hasPassword: true)))))
         #expect(rig.terminal.visibleLines.last == "[#dev 🔒] > half")
         #expect(rig.terminal.column == "[#dev 🔒] > ".count + 1 + 4)   // the lock is two cells wide
         #expect(rig.screen.setPrompt("[#dev 🔒] > ").isEmpty)   // unchanged: no redraw

@@ -125,7 +125,7 @@ struct TerminalStyleTests {
             .init(id: "1", from: Self.bob, with: nil, text: "hi", sentAt: Self.now, isOutgoing: false, status: "received", hops: 1),
             .init(id: "2", from: Self.carol, with: Self.bob, text: "yo", sentAt: Self.now, isOutgoing: true, status: "delivered", hops: nil),
         ]))
-        #expect(history == ["10:50 <bob> hi", "10:50 [you → bob] yo ✓✓"])
+        #expect(history == ["2026-11-22 10:50 <bob> hi", "2026-11-22 10:50 [you → bob] yo ✓✓"])   // dated: not a live line
         var row = ChatOutput.PeerRow(id: Self.carol.id.hex, name: "carol", state: "reachable", address: nil)
         row.hops = 2
         row.via = Self.bob
