@@ -15,6 +15,19 @@ import Testing
 struct RotationDisputeTests {
     typealias Wire = KeyRotationWireTests
 
+    /// A line of three nodes whose ends (0 and 2) both carry a statement retiring `old` for their own key.
+    static func twoClaimants(of old: Curve25519.Signing.PrivateKey) throws -> MeshNodeStateMachineTests.Line {
+        var line = MeshNodeStateMachineTests.Line()
+        for index in [0, 2] {
+            var identity = line.nodes[index].identity
+            identity.rotations = [Wire.statement(old, identity.signingKey)]
+            let peer = try LocalPeer(displayName: MeshNodeStateMachineTests.Line.names[index], identity: identity)
+            line.nodes[index] = MeshNodeStateMachine(peer: peer, configuration: RoutingConfiguration(), initialSequence: 1, now: .zero,
+                                                     logger: Wire.logger)
+        }
+        return line
+    }
+
     @Test("the first statement is a rotation; a second naming another key is a dispute naming the first; repeats report nothing")
     func book() {
         var book = RotationBook()
@@ -35,15 +48,8 @@ struct RotationDisputeTests {
 
     @Test("a node hears two nodes claim one retired key: one keyRotated for the first, one keyRotationDisputed naming it for the second")
     func acrossTheMesh() throws {
-        var line = MeshNodeStateMachineTests.Line()
         let old = Wire.key(40)
-        for index in [0, 2] {
-            var identity = line.nodes[index].identity
-            identity.rotations = [Wire.statement(old, identity.signingKey)]
-            let peer = try LocalPeer(displayName: MeshNodeStateMachineTests.Line.names[index], identity: identity)
-            line.nodes[index] = MeshNodeStateMachine(peer: peer, configuration: RoutingConfiguration(), initialSequence: 1, now: .zero,
-                                                     logger: Wire.logger)
-        }
+        var line = try Self.twoClaimants(of: old)
         line.link(0, 1)
         for _ in 0..<3 { line.advance(.seconds(1)) }
         line.link(1, 2)
@@ -63,15 +69,8 @@ struct RotationDisputeTests {
 
     @Test("a node whose own retired key is claimed by another node hears a dispute naming itself as the successor")
     func ownRetiredKeyClaimed() throws {
-        var line = MeshNodeStateMachineTests.Line()
         let old = Wire.key(40)
-        for index in [0, 2] {
-            var identity = line.nodes[index].identity
-            identity.rotations = [Wire.statement(old, identity.signingKey)]
-            let peer = try LocalPeer(displayName: MeshNodeStateMachineTests.Line.names[index], identity: identity)
-            line.nodes[index] = MeshNodeStateMachine(peer: peer, configuration: RoutingConfiguration(), initialSequence: 1, now: .zero,
-                                                     logger: Wire.logger)
-        }
+        var line = try Self.twoClaimants(of: old)
         line.link(0, 1)
         line.link(1, 2)
         for _ in 0..<6 { line.advance(.seconds(1)) }
