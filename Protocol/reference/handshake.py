@@ -127,28 +127,29 @@ def frame(frame_type, body):
     return struct.pack(">IB", len(body) + 1, frame_type) + body
 
 
+def read_varint(data, i):
+    """The protobuf varint at data[i]: (value, index after it)."""
+    value, shift = 0, 0
+    while True:
+        byte = data[i]
+        i += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, i
+
+
 def varints(data):
     """Decodes a protobuf message of varint and length-delimited fields: {field: [values]}."""
     fields, i = {}, 0
-
-    def varint():
-        nonlocal i
-        value, shift = 0, 0
-        while True:
-            byte = data[i]
-            i += 1
-            value |= (byte & 0x7F) << shift
-            shift += 7
-            if byte < 0x80:
-                return value
-
     while i < len(data):
-        tag = varint()
+        tag, i = read_varint(data, i)
         number, wire = tag >> 3, tag & 7
         if wire == 0:
-            fields.setdefault(number, []).append(varint())
+            value, i = read_varint(data, i)
+            fields.setdefault(number, []).append(value)
         elif wire == 2:
-            length = varint()
+            length, i = read_varint(data, i)
             fields.setdefault(number, []).append(data[i:i + length])
             i += length
         else:
@@ -157,26 +158,17 @@ def varints(data):
 
 
 def packed(values):
-    """A repeated uint32 field: packed (one bytes value) or not."""
+    """A repeated uint32 field, packed (one bytes value) or not: the list of numbers."""
     out = []
     for value in values:
-        out += decode_packed(value) if isinstance(value, bytes) else [value]
+        if isinstance(value, bytes):
+            i = 0
+            while i < len(value):
+                number, i = read_varint(value, i)
+                out.append(number)
+        else:
+            out.append(value)
     return out
-
-
-def decode_packed(data):
-    values, i = [], 0
-    while i < len(data):
-        value, shift = 0, 0
-        while True:
-            byte = data[i]
-            i += 1
-            value |= (byte & 0x7F) << shift
-            shift += 7
-            if byte < 0x80:
-                break
-        values.append(value)
-    return values
 
 
 def check(path, expected_suite):
