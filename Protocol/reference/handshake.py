@@ -2,8 +2,8 @@
 """An independent check of meshchat's link handshake vectors (PROTOCOL.md §4, §4.11, §5, §8.1),
 written from the specification and Noise revision 34 alone with the `cryptography` package.
 
-For Protocol/vectors/handshake.json (suite 1, ChaChaPoly) and handshake-aesgcm.json (suite 2,
-AESGCM) it runs Noise XX with the fixed static and ephemeral keys, the prologue of §4.2 and the
+For Protocol/vectors/handshake.json (suite 1, ChaChaPoly), handshake-aesgcm.json (suite 2,
+AESGCM) and handshake-retry.json (AESGCM refused with a RETRY, then ChaChaPoly) it runs Noise XX with the fixed static and ephemeral keys, the prologue of §4.2 and the
 recorded payloads, and compares every HANDSHAKE frame, the handshake hash, the first TRANSPORT
 frame in each direction and the datagram keys byte for byte. It also decodes each hello (§4.3)
 and checks that the protocol name is the suite the two offers select (§4.11).
@@ -97,12 +97,12 @@ def dh(private, public):
     return private.exchange(X25519PublicKey.from_public_bytes(public))
 
 
-def run_xx(vector):
+def run_xx(vector, parties=None, payloads=None, initiator_ephemeral=None):
     """Noise XX between the vector's parties; returns the three messages, h, ck and Split()."""
     key = lambda hexed: X25519PrivateKey.from_private_bytes(bytes.fromhex(hexed))
-    i, r = vector["initiator"], vector["responder"]
-    i_s, i_e, r_s, r_e = key(i["staticPrivateKey"]), key(i["ephemeralPrivateKey"]), key(r["staticPrivateKey"]), key(r["ephemeralPrivateKey"])
-    payloads = [bytes.fromhex(m["payload"]) for m in vector["messages"]]
+    i, r = parties or (vector["initiator"], vector["responder"])
+    i_s, i_e, r_s, r_e = key(i["staticPrivateKey"]), key(initiator_ephemeral or i["ephemeralPrivateKey"]), key(r["staticPrivateKey"]), key(r["ephemeralPrivateKey"])
+    payloads = payloads or [bytes.fromhex(m["payload"]) for m in vector["messages"]]
     st = Symmetric(vector["protocolName"])
     st.mix_hash(bytes.fromhex(vector["prologue"]))
     # -> e
@@ -216,15 +216,54 @@ def check(path, expected_suite):
     return problems
 
 
+def check_retry(path, keys_path):
+    """handshake-retry.json: message 1 with AESGCM in clear, RETRY, then Noise XX on ChaChaPoly
+    under the prologue with the retry appended and the second ephemeral key (§4.11)."""
+    with open(path) as f:
+        vector = json.load(f)
+    with open(keys_path) as f:
+        keys = json.load(f)
+    problems = []
+
+    def expect(what, ok):
+        if not ok:
+            problems.append(f"{os.path.basename(path)}: {what}")
+
+    frames = {f["name"]: f for f in vector["frames"]}
+    alice_e = X25519PrivateKey.from_private_bytes(bytes.fromhex(keys["initiator"]["ephemeralPrivateKey"]))
+    first = frames["message1"]
+    # Message 1 before any key: e ‖ hello in clear; its hello names suite 2 and offers 2 then 1.
+    expect("message 1 is e ‖ hello", first["frame"] == frame(1, pub(alice_e) + bytes.fromhex(first["payload"])).hex())
+    hello = varints(bytes.fromhex(first["payload"]))
+    expect("message 1 offers [2, 1] and uses 2", packed(hello.get(3, [])) == [2, 1] and hello.get(4) == [2])
+    expect("RETRY frame names suite 1", frames["retry"]["frame"] == frame(4, b"\x01").hex())
+    again = varints(bytes.fromhex(frames["message1_again"]["payload"]))
+    expect("retried hello: suite 1, retry_of 2", again.get(4) == [1] and again.get(5) == [2])
+    base = b"meshchat\x00\x04\x00meshchat"
+    expect("prologue with the retry", vector["prologue"] == (base + b"\x00retry\x02\x01").hex())
+    expect("protocol name", vector["protocolName"] == "Noise_XX_25519_ChaChaPoly_SHA256")
+    # The offers select suite 1: alice's first suite that bob offers.
+    bob = packed(varints(bytes.fromhex(frames["message2"]["payload"])).get(10, []))
+    expect("bob's offer in message 2 is [1]", bob == [1])
+    payloads = [bytes.fromhex(frames[n]["payload"]) for n in ("message1_again", "message2", "message3")]
+    messages, h, _, _ = run_xx(vector, parties=(keys["initiator"], keys["responder"]), payloads=payloads,
+                               initiator_ephemeral=vector["retryEphemeralPrivateKey"])
+    for name, written in zip(("message1_again", "message2", "message3"), messages):
+        expect(f"frame of {name}", frames[name]["frame"] == frame(1, written).hex())
+    expect("handshake hash", vector["handshakeHash"] == h.hex())
+    return problems
+
+
 def main():
     if sys.argv[1:] != ["--check"]:
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
         return 2
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vectors")
     problems = check(os.path.join(root, "handshake.json"), 1) + check(os.path.join(root, "handshake-aesgcm.json"), 2)
+    problems += check_retry(os.path.join(root, "handshake-retry.json"), os.path.join(root, "handshake.json"))
     for problem in problems:
         print("MISMATCH", problem)
-    print("handshake.py: " + ("ok: both handshake vectors reproduced byte for byte" if not problems else f"{len(problems)} differences"))
+    print("handshake.py: " + ("ok: the three handshake vectors reproduced byte for byte" if not problems else f"{len(problems)} differences"))
     return 1 if problems else 0
 
 
