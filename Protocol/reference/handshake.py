@@ -171,7 +171,8 @@ def packed(values):
     return out
 
 
-def check(path, expected_suite):
+def load_checked(path):
+    """The vector at path, its list of problems, and expect(what, ok) that adds to the list."""
     with open(path) as f:
         vector = json.load(f)
     problems = []
@@ -180,6 +181,11 @@ def check(path, expected_suite):
         if not ok:
             problems.append(f"{os.path.basename(path)}: {what}")
 
+    return vector, problems, expect
+
+
+def check(path, expected_suite):
+    vector, problems, expect = load_checked(path)
     messages, h, ck, (i2r, r2i) = run_xx(vector)
     for index, (recorded, written) in enumerate(zip(vector["messages"], messages)):
         expect(f"frame of {recorded['name']}", recorded["frame"] == frame(1, written).hex())
@@ -219,16 +225,9 @@ def check(path, expected_suite):
 def check_retry(path, keys_path):
     """handshake-retry.json: message 1 with AESGCM in clear, RETRY, then Noise XX on ChaChaPoly
     under the prologue with the retry appended and the second ephemeral key (§4.11)."""
-    with open(path) as f:
-        vector = json.load(f)
+    vector, problems, expect = load_checked(path)
     with open(keys_path) as f:
         keys = json.load(f)
-    problems = []
-
-    def expect(what, ok):
-        if not ok:
-            problems.append(f"{os.path.basename(path)}: {what}")
-
     frames = {f["name"]: f for f in vector["frames"]}
     alice_e = X25519PrivateKey.from_private_bytes(bytes.fromhex(keys["initiator"]["ephemeralPrivateKey"]))
     first = frames["message1"]
