@@ -15,6 +15,8 @@ public struct DatagramKeys: Sendable {
     public let sendTag: UInt64
     /// The tag of datagrams addressed to this side on this link.
     public let receiveTag: UInt64
+    /// The AEAD of the link's suite (§4.11), which seals its datagrams too.
+    public let cipher: NoiseCipher
 
     /// Derives the keys from a completed handshake (§8.1).
     /// - Parameters:
@@ -26,11 +28,12 @@ public struct DatagramKeys: Sendable {
         let r2i = try handshake.deriveKey(label: "meshchat udp key r2i")
         let tagI2R = Self.tag(try handshake.deriveKey(label: "meshchat udp tag i2r"))
         let tagR2I = Self.tag(try handshake.deriveKey(label: "meshchat udp tag r2i"))
+        let cipher = handshake.protocolName.cipher
         switch role {
         case .initiator:
-            self.init(sendKey: i2r, receiveKey: r2i, sendTag: tagI2R, receiveTag: tagR2I)
+            self.init(sendKey: i2r, receiveKey: r2i, sendTag: tagI2R, receiveTag: tagR2I, cipher: cipher)
         case .responder:
-            self.init(sendKey: r2i, receiveKey: i2r, sendTag: tagR2I, receiveTag: tagI2R)
+            self.init(sendKey: r2i, receiveKey: i2r, sendTag: tagR2I, receiveTag: tagI2R, cipher: cipher)
         }
     }
 
@@ -40,11 +43,13 @@ public struct DatagramKeys: Sendable {
     ///   - receiveKey: the receiving key.
     ///   - sendTag: the tag written into sent datagrams.
     ///   - receiveTag: the tag of datagrams for this side.
-    public init(sendKey: SymmetricKey, receiveKey: SymmetricKey, sendTag: UInt64, receiveTag: UInt64) {
+    ///   - cipher: the AEAD; ChaChaPoly unless given.
+    public init(sendKey: SymmetricKey, receiveKey: SymmetricKey, sendTag: UInt64, receiveTag: UInt64, cipher: NoiseCipher = .chaChaPoly) {
         self.sendKey = sendKey
         self.receiveKey = receiveKey
         self.sendTag = sendTag
         self.receiveTag = receiveTag
+        self.cipher = cipher
     }
 
     private static func tag(_ key: SymmetricKey) -> UInt64 {
@@ -52,7 +57,7 @@ public struct DatagramKeys: Sendable {
     }
 }
 
-/// Seals outgoing datagrams of one link (PROTOCOL.md §8.2): header, counter, ChaChaPoly box.
+/// Seals outgoing datagrams of one link (PROTOCOL.md §8.2): header, counter, box of the link's suite.
 public struct DatagramSealer: Sendable {
     private let cipher: NoiseCipherState
     private let tag: UInt64
@@ -62,7 +67,7 @@ public struct DatagramSealer: Sendable {
     /// Creates a sealer.
     /// - Parameter keys: the link's datagram keys.
     public init(keys: DatagramKeys) {
-        self.cipher = NoiseCipherState(key: keys.sendKey)
+        self.cipher = NoiseCipherState(key: keys.sendKey, cipher: keys.cipher)
         self.tag = keys.sendTag
     }
 
@@ -116,7 +121,7 @@ public struct DatagramOpener: Sendable {
     /// Creates an opener.
     /// - Parameter keys: the link's datagram keys.
     public init(keys: DatagramKeys) {
-        self.cipher = NoiseCipherState(key: keys.receiveKey)
+        self.cipher = NoiseCipherState(key: keys.receiveKey, cipher: keys.cipher)
         self.tag = keys.receiveTag
     }
 

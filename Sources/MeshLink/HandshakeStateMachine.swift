@@ -12,9 +12,18 @@ import NIOCore
 /// service mismatch; messages 2 and 3 carry each side's ``IdentityPayload``, whose static-key
 /// signature binds the Noise static key to the peer's identity key (§2.4).
 ///
+/// The cipher suite (§4.11) is negotiated in message 1: the hello lists the initiator's suites and
+/// names the one message 1 is written with (the initiator's first). The responder reads the hello
+/// before it starts Noise (the payload follows `e` in clear); when the offers select another suite
+/// it answers once with a RETRY frame, and the initiator writes message 1 again with that suite, the
+/// retry bound into the prologue. Message 2 carries the responder's suites, and the initiator checks
+/// that the suite in use is the one both offers select (``CloseCode/suiteDowngrade`` otherwise).
+///
 /// ```
-/// initiator: idle ──start──► awaitingMessage2 ──msg 2──► done (sends msg 3)
-/// responder: idle ──msg 1──► awaitingMessage3 (sends msg 2) ──msg 3──► done
+/// initiator: idle ──start──► awaitingMessage2 ──RETRY (once)──► awaitingMessage2 (sends msg 1 again)
+///                            awaitingMessage2 ──msg 2──► done (sends msg 3)
+/// responder: idle ──msg 1, suites agree──► awaitingMessage3 (sends msg 2) ──msg 3──► done
+///            idle ──msg 1, other suite──► awaitingMessage1 (sends RETRY, once)
 /// any state ──ABORT, bad frame or failed check──► failed
 /// ```
 ///
@@ -46,6 +55,9 @@ public struct HandshakeStateMachine: Sendable {
         public var invitation: InvitationRequest?
         /// The node's current signed prekey (§19.1), so that the peer can seal to it at once.
         public var signedPrekey: SignedPrekey?
+        /// The cipher suites this node offers, most preferred first (§4.11); ChaChaPoly is added
+        /// when missing. Defaults to ``CipherSuite/localOffer`` (hardware AES, `MESHCHAT_SUITES`).
+        public var suites: [CipherSuite] = CipherSuite.localOffer
 
         /// Creates a configuration.
         /// - Parameters:
@@ -81,7 +93,7 @@ public struct HandshakeStateMachine: Sendable {
         case abort(LinkCloseReason, send: Frame?)
     }
 
-    private enum State {
+    enum State {
         case idle
         case awaitingMessage1
         case awaitingMessage2
@@ -91,22 +103,37 @@ public struct HandshakeStateMachine: Sendable {
     }
 
     /// The protocol version this implementation speaks (§4.2).
-    public static let protocolVersion: UInt32 = 3
-    /// The Noise protocol name (§4.1).
-    public static let noiseProtocol = "Noise_XX_25519_ChaChaPoly_SHA256"
+    public static let protocolVersion: UInt32 = 4
+    /// The Noise protocol name of the mandatory suite (§4.1).
+    public static let noiseProtocol = CipherSuite.chaChaPoly.noiseProtocol
 
     /// This side's role.
     public let role: Role
-    private let configuration: Configuration
-    private var noise: NoiseHandshake
-    private var state: State
+    let configuration: Configuration
+    /// The suites this node offers, most preferred first (the configuration's, normalized).
+    let offer: [CipherSuite]
+    /// The Noise state; the responder's is `nil` until it has read the hello of message 1.
+    var noise: NoiseHandshake?
+    /// The suite of the current attempt: the initiator's guess, or the suite message 1 used.
+    public internal(set) var suite: CipherSuite
+    /// The RETRY of this connection, once sent (responder) or acted on (initiator): the suite
+    /// message 1 was first written with and the suite the responder asked for (§4.11).
+    var retry: (from: CipherSuite, to: CipherSuite)?
+    let ephemeralKey: Curve25519.KeyAgreement.PrivateKey?
+    let retryEphemeralKey: Curve25519.KeyAgreement.PrivateKey?
+    var state: State
     private var receivedInvitation: Result<InvitationRequest?, LinkCloseReason> = .success(nil)
 
-    /// The prologue of §4.2 for a service type.
-    /// - Parameter serviceType: the service type.
-    /// - Returns: `"meshchat" ‖ 0 ‖ version ‖ 0 ‖ serviceType`.
-    public static func prologue(serviceType: String) -> [UInt8] {
-        Array("meshchat".utf8) + [0, UInt8(protocolVersion), 0] + Array(serviceType.utf8)
+    /// The prologue of §4.2 for a service type (and §4.11: a retried handshake binds its RETRY).
+    /// - Parameters:
+    ///   - serviceType: the service type.
+    ///   - retry: the RETRY this handshake follows, if any.
+    /// - Returns: `"meshchat" ‖ 0 ‖ version ‖ 0 ‖ serviceType`, then for a retried handshake
+    ///   `0 ‖ "retry" ‖ from suite u8 ‖ to suite u8`.
+    public static func prologue(serviceType: String, retry: (from: CipherSuite, to: CipherSuite)? = nil) -> [UInt8] {
+        var prologue = Array("meshchat".utf8) + [0, UInt8(protocolVersion), 0] + Array(serviceType.utf8)
+        if let retry { prologue += [0] + Array("retry".utf8) + [retry.from.rawValue, retry.to.rawValue] }
+        return prologue
     }
 
     /// Creates a handshake.
@@ -114,21 +141,36 @@ public struct HandshakeStateMachine: Sendable {
     ///   - role: initiator or responder.
     ///   - configuration: what this node says about itself.
     ///   - ephemeralKey: a fixed ephemeral key for test vectors; random when `nil`.
+    ///   - retryEphemeralKey: a fixed ephemeral key for a message 1 written again after a RETRY
+    ///     (test vectors); random when `nil`. Never the first one: no ephemeral key is used twice.
     /// - Throws: `NoiseError` when the Noise state cannot be created (not expected).
     public init(
         role: Role,
         configuration: Configuration,
-        ephemeralKey: Curve25519.KeyAgreement.PrivateKey? = nil
+        ephemeralKey: Curve25519.KeyAgreement.PrivateKey? = nil,
+        retryEphemeralKey: Curve25519.KeyAgreement.PrivateKey? = nil
     ) throws {
         self.role = role
         self.configuration = configuration
-        self.noise = try NoiseHandshake(
-            protocolName: Self.noiseProtocol,
+        self.offer = CipherSuite.normalizedOffer(configuration.suites)
+        self.suite = offer[0]
+        self.ephemeralKey = ephemeralKey
+        self.retryEphemeralKey = retryEphemeralKey
+        self.noise = role == .initiator ? try Self.makeNoise(self.suite, role: role, configuration: configuration, retry: nil, ephemeralKey: ephemeralKey) : nil
+        self.state = role == .initiator ? .idle : .awaitingMessage1
+    }
+
+    /// A Noise handshake for one attempt.
+    static func makeNoise(
+        _ suite: CipherSuite, role: Role, configuration: Configuration,
+        retry: (from: CipherSuite, to: CipherSuite)?, ephemeralKey: Curve25519.KeyAgreement.PrivateKey?
+    ) throws -> NoiseHandshake {
+        try NoiseHandshake(
+            protocolName: suite.noiseProtocol,
             initiator: role == .initiator,
-            prologue: Self.prologue(serviceType: configuration.serviceType),
+            prologue: prologue(serviceType: configuration.serviceType, retry: retry),
             staticKey: configuration.identity.staticKey,
             ephemeralKey: ephemeralKey)
-        self.state = role == .initiator ? .idle : .awaitingMessage1
     }
 
     // MARK: Inputs
@@ -137,16 +179,7 @@ public struct HandshakeStateMachine: Sendable {
     /// - Returns: the frame to send, or ``Action/none`` for a responder.
     public mutating func start() -> Action {
         guard role == .initiator, case .idle = state else { return .none }
-        var hello = HelloPayload()
-        hello.protocolVersion = Self.protocolVersion
-        hello.serviceType = configuration.serviceType
-        do {
-            let message = try noise.writeMessage(payload: hello.encoded)
-            state = .awaitingMessage2
-            return .send(Frame(type: .handshake, body: ByteBuffer(bytes: message)))
-        } catch {
-            return fail(.handshakeFailed, "could not write handshake message 1: \(error)", tell: false)
-        }
+        return writeMessage1()
     }
 
     /// A frame arrived from the peer.
@@ -170,6 +203,10 @@ public struct HandshakeStateMachine: Sendable {
             return receivedMessage3(frame.body)
         case (.handshake, .idle):
             return fail(.protocolViolation, "HANDSHAKE frame received before this side started")
+        case (.retry, .awaitingMessage2) where role == .initiator:
+            return receivedRetry(frame)
+        case (.retry, _):
+            return fail(.protocolViolation, "RETRY frame received \(role == .initiator ? "after message 2" : "by the responder")")
         }
     }
 
@@ -189,15 +226,15 @@ public struct HandshakeStateMachine: Sendable {
     // MARK: Messages
 
     private mutating func receivedMessage1(_ body: ByteBuffer) -> Action {
-        let payload: Data
-        do {
-            payload = try noise.readMessage(Data(body.readableBytesView))
-        } catch {
-            return fail(.protocolViolation, "handshake message 1 is malformed: \(error)")
+        let message = Data(body.readableBytesView)
+        // Message 1 is `e` (32 bytes) then the hello in clear: read before Noise starts (§4.11).
+        guard message.count >= 32 else {
+            return fail(.protocolViolation,
+                "handshake message 1 is malformed: \(message.count) bytes are fewer than its 32-byte ephemeral key")
         }
         let hello: HelloPayload
         do {
-            hello = try HelloPayload(decoding: payload)
+            hello = try HelloPayload(decoding: message.dropFirst(32))
         } catch {
             return fail(.protocolViolation, "handshake message 1: \(error)")
         }
@@ -209,8 +246,22 @@ public struct HandshakeStateMachine: Sendable {
             return fail(.serviceMismatch,
                 "peer uses service type \"\(hello.serviceType.prefix(64))\"; this peer uses \"\(configuration.serviceType)\"")
         }
+        let used: CipherSuite
+        switch respondingSuite(to: hello) {
+        case .use(let suite): used = suite
+        case .retry(let frame): return .send(frame)
+        case .fail(let reason): return fail(reason.code, reason.message)
+        }
+        suite = used
         do {
-            let message = try noise.writeMessage(payload: identityPayload().encoded)
+            var noise = try Self.makeNoise(used, role: role, configuration: configuration, retry: retry, ephemeralKey: ephemeralKey)
+            _ = try noise.readMessage(message)
+            self.noise = noise
+        } catch {
+            return fail(.protocolViolation, "handshake message 1 is malformed: \(error)")
+        }
+        do {
+            let message = try writeNoise(identityPayload().encoded)
             state = .awaitingMessage3
             return .send(Frame(type: .handshake, body: ByteBuffer(bytes: message)))
         } catch {
@@ -225,7 +276,7 @@ public struct HandshakeStateMachine: Sendable {
         case .failure(let reason): return fail(reason.code, reason.message)
         }
         do {
-            let message = try noise.writeMessage(payload: identityPayload().encoded)
+            let message = try writeNoise(identityPayload().encoded)
             return finish(peer: peer, send: Frame(type: .handshake, body: ByteBuffer(bytes: message)))
         } catch {
             return fail(.handshakeFailed, "could not write handshake message 3: \(error)", tell: false)
@@ -250,12 +301,14 @@ public struct HandshakeStateMachine: Sendable {
             return .abort(reason, send: frame)
         }
         do {
+            guard let noise else { throw LinkCloseReason(.handshakeFailed, "no Noise state") }
             let (send, receive) = try noise.split()
             let datagramKeys = try DatagramKeys(handshake: noise, role: role)
             state = .done
             let link = EstablishedLink(
                 peer: peer, role: role,
                 channel: SecureChannel(send: send, receive: receive),
+                suite: suite,
                 datagramKeys: datagramKeys,
                 handshakeHash: noise.handshakeHash,
                 invitation: invitation)
@@ -267,7 +320,7 @@ public struct HandshakeStateMachine: Sendable {
 
     // MARK: Helpers
 
-    private func identityPayload() -> IdentityPayload {
+    func identityPayload() -> IdentityPayload {
         var payload = IdentityPayload()
         if role == .initiator, let invitation = configuration.invitation {
             var request = InvitationPayload()
@@ -287,13 +340,16 @@ public struct HandshakeStateMachine: Sendable {
             payload.signedPrekey.signature = prekey.signature
         }
         if let latest = configuration.identity.rotations.first { payload.rotation = latest }
+        payload.suites = offer.map { UInt32($0.rawValue) }
         return payload
     }
 
     private mutating func readIdentity(_ body: ByteBuffer, messageNumber: Int) -> Result<RemotePeer, LinkCloseReason> {
         let plaintext: Data
         do {
+            guard var noise else { throw LinkCloseReason(.handshakeFailed, "no Noise state") }
             plaintext = try noise.readMessage(Data(body.readableBytesView))
+            self.noise = noise
         } catch {
             return .failure(LinkCloseReason(.handshakeFailed,
                 "handshake message \(messageNumber) failed to authenticate (\(error)): the peer uses a different protocol version or service type, or the message was altered"))
@@ -318,7 +374,11 @@ public struct HandshakeStateMachine: Sendable {
             return .failure(LinkCloseReason(.invalidIdentity,
                 "peer's identity key is \(payload.identityKey.count) bytes; expected a 32-byte Ed25519 public key"))
         }
-        guard let remoteStatic = noise.remoteStaticKey else {
+        // §4.11: the suite in use must be the one the offers select (message 2 states the responder's).
+        if messageNumber == 2, let problem = checkSuite(responderOffer: payload.suites) {
+            return .failure(problem)
+        }
+        guard let remoteStatic = noise?.remoteStaticKey else {
             return .failure(LinkCloseReason(.handshakeFailed, "handshake message \(messageNumber) carried no static key"))
         }
         guard LocalIdentity.verifyStaticSignature(payload.staticSignature, staticKey: remoteStatic, identityKey: identityKey) else {
@@ -363,44 +423,10 @@ public struct HandshakeStateMachine: Sendable {
     }
 
     /// Fails the handshake; `tell` sends an ABORT frame with the reason (§4.4).
-    private mutating func fail(_ code: CloseCode, _ message: String, tell: Bool = true) -> Action {
+    mutating func fail(_ code: CloseCode, _ message: String, tell: Bool = true) -> Action {
         state = .failed
         let reason = LinkCloseReason(code, message)
         return .abort(reason, send: tell ? Frame.abort(code, reason: message) : nil)
     }
 }
 
-/// A link whose handshake completed: who the peer is and the keys to talk to it.
-public struct EstablishedLink: Sendable {
-    /// The authenticated peer.
-    public let peer: RemotePeer
-    /// This side's role in the handshake (decides the duplicate-link tie-break, §4.7).
-    public let role: HandshakeStateMachine.Role
-    /// The transport cipher states with record framing (§5).
-    public var channel: SecureChannel
-    /// The keys for unreliable datagrams (§8.1).
-    public let datagramKeys: DatagramKeys
-    /// The final handshake hash `h`.
-    public let handshakeHash: Data
-    /// Responder only: the invitation the initiator sent in message 3 (§4.8), if any.
-    public let invitation: InvitationRequest?
-}
-
-/// An invitation as carried in handshake message 3 (PROTOCOL.md §4.8): the link is held by the
-/// responder until its application accepts (an `invitationAccepted` envelope) or declines (a
-/// goodbye with `invitationDeclined`), or the timeout passes.
-public struct InvitationRequest: Sendable, Hashable {
-    /// The inviter's context: untrusted bytes, at most ``WireLimits/maxInvitationContext``.
-    public var context: Data
-    /// How long the inviter waits for the answer, in ms (``WireLimits/invitationTimeoutMilliseconds``).
-    public var timeoutMilliseconds: UInt32
-
-    /// Creates an invitation.
-    /// - Parameters:
-    ///   - context: the context bytes.
-    ///   - timeoutMilliseconds: the timeout.
-    public init(context: Data, timeoutMilliseconds: UInt32) {
-        self.context = context
-        self.timeoutMilliseconds = timeoutMilliseconds
-    }
-}

@@ -1,7 +1,22 @@
 public import Crypto
 public import Foundation
 
-/// A Noise cipher state: a ChaChaPoly key and a 64-bit nonce (Noise revision 34, §5.1).
+/// The Noise cipher functions this module implements (Noise revision 34, §12.3 and §12.4).
+///
+/// Both are 256-bit-key AEADs with a 16-byte tag and a 96-bit nonce built from the 64-bit counter;
+/// they differ only in the nonce's byte order: ChaChaPoly is 4 zero bytes then the counter
+/// **little-endian**, AESGCM 4 zero bytes then the counter **big-endian**.
+public enum NoiseCipher: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// `ChaChaPoly`: ChaCha20-Poly1305 (RFC 8439).
+    case chaChaPoly = "ChaChaPoly"
+    /// `AESGCM`: AES-256 in GCM mode.
+    case aesGCM = "AESGCM"
+
+    /// The cipher's name as a Noise protocol name spells it.
+    public var description: String { rawValue }
+}
+
+/// A Noise cipher state: a key for one ``NoiseCipher`` and a 64-bit nonce (Noise revision 34, §5.1).
 ///
 /// Obtain the transport pair from ``NoiseHandshake/split()``, or build one from a key with
 /// ``init(key:)`` (e.g. for keys from ``NoiseHandshake/deriveKey(label:)``).
@@ -12,7 +27,7 @@ public import Foundation
 /// alone; their caller (a UDP datagram layer) sends the nonce and runs its own replay window.
 ///
 /// The ChaChaPoly nonce is 4 zero bytes followed by the 64-bit counter in little-endian order
-/// (§12.3). The counter value 2^64-1 is reserved (§5.1): an operation at that nonce throws
+/// (§12.3); the AESGCM nonce is 4 zero bytes followed by the counter big-endian (§12.4). The counter value 2^64-1 is reserved (§5.1): an operation at that nonce throws
 /// ``NoiseError/Code/nonceExhausted``. Ciphertexts are at most 65535 bytes including the 16-byte
 /// tag, so plaintexts are at most 65519 bytes.
 ///
@@ -21,15 +36,18 @@ public import Foundation
 public struct NoiseCipherState: Sendable {
     /// The largest Noise message, ciphertext plus tag: 65535 bytes (§3).
     public static let maximumMessageLength = 65535
-    /// The ChaChaPoly authentication tag length: 16 bytes.
+    /// The authentication tag length of both ciphers: 16 bytes.
     public static let tagLength = 16
     /// The largest plaintext that fits a Noise message: 65519 bytes.
     public static let maximumPlaintextLength = maximumMessageLength - tagLength
     /// The reserved nonce value 2^64-1, used only by ``rekey()``.
     public static let reservedNonce = UInt64.max
 
-    /// The 256-bit ChaChaPoly key.
+    /// The 256-bit key.
     @usableFromInline internal var key: SymmetricKey
+
+    /// The cipher function the key is for.
+    public let cipher: NoiseCipher
 
     /// Storage of ``nonce``; internal so the inlinable hot path can advance it.
     @usableFromInline internal var counter: UInt64
@@ -40,16 +58,19 @@ public struct NoiseCipherState: Sendable {
 
     /// Creates a cipher state with a key and nonce 0 (Noise `InitializeKey`).
     ///
-    /// - Parameter key: A 256-bit key.
+    /// - Parameters:
+    ///   - key: A 256-bit key.
+    ///   - cipher: The cipher function; ChaChaPoly unless given.
     /// - Precondition: `key.bitCount == 256`; a key of any other size is a programming error.
-    public init(key: SymmetricKey) {
-        self.init(key: key, nonce: 0)
+    public init(key: SymmetricKey, cipher: NoiseCipher = .chaChaPoly) {
+        self.init(key: key, cipher: cipher, nonce: 0)
     }
 
     /// Creates a cipher state at a given nonce. Internal: used by tests to reach the reserved nonce.
-    internal init(key: SymmetricKey, nonce: UInt64) {
-        precondition(key.bitCount == 256, "a Noise ChaChaPoly key has 256 bits")
+    internal init(key: SymmetricKey, cipher: NoiseCipher = .chaChaPoly, nonce: UInt64) {
+        precondition(key.bitCount == 256, "a Noise cipher key has 256 bits")
         self.key = key
+        self.cipher = cipher
         self.counter = nonce
     }
 
@@ -120,7 +141,7 @@ public struct NoiseCipherState: Sendable {
         guard count <= Self.maximumPlaintextLength else {
             throw .messageTooLong("plaintext", count, maximum: Self.maximumPlaintextLength)
         }
-        return Self.seal(plaintext, key: key, nonce: nonce, authenticating: ad)
+        return Self.seal(plaintext, cipher: cipher, key: key, nonce: nonce, authenticating: ad)
     }
 
     /// Decrypts a message with an explicit nonce, leaving ``nonce`` unchanged.
@@ -149,7 +170,7 @@ public struct NoiseCipherState: Sendable {
         guard count >= Self.tagLength else {
             throw .messageTooShort("ciphertext", count, minimum: Self.tagLength)
         }
-        return try Self.open(ciphertext, count: count, key: key, nonce: nonce, authenticating: ad)
+        return try Self.open(ciphertext, count: count, cipher: cipher, key: key, nonce: nonce, authenticating: ad)
     }
 
     // MARK: - Rekey
@@ -160,63 +181,81 @@ public struct NoiseCipherState: Sendable {
     /// must rekey at the same point in the message stream.
     public mutating func rekey() {
         let zeros = Data(repeating: 0, count: 32)
-        let sealed = Self.seal(zeros, key: key, nonce: Self.reservedNonce, authenticating: Data())
+        let sealed = Self.seal(zeros, cipher: cipher, key: key, nonce: Self.reservedNonce, authenticating: Data())
         key = SymmetricKey(data: sealed.prefix(32))
     }
 
-    // MARK: - ChaChaPoly
+    // MARK: - The ciphers
 
-    /// Runs `body` with the 12-byte ChaChaPoly nonce: 4 zero bytes, then `counter` little-endian.
+    /// The 12-byte nonce of `cipher` for `counter`: 4 zero bytes, then the counter little-endian
+    /// (ChaChaPoly, §12.3) or big-endian (AESGCM, §12.4), built on the stack and passed to `body`.
     @inlinable
-    internal static func withNonce<R>(_ counter: UInt64, _ body: (ChaChaPoly.Nonce) -> R) -> R {
-        // Three 32-bit words have no padding: exactly 12 bytes, built on the stack.
-        let words: (UInt32, UInt32, UInt32) = (
-            0,
-            UInt32(truncatingIfNeeded: counter).littleEndian,
-            UInt32(truncatingIfNeeded: counter >> 32).littleEndian
-        )
-        return withUnsafeBytes(of: words) { bytes in
-            // A 12-byte Data is stored inline, so this does not allocate; it cannot fail (12 ≥ 12).
-            guard let nonce = try? ChaChaPoly.Nonce(data: bytes) else {
-                preconditionFailure("ChaChaPoly refused a 12-byte nonce")
-            }
-            return body(nonce)
+    internal static func withNonceBytes<R>(
+        _ cipher: NoiseCipher,
+        _ counter: UInt64,
+        _ body: (UnsafeRawBufferPointer) -> R
+    ) -> R {
+        // Three 32-bit words have no padding: exactly 12 bytes.
+        let words: (UInt32, UInt32, UInt32)
+        switch cipher {
+        case .chaChaPoly:
+            words = (0, UInt32(truncatingIfNeeded: counter).littleEndian, UInt32(truncatingIfNeeded: counter >> 32).littleEndian)
+        case .aesGCM:
+            words = (0, UInt32(truncatingIfNeeded: counter >> 32).bigEndian, UInt32(truncatingIfNeeded: counter).bigEndian)
         }
+        return withUnsafeBytes(of: words, body)
     }
 
-    /// ChaChaPoly seal returning ciphertext ‖ tag as a slice of the sealed box (no extra copy).
+    /// Seals `plaintext`, returning ciphertext ‖ tag as a slice of the sealed box (no extra copy).
     @inlinable
     static func seal(
         _ plaintext: some DataProtocol,
+        cipher: NoiseCipher,
         key: SymmetricKey,
         nonce counter: UInt64,
         authenticating ad: some DataProtocol
     ) -> Data {
-        withNonce(counter) { nonce in
-            // Only a key of the wrong size makes seal throw; init(key:) rules that out.
-            guard let box = try? ChaChaPoly.seal(plaintext, using: key, nonce: nonce, authenticating: ad) else {
-                preconditionFailure("ChaChaPoly refused a 256-bit key")
+        withNonceBytes(cipher, counter) { bytes in
+            // A 12-byte nonce and a 256-bit key (init(key:) checks it) cannot make these throw.
+            switch cipher {
+            case .chaChaPoly:
+                guard let nonce = try? ChaChaPoly.Nonce(data: bytes),
+                      let box = try? ChaChaPoly.seal(plaintext, using: key, nonce: nonce, authenticating: ad)
+                else { preconditionFailure("ChaChaPoly refused a 12-byte nonce or a 256-bit key") }
+                return box.combined.dropFirst(12)
+            case .aesGCM:
+                guard let nonce = try? AES.GCM.Nonce(data: bytes),
+                      let box = try? AES.GCM.seal(plaintext, using: key, nonce: nonce, authenticating: ad),
+                      let combined = box.combined
+                else { preconditionFailure("AES.GCM refused a 12-byte nonce or a 256-bit key") }
+                return combined.dropFirst(12)
             }
-            return box.combined.dropFirst(12)
         }
     }
 
-    /// ChaChaPoly open of ciphertext ‖ tag (`count` ≥ 16 bytes).
+    /// Opens ciphertext ‖ tag (`count` ≥ 16 bytes); `nil` when it does not authenticate.
     @inlinable
     static func open(
         _ ciphertext: some DataProtocol,
         count: Int,
+        cipher: NoiseCipher,
         key: SymmetricKey,
         nonce counter: UInt64,
         authenticating ad: some DataProtocol
     ) throws(NoiseError) -> Data {
-        let plaintext: Data? = withNonce(counter) { nonce in
+        let plaintext: Data? = withNonceBytes(cipher, counter) { nonce in
             // nonce ‖ ciphertext ‖ tag in one buffer of the exact size: one copy of the input.
             var combined = Data(capacity: 12 + count)
-            nonce.withUnsafeBytes { combined.append(contentsOf: $0) }
+            combined.append(contentsOf: nonce)
             combined.append(contentsOf: ciphertext)
-            guard let box = try? ChaChaPoly.SealedBox(combined: combined) else { return nil }
-            return try? ChaChaPoly.open(box, using: key, authenticating: ad)
+            switch cipher {
+            case .chaChaPoly:
+                guard let box = try? ChaChaPoly.SealedBox(combined: combined) else { return nil }
+                return try? ChaChaPoly.open(box, using: key, authenticating: ad)
+            case .aesGCM:
+                guard let box = try? AES.GCM.SealedBox(combined: combined) else { return nil }
+                return try? AES.GCM.open(box, using: key, authenticating: ad)
+            }
         }
         guard let plaintext else { throw .decryptFailed("a message of \(count) bytes") }
         return plaintext

@@ -120,7 +120,7 @@ public struct NoiseHandshake: Sendable {
         self.isPSKMode = needed > 0
 
         // InitializeSymmetric, MixHash(prologue), then the pre-message keys: initiator's first.
-        var symmetric = SymmetricState(protocolName: name)
+        var symmetric = SymmetricState(protocolName: name, cipher: protocolName.cipher)
         symmetric.mixHash(prologue)
         for (owner, preMessage) in [(true, pattern.initiatorPreMessage), (false, pattern.responderPreMessage)] {
             for _ in preMessage {

@@ -10,7 +10,7 @@ public struct NoiseError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What kind of Noise error this is.
     public enum Code: Hashable, Sendable {
         /// The protocol name is malformed, or names a pattern, modifier, DH, cipher or hash this
-        /// implementation does not support (only `25519`, `ChaChaPoly` and `SHA256` are).
+        /// implementation does not support (only `25519`, `ChaChaPoly`, `AESGCM` and `SHA256` are).
         case unsupportedProtocol
         /// A key has the wrong size or is otherwise unusable (e.g. a 31-byte public key in a
         /// handshake message, a preshared key that is not 32 bytes).

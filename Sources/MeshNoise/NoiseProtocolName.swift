@@ -2,9 +2,9 @@
 ///
 /// The name has five underscore-separated parts: the `Noise` prefix, the handshake pattern with
 /// its modifiers, the DH function, the cipher function and the hash function. This module
-/// implements DH `25519`, cipher `ChaChaPoly` and hash `SHA256`; any other choice is rejected
+/// implements DH `25519`, ciphers `ChaChaPoly` and `AESGCM`, and hash `SHA256`; any other choice is rejected
 /// with ``NoiseError/Code/unsupportedProtocol``, as are unknown patterns and modifiers other than
-/// `pskN` (e.g. `fallback`).
+/// `pskN` (e.g. `fallback`). Cipher `AESGCM` (AES-256-GCM, §12.4) is implemented too.
 ///
 /// The full name is what ``NoiseHandshake`` hashes into its initial state, so two peers must use
 /// byte-identical names.
@@ -21,8 +21,10 @@ public struct NoiseProtocolName: Sendable, Hashable, CustomStringConvertible {
     public let pattern: NoiseHandshakePattern
     /// The DH function name; always `25519`.
     public let dhFunction: String
-    /// The cipher function name; always `ChaChaPoly`.
+    /// The cipher function name: `ChaChaPoly` or `AESGCM`.
     public let cipherFunction: String
+    /// The cipher function.
+    public let cipher: NoiseCipher
     /// The hash function name; always `SHA256`.
     public let hashFunction: String
 
@@ -43,8 +45,8 @@ public struct NoiseProtocolName: Sendable, Hashable, CustomStringConvertible {
         guard parts[2] == "25519" else {
             throw .unsupportedProtocol(name, "DH function \"\(parts[2])\" is not supported (only 25519)")
         }
-        guard parts[3] == "ChaChaPoly" else {
-            throw .unsupportedProtocol(name, "cipher \"\(parts[3])\" is not supported (only ChaChaPoly)")
+        guard let cipher = NoiseCipher(rawValue: parts[3]) else {
+            throw .unsupportedProtocol(name, "cipher \"\(parts[3])\" is not supported (only ChaChaPoly and AESGCM)")
         }
         guard parts[4] == "SHA256" else {
             throw .unsupportedProtocol(name, "hash \"\(parts[4])\" is not supported (only SHA256)")
@@ -80,6 +82,7 @@ public struct NoiseProtocolName: Sendable, Hashable, CustomStringConvertible {
         self.pattern = try basePattern.applyingPSKModifiers(positions)
         self.dhFunction = parts[2]
         self.cipherFunction = parts[3]
+        self.cipher = cipher
         self.hashFunction = parts[4]
     }
 

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 
 /// The Noise symmetric state: chaining key, handshake hash and an optional cipher state
-/// (Noise revision 34, §5.2), for SHA256 and ChaChaPoly.
+/// (Noise revision 34, §5.2), for SHA256 and either ``NoiseCipher``.
 ///
 /// Internal: ``NoiseHandshake`` drives it token by token.
 struct SymmetricState: Sendable {
@@ -15,10 +15,13 @@ struct SymmetricState: Sendable {
     private(set) var handshakeHash: Data
     /// The cipher state `k, n`; `nil` until the first `MixKey` (an "empty" key).
     private(set) var cipher: NoiseCipherState?
+    /// The cipher function of every key this state mixes (from the protocol name).
+    let cipherFunction: NoiseCipher
 
     /// `InitializeSymmetric(protocol_name)`: `h` is the name zero-padded to 32 bytes, or its
     /// SHA256 when longer; `ck = h`.
-    init(protocolName: String) {
+    init(protocolName: String, cipher cipherFunction: NoiseCipher) {
+        self.cipherFunction = cipherFunction
         let name = Data(protocolName.utf8)
         if name.count <= Self.hashLength {
             handshakeHash = name + Data(repeating: 0, count: Self.hashLength - name.count)
@@ -36,7 +39,7 @@ struct SymmetricState: Sendable {
     mutating func mixKey(_ inputKeyMaterial: some ContiguousBytes) {
         let output = Self.hkdf(chainingKey: chainingKey, inputKeyMaterial: inputKeyMaterial, outputs: 2)
         chainingKey = output[0]
-        cipher = NoiseCipherState(key: output[1])
+        cipher = NoiseCipherState(key: output[1], cipher: cipherFunction)
     }
 
     /// `MixHash(data)`: `h = SHA256(h ‖ data)`.
@@ -53,7 +56,7 @@ struct SymmetricState: Sendable {
         let output = Self.hkdf(chainingKey: chainingKey, inputKeyMaterial: inputKeyMaterial, outputs: 3)
         chainingKey = output[0]
         output[1].withUnsafeBytes { mixHash($0) }
-        cipher = NoiseCipherState(key: output[2])
+        cipher = NoiseCipherState(key: output[2], cipher: cipherFunction)
     }
 
     /// `EncryptAndHash(plaintext)`: encrypts with `h` as associated data when a key is set
@@ -92,7 +95,7 @@ struct SymmetricState: Sendable {
     /// responder→initiator cipher states.
     func split() -> (initiatorToResponder: NoiseCipherState, responderToInitiator: NoiseCipherState) {
         let output = Self.hkdf(chainingKey: chainingKey, inputKeyMaterial: Data(), outputs: 2)
-        return (NoiseCipherState(key: output[0]), NoiseCipherState(key: output[1]))
+        return (NoiseCipherState(key: output[0], cipher: cipherFunction), NoiseCipherState(key: output[1], cipher: cipherFunction))
     }
 
     /// An extra key bound to the handshake: `HKDF-SHA256(salt: ck, ikm: zerolen, info: label)`,

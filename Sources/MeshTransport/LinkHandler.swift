@@ -557,7 +557,7 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func becameEstablished(_ link: EstablishedLink, context: ChannelHandlerContext) {
         logger.debug("link established", metadata: [
-            "mesh.peer": "\(link.peer.nodeID)", "link.role": "\(link.role)",
+            "mesh.peer": "\(link.peer.nodeID)", "link.role": "\(link.role)", "link.suite": "\(link.suite)",
         ])
         liveness = Liveness(now: self.now(), pingInterval: timing.pingInterval, deadAfter: timing.deadAfter)
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)

@@ -38,6 +38,9 @@ public enum CloseCode: UInt8, Sendable, Hashable, CaseIterable, CustomStringConv
     case connectionLost = 15
     /// The peer's application did not admit this node, or did not decide in time (§4.9).
     case notAdmitted = 16
+    /// The cipher suite negotiation did not end on the suite both ends' offers select: a forged or
+    /// repeated RETRY, or a responder whose offer contradicts the suite in use (§4.11).
+    case suiteDowngrade = 17
 
     /// Decodes a received code; an unknown code reads as ``protocolViolation`` (§9).
     /// - Parameter wireValue: the byte or `Goodbye.code` value received.
@@ -65,6 +68,7 @@ public enum CloseCode: UInt8, Sendable, Hashable, CaseIterable, CustomStringConv
         case .invitationTimeout: "invitationTimeout"
         case .connectionLost: "connectionLost"
         case .notAdmitted: "notAdmitted"
+        case .suiteDowngrade: "suiteDowngrade"
         }
     }
 }

@@ -8,6 +8,9 @@ public enum FrameType: UInt8, Sendable, Hashable, CustomStringConvertible {
     case transport = 0x02
     /// A clear-text close code and reason; only before the handshake completes.
     case abort = 0x03
+    /// A responder's clear-text "write message 1 again with this cipher suite" (§4.11); body: the
+    /// suite id, one byte. Only from the responder, once, in answer to message 1 (version 4).
+    case retry = 0x04
 
     /// The frame type's name, e.g. `HANDSHAKE`.
     public var description: String {
@@ -15,6 +18,7 @@ public enum FrameType: UInt8, Sendable, Hashable, CustomStringConvertible {
         case .handshake: "HANDSHAKE"
         case .transport: "TRANSPORT"
         case .abort: "ABORT"
+        case .retry: "RETRY"
         }
     }
 }
@@ -63,6 +67,24 @@ public struct Frame: Hashable, Sendable {
         guard let raw: UInt8 = body.readInteger() else { throw .malformedFrame("ABORT frame without a close code") }
         let bytes = body.readBytes(length: min(body.readableBytes, WireLimits.maxAbortReasonBytes)) ?? []
         return (CloseCode(wireValue: UInt32(raw)), String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// Creates a RETRY frame (§4.11) naming the cipher suite message 1 must be written with.
+    /// - Parameter suite: the suite id.
+    /// - Returns: the frame.
+    public static func retry(suite: UInt8) -> Frame {
+        Frame(type: .retry, body: ByteBuffer(bytes: [suite]))
+    }
+
+    /// Reads the suite id of a RETRY frame.
+    /// - Returns: the suite id, unchecked (the caller decides whether it knows it).
+    /// - Throws: ``WireError`` `malformedFrame` when this is not a RETRY frame or its body is not one byte.
+    public func retrySuite() throws(WireError) -> UInt8 {
+        guard type == .retry else { throw .malformedFrame("expected a RETRY frame, got \(type)") }
+        guard body.readableBytes == 1, let suite: UInt8 = body.getInteger(at: body.readerIndex) else {
+            throw .malformedFrame("RETRY frame body of \(body.readableBytes) bytes; expected 1")
+        }
+        return suite
     }
 
     /// Writes the frame, header and body, to the end of `buffer` (§3.1).

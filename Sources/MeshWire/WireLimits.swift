@@ -43,6 +43,8 @@ public enum WireLimits {
     public static let maxChannelAttachmentBytes = 1024
     /// The longest `Hello` payload in handshake message 1 (§4.3).
     public static let maxHelloSize = 1024
+    /// The most cipher suite ids a `Hello` or `HandshakeIdentity` may list (§4.11); more is `protocolViolation`.
+    public static let maxOfferedSuites = 8
     /// The longest reason in an ABORT frame (§3.2).
     public static let maxAbortReasonBytes = 256
     /// The largest UDP datagram (§8.3): the IPv6 minimum MTU less the IPv6 and UDP headers.

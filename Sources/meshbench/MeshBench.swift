@@ -20,7 +20,8 @@ struct MeshBench: AsyncParsableCommand {
         abstract: "Benchmarks of meshchat sessions beside a raw-TCP baseline measured in the same run.",
         subcommands: [Suite.self, Sink.self, Source.self, RawSink.self, RawSource.self, CryptoBench.self, DiscoveryBench.self,
                       MeshCommand.self, RelayPingCommand.self, RawRelayCommand.self, PlacesBench.self, PlacesResident.self,
-                      FloodBench.self, FloodPingCommand.self, TransferBench.self, ResourceSourceCommand.self, RatchetBench.self],
+                      FloodBench.self, FloodPingCommand.self, TransferBench.self, ResourceSourceCommand.self, RatchetBench.self,
+                      LinkSuiteBench.self],
         defaultSubcommand: Suite.self)
 
     /// Runs tasks on SwiftNIO's loop threads and tunes the heap, as meshchat does, then the command.

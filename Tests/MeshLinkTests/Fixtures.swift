@@ -39,10 +39,13 @@ struct FixedParty {
     /// Its signed prekey, id 1 (Ed25519 is deterministic, so the signature is fixed too).
     var signedPrekey: SignedPrekey { try! SignedPrekey(id: 1, key: .init(rawRepresentation: prekeySeed), identity: signingKey) }
 
-    func configuration(serviceType: String = "meshchat") -> HandshakeStateMachine.Configuration {
+    /// Its handshake configuration; it offers only ChaChaPoly unless told (not the machine's
+    /// hardware-dependent ``CipherSuite/localOffer``), so that fixed handshakes are reproducible.
+    func configuration(serviceType: String = "meshchat", suites: [CipherSuite] = [.chaChaPoly]) -> HandshakeStateMachine.Configuration {
         var configuration = HandshakeStateMachine.Configuration(identity: identity, displayName: name, serviceType: serviceType,
                                                                 udpPort: udpPort, capabilities: ["udp"])
         configuration.signedPrekey = signedPrekey
+        configuration.suites = suites
         return configuration
     }
 
@@ -59,9 +62,13 @@ struct FixedParty {
 
 /// A configuration with a fresh random identity.
 func randomConfiguration(
-    _ name: String, serviceType: String = "meshchat", udpPort: UInt16 = 0, capabilities: [String] = []
+    _ name: String, serviceType: String = "meshchat", udpPort: UInt16 = 0, capabilities: [String] = [],
+    suites: [CipherSuite] = [.chaChaPoly]
 ) throws -> HandshakeStateMachine.Configuration {
-    .init(identity: try .generate(), displayName: name, serviceType: serviceType, udpPort: udpPort, capabilities: capabilities)
+    var configuration = HandshakeStateMachine.Configuration(
+        identity: try .generate(), displayName: name, serviceType: serviceType, udpPort: udpPort, capabilities: capabilities)
+    configuration.suites = suites
+    return configuration
 }
 
 // MARK: - Parties and the pump
@@ -200,6 +207,8 @@ struct FakeNoisePeer: HandshakeParty {
             return .abort(LinkCloseReason(code, reason, isRemote: true), send: nil)
         case .transport:
             return .abort(LinkCloseReason(.protocolViolation, "fake peer got TRANSPORT"), send: nil)
+        case .retry:
+            return .abort(LinkCloseReason(.protocolViolation, "fake peer got RETRY"), send: nil)
         case .handshake:
             do {
                 received.append(try noise.readMessage(Data(frame.body.readableBytesView)))
@@ -213,17 +222,20 @@ struct FakeNoisePeer: HandshakeParty {
 }
 
 /// A serialized `Hello` (§4.3).
-func helloPayload(version: UInt32, serviceType: String) -> Data {
+func helloPayload(version: UInt32, serviceType: String, suites: [CipherSuite] = [.chaChaPoly], retryOf: CipherSuite? = nil) -> Data {
     var hello = HelloPayload()
     hello.protocolVersion = version
     hello.serviceType = serviceType
+    hello.suites = suites.map { UInt32($0.rawValue) }
+    hello.suite = UInt32(retryOf.map { _ in suites.last ?? .chaChaPoly }?.rawValue ?? suites.first?.rawValue ?? 1)
+    hello.retryOf = UInt32(retryOf?.rawValue ?? 0)
     return hello.encoded
 }
 
 /// A serialized `HandshakeIdentity` that is valid for `identity` unless the caller alters it.
 func identityPayload(
     _ identity: LocalIdentity, displayName: String = "fake", udpPort: UInt32 = 0, prekey: SignedPrekey? = nil,
-    alter: (inout IdentityPayload) -> Void = { _ in }
+    suites: [CipherSuite] = [.chaChaPoly], alter: (inout IdentityPayload) -> Void = { _ in }
 ) -> Data {
     var payload = IdentityPayload()
     payload.displayName = displayName
@@ -232,6 +244,7 @@ func identityPayload(
     payload.identityKey = identity.signingKey.publicKey.rawRepresentation
     payload.staticSignature = identity.staticSignature
     payload.udpPort = udpPort
+    payload.suites = suites.map { UInt32($0.rawValue) }
     if let prekey {
         payload.signedPrekey.id = prekey.id
         payload.signedPrekey.publicKey = prekey.publicKey

@@ -8,9 +8,10 @@ import MeshWire
 import NIOCore
 import Testing
 
-/// `Protocol/vectors/handshake.json` (PROTOCOL.md §11): a complete handshake between two fixed
-/// identities with fixed ephemeral keys, the first transport frame in each direction and the
-/// datagram keys.
+/// `Protocol/vectors/handshake.json` and `handshake-aesgcm.json` (PROTOCOL.md §11): a complete
+/// handshake between two fixed identities with fixed ephemeral keys, on the ChaChaPoly suite (both
+/// offer only it) and on the AESGCM suite (both offer AESGCM then ChaChaPoly), the first transport
+/// frame in each direction and the datagram keys.
 ///
 /// Regenerate with `MESHCHAT_WRITE_VECTORS=1 swift test --filter MeshLinkTests.HandshakeVectorTests`.
 struct HandshakeVector: Codable, Equatable {
@@ -31,6 +32,7 @@ struct HandshakeVector: Codable, Equatable {
         var prekeyPrivateKey: String
         var prekeyPublicKey: String
         var prekeySignature: String
+        var suites: [String]
     }
     struct Message: Codable, Equatable {
         var name: String
@@ -75,14 +77,16 @@ struct HandshakeVector: Codable, Equatable {
         (RFC 8032), so every frame is reproducible byte for byte. messages: the three HANDSHAKE frames, whole \
         (5-byte header included), with the plaintext payload each carries (Hello, then HandshakeIdentity). \
         transport: the first TRANSPORT frame in each direction, sealed with the cipher states of Split() at \
-        nonce 0, each carrying one record (FIN) of the serialized envelope. datagramKeys: §8.1.
+        nonce 0, each carrying one record (FIN) of the serialized envelope. datagramKeys: §8.1. \
+        suites: each party's cipher suite offer (§4.11), most preferred first; the protocol name is the suite both select.
         """
 
     /// Runs the handshake of the fixed parties and records everything.
-    static func compute() throws -> HandshakeVector {
+    static func compute(suite: CipherSuite = .chaChaPoly) throws -> HandshakeVector {
         let (alice, bob) = (FixedParty.alice, FixedParty.bob)
-        var initiator = try HandshakeStateMachine(role: .initiator, configuration: alice.configuration(), ephemeralKey: alice.ephemeralKey)
-        var responder = try HandshakeStateMachine(role: .responder, configuration: bob.configuration(), ephemeralKey: bob.ephemeralKey)
+        let offer = offer(suite)
+        var initiator = try HandshakeStateMachine(role: .initiator, configuration: alice.configuration(suites: offer), ephemeralKey: alice.ephemeralKey)
+        var responder = try HandshakeStateMachine(role: .responder, configuration: bob.configuration(suites: offer), ephemeralKey: bob.ephemeralKey)
         let message1 = try #require(initiator.start().sentFrame)
         let message2 = try #require(responder.receivedFrame(message1).sentFrame)
         guard case .established(var initiatorLink, let message3?) = initiator.receivedFrame(message2),
@@ -100,16 +104,16 @@ struct HandshakeVector: Codable, Equatable {
         let hex = { (tag: UInt64) in withUnsafeBytes(of: tag.bigEndian) { Array($0) }.hexString }
         return HandshakeVector(
             description: descriptionText,
-            protocolName: HandshakeStateMachine.noiseProtocol,
+            protocolName: suite.noiseProtocol,
             prologue: HandshakeStateMachine.prologue(serviceType: "meshchat").hexString,
             ed25519Deterministic: true,
-            initiator: party(alice),
-            responder: party(bob),
+            initiator: party(alice, offer: offer),
+            responder: party(bob, offer: offer),
             messages: [
-                Message(name: "message1", from: "initiator", payload: helloPayload(version: HandshakeStateMachine.protocolVersion, serviceType: "meshchat").hexString,
+                Message(name: "message1", from: "initiator", payload: helloPayload(version: HandshakeStateMachine.protocolVersion, serviceType: "meshchat", suites: offer).hexString,
                         frame: frameBytes(message1).hexString),
-                Message(name: "message2", from: "responder", payload: identity(bob).hexString, frame: frameBytes(message2).hexString),
-                Message(name: "message3", from: "initiator", payload: identity(alice).hexString, frame: frameBytes(message3).hexString),
+                Message(name: "message2", from: "responder", payload: identity(bob, offer: offer).hexString, frame: frameBytes(message2).hexString),
+                Message(name: "message3", from: "initiator", payload: identity(alice, offer: offer).hexString, frame: frameBytes(message3).hexString),
             ],
             handshakeHash: initiatorLink.handshakeHash.hexString,
             transport: [
@@ -132,7 +136,10 @@ struct HandshakeVector: Codable, Equatable {
                 tagR2I: hex(keys.receiveTag)))
     }
 
-    static func party(_ party: FixedParty) -> Party {
+    /// Both parties' offer in the vector of `suite`.
+    static func offer(_ suite: CipherSuite) -> [CipherSuite] { CipherSuite.normalizedOffer([suite]) }
+
+    static func party(_ party: FixedParty, offer: [CipherSuite]) -> Party {
         Party(
             displayName: party.name, serviceType: "meshchat", udpPort: Int(party.udpPort), capabilities: ["udp"],
             identityPrivateKey: party.identitySeed.hexString,
@@ -144,12 +151,13 @@ struct HandshakeVector: Codable, Equatable {
             staticSignature: party.identity.staticSignature.hexString,
             nodeID: party.identity.nodeID.hex,
             prekeyID: party.signedPrekey.id, prekeyPrivateKey: party.prekeySeed.hexString,
-            prekeyPublicKey: party.signedPrekey.publicKey.hexString, prekeySignature: party.signedPrekey.signature.hexString)
+            prekeyPublicKey: party.signedPrekey.publicKey.hexString, prekeySignature: party.signedPrekey.signature.hexString,
+            suites: offer.map(\.description))
     }
 
     /// The identity payload a fixed party sends.
-    static func identity(_ party: FixedParty) -> Data {
-        identityPayload(party.identity, displayName: party.name, udpPort: UInt32(party.udpPort), prekey: party.signedPrekey)
+    static func identity(_ party: FixedParty, offer: [CipherSuite]) -> Data {
+        identityPayload(party.identity, displayName: party.name, udpPort: UInt32(party.udpPort), prekey: party.signedPrekey, suites: offer)
     }
 
     var json: OrderedJSON {
@@ -163,6 +171,7 @@ struct HandshakeVector: Codable, Equatable {
                 "staticSignature": .string(p.staticSignature), "nodeID": .string(p.nodeID),
                 "prekeyID": .integer(Int64(p.prekeyID)), "prekeyPrivateKey": .string(p.prekeyPrivateKey),
                 "prekeyPublicKey": .string(p.prekeyPublicKey), "prekeySignature": .string(p.prekeySignature),
+                "suites": .array(p.suites.map(OrderedJSON.string)),
             ])
         }
         return .keyed([
@@ -201,18 +210,24 @@ let writeVectors = ProcessInfo.processInfo.environment["MESHCHAT_WRITE_VECTORS"]
 
 @Suite("Handshake vector", .serialized)
 struct HandshakeVectorTests {
-    static func load() throws -> HandshakeVector {
-        let computed = try HandshakeVector.compute()
-        if writeVectors {
-            try computed.json.rendered.write(to: try VectorFiles.url("handshake"), atomically: true, encoding: .utf8)
-        }
-        return try VectorFiles.load("handshake")
+    /// The vector file of each suite.
+    static func fileName(_ suite: CipherSuite) -> String {
+        suite == .chaChaPoly ? "handshake" : "handshake-aesgcm"
     }
 
-    @Test("handshake.json is what the fixed handshake produces, byte for byte")
-    func fileMatchesHandshake() throws {
-        let file = try Self.load()
-        let computed = try HandshakeVector.compute()
+    static func load(_ suite: CipherSuite = .chaChaPoly) throws -> HandshakeVector {
+        let computed = try HandshakeVector.compute(suite: suite)
+        if writeVectors {
+            try computed.json.rendered.write(to: try VectorFiles.url(fileName(suite)), atomically: true, encoding: .utf8)
+        }
+        return try VectorFiles.load(fileName(suite))
+    }
+
+    @Test("handshake.json and handshake-aesgcm.json are what the fixed handshake produces, byte for byte", arguments: CipherSuite.allCases)
+    func fileMatchesHandshake(suite: CipherSuite) throws {
+        let file = try Self.load(suite)
+        let computed = try HandshakeVector.compute(suite: suite)
+        #expect(file.protocolName == suite.noiseProtocol)
         #expect(file.initiator == computed.initiator)
         #expect(file.responder == computed.responder)
         for (recorded, fresh) in zip(file.messages, computed.messages) {
@@ -222,15 +237,16 @@ struct HandshakeVectorTests {
         #expect(file.handshakeHash == computed.handshakeHash)
         #expect(file.transport == computed.transport)
         #expect(file.datagramKeys == computed.datagramKeys)
-        #expect(file.prologue == "6d657368636861740003006d65736863686174")
+        #expect(file.prologue == "6d657368636861740004006d65736863686174")
         #expect(file.description == computed.description)
         #expect(file.protocolName == computed.protocolName)
         #expect(file.ed25519Deterministic)
     }
 
-    @Test("replaying handshake.json: each machine reproduces its frames and accepts the recorded ones")
-    func replay() throws {
-        let file = try Self.load()
+    @Test("replaying handshake.json and handshake-aesgcm.json: each machine reproduces its frames and accepts the recorded ones",
+          arguments: CipherSuite.allCases)
+    func replay(suite: CipherSuite) throws {
+        let file = try Self.load(suite)
         func party(_ p: HandshakeVector.Party) throws -> (HandshakeStateMachine.Configuration, Curve25519.KeyAgreement.PrivateKey) {
             let signing = try Curve25519.Signing.PrivateKey(rawRepresentation: try Data(hex: p.identityPrivateKey))
             let statics = try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: try Data(hex: p.staticPrivateKey))
@@ -247,6 +263,7 @@ struct HandshakeVectorTests {
             var configuration = HandshakeStateMachine.Configuration(
                 identity: identity, displayName: p.displayName, serviceType: p.serviceType,
                 udpPort: UInt16(p.udpPort), capabilities: p.capabilities)
+            configuration.suites = p.suites.compactMap { CipherSuite(name: $0) }
             // §19.1, computed independently of SignedPrekey.
             let prekey = try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: try Data(hex: p.prekeyPrivateKey))
             #expect(prekey.publicKey.rawRepresentation.hexString == p.prekeyPublicKey)
@@ -283,6 +300,7 @@ struct HandshakeVectorTests {
         #expect(responderLink.peer.udpPort == 40001)
         #expect(initiatorLink.handshakeHash.hexString == file.handshakeHash)
         #expect(responderLink.handshakeHash.hexString == file.handshakeHash)
+        #expect(initiatorLink.suite == suite && responderLink.suite == suite)
 
         // The recorded transport frames open on the other side and decode to the recorded envelopes.
         let ping = try #require(file.transport.first { $0.name == "responder_ping" })
@@ -332,25 +350,28 @@ struct HandshakeVectorTests {
         return (initiator, responder, frames)
     }
 
-    @Test("the recorded frames are plain Noise XX over the recorded payloads, and the payloads decode")
-    func plainNoise() throws {
-        let file = try Self.load()
+    @Test("the recorded frames are plain Noise XX over the recorded payloads, and the payloads decode", arguments: CipherSuite.allCases)
+    func plainNoise(suite: CipherSuite) throws {
+        let file = try Self.load(suite)
         let (initiator, responder, frames) = try Self.rawNoise(file)
         #expect(frames == file.messages.map(\.frame))
         #expect(initiator.handshakeHash.hexString == file.handshakeHash)
         #expect(responder.handshakeHash.hexString == file.handshakeHash)
 
         let hello = try HelloPayload(decoding: try Data(hex: file.messages[0].payload))
-        #expect(hello.protocolVersion == 3 && hello.serviceType == "meshchat")
+        #expect(hello.protocolVersion == 4 && hello.serviceType == "meshchat")
+        #expect(hello.suites == HandshakeVector.offer(suite).map { UInt32($0.rawValue) })
+        #expect(hello.suite == UInt32(suite.rawValue) && hello.retryOf == 0)
         for (message, party) in [(file.messages[1], file.responder), (file.messages[2], file.initiator)] {
             let identity = try IdentityPayload(decoding: try Data(hex: message.payload))
             #expect(identity.displayName == party.displayName)
-            #expect(identity.protocolVersion == 3)
+            #expect(identity.protocolVersion == 4)
             #expect(identity.signedPrekey.publicKey.hexString == party.prekeyPublicKey)
             #expect(identity.capabilities == party.capabilities)
             #expect(identity.identityKey.hexString == party.identityPublicKey)
             #expect(identity.staticSignature.hexString == party.staticSignature)
             #expect(Int(identity.udpPort) == party.udpPort)
+            #expect(identity.suites.compactMap { UInt8(exactly: $0).flatMap(CipherSuite.init(rawValue:))?.description } == party.suites)
         }
 
         // The first transport frames are Split()'s cipher states at nonce 0 over one FIN record.
@@ -364,9 +385,10 @@ struct HandshakeVectorTests {
         #expect(try pingOpener.decrypt(Data(try Array(hex: ping.frame).dropFirst(5))).hexString == "01" + ping.envelope)
     }
 
-    @Test("the datagram keys are §8.1's: HMAC-SHA256(HMAC-SHA256(ck, \"\"), label ‖ 0x01), distinct from the transport keys")
-    func datagramKeyDerivation() throws {
-        let file = try Self.load()
+    @Test("the datagram keys are §8.1's: HMAC-SHA256(HMAC-SHA256(ck, \"\"), label ‖ 0x01), distinct from the transport keys",
+          arguments: CipherSuite.allCases)
+    func datagramKeyDerivation(suite: CipherSuite) throws {
+        let file = try Self.load(suite)
         let (initiator, _, _) = try Self.rawNoise(file)
         // Written out with HMAC, independently of HKDF and of MeshNoise.deriveKey.
         let tempKey = SymmetricKey(data: Data(HMAC<SHA256>.authenticationCode(
@@ -383,7 +405,7 @@ struct HandshakeVectorTests {
         let k1 = Array(HMAC<SHA256>.authenticationCode(for: [0x01], using: tempKey))
         let k2 = Array(HMAC<SHA256>.authenticationCode(for: k1 + [0x02], using: tempKey))
         let (i2r, _) = try initiator.split()
-        var check = NoiseCipherState(key: SymmetricKey(data: k1))
+        var check = NoiseCipherState(key: SymmetricKey(data: k1), cipher: suite.cipher)
         var reference = i2r
         #expect(try check.encrypt(Data("k1".utf8)) == (try reference.encrypt(Data("k1".utf8))), "k1 is the i2r transport key")
         for key in [file.datagramKeys.keyI2R, file.datagramKeys.keyR2I] {

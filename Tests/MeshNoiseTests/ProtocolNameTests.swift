@@ -37,7 +37,8 @@ struct ProtocolNameTests {
     @Test(
         "unsupported or malformed names throw unsupportedProtocol",
         arguments: [
-            "Noise_XX_448_ChaChaPoly_SHA256", "Noise_XX_25519_AESGCM_SHA256", "Noise_XX_25519_ChaChaPoly_BLAKE2s",
+            "Noise_XX_448_ChaChaPoly_SHA256", "Noise_XX_25519_AESGCM_BLAKE2s", "Noise_XX_25519_ChaChaPoly_BLAKE2s",
+            "Noise_XX_25519_AESGCM256_SHA256", "Noise_XX_25519_aesgcm_SHA256",
             "Noise_XXfallback_25519_ChaChaPoly_SHA256", "Noise_ZZ_25519_ChaChaPoly_SHA256", "Noise_XX",
             "Noise_XXpsk4_25519_ChaChaPoly_SHA256", "Noise_XXpsk0+psk0_25519_ChaChaPoly_SHA256",
             "Noise_XXpsk_25519_ChaChaPoly_SHA256", "NoisePSK_XX_25519_ChaChaPoly_SHA256", "",

@@ -25,7 +25,7 @@ struct CloseCodeTests {
     @Test("every case's description is its name in PROTOCOL.md §9, and the table has every case")
     func namesMatchSpec() throws {
         let table = try Self.protocolTable()
-        #expect(table.count == 17)
+        #expect(table.count == 18)
         #expect(table.count == CloseCode.allCases.count)
         for (code, name) in table {
             let closeCode = try #require(CloseCode(rawValue: UInt8(code)), "§9 code \(code) has no case")
@@ -34,7 +34,7 @@ struct CloseCodeTests {
         }
     }
 
-    @Test("unknown wire values read as protocolViolation", arguments: [UInt32(17), 18, 255, 256, 1_000, .max])
+    @Test("unknown wire values read as protocolViolation", arguments: [UInt32(18), 19, 255, 256, 1_000, .max])
     func unknownWireValues(value: UInt32) {
         #expect(CloseCode(wireValue: value) == .protocolViolation)
     }

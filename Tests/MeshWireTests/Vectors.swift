@@ -146,7 +146,7 @@ extension ByteBuffer {
 extension FrameType {
     /// The frame type with the name PROTOCOL.md §3.2 gives it, e.g. `HANDSHAKE`.
     init?(name: String) {
-        guard let type = [FrameType.handshake, .transport, .abort].first(where: { $0.description == name }) else {
+        guard let type = [FrameType.handshake, .transport, .abort, .retry].first(where: { $0.description == name }) else {
             return nil
         }
         self = type

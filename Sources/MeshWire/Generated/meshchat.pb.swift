@@ -39,71 +39,102 @@ public nonisolated struct Meshchat_V1_Hello: Sendable {
 
   public var serviceType: String = String()
 
+  /// v4 §4.11: the initiator's cipher suites, most preferred first (1–8 ids; unknown ids ignored)
+  public var suites: [UInt32] = []
+
+  /// v4 §4.11: the suite this message 1 is written with (one of suites)
+  public var suite: UInt32 = 0
+
+  /// v4 §4.11: after a RETRY frame, the suite of the refused message 1; 0 otherwise
+  public var retryOf: UInt32 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
 
 /// §4.3 messages 2 and 3 payload: who the sender is, bound to its Noise static key (§2.4).
-public nonisolated struct Meshchat_V1_HandshakeIdentity: Sendable {
+public nonisolated struct Meshchat_V1_HandshakeIdentity: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// 1–63 bytes of UTF-8
-  public var displayName: String = String()
+  public var displayName: String {
+    get {_storage._displayName}
+    set {_uniqueStorage()._displayName = newValue}
+  }
 
-  public var protocolVersion: UInt32 = 0
+  public var protocolVersion: UInt32 {
+    get {_storage._protocolVersion}
+    set {_uniqueStorage()._protocolVersion = newValue}
+  }
 
   /// e.g. "udp"; unknown tokens are ignored
-  public var capabilities: [String] = []
+  public var capabilities: [String] {
+    get {_storage._capabilities}
+    set {_uniqueStorage()._capabilities = newValue}
+  }
 
   /// 32-byte Ed25519 public key
-  public var identityKey: Data = Data()
+  public var identityKey: Data {
+    get {_storage._identityKey}
+    set {_uniqueStorage()._identityKey = newValue}
+  }
 
   /// 64-byte Ed25519 signature (§2.4)
-  public var staticSignature: Data = Data()
+  public var staticSignature: Data {
+    get {_storage._staticSignature}
+    set {_uniqueStorage()._staticSignature = newValue}
+  }
 
   /// 0 = no UDP
-  public var udpPort: UInt32 = 0
+  public var udpPort: UInt32 {
+    get {_storage._udpPort}
+    set {_uniqueStorage()._udpPort = newValue}
+  }
 
   /// message 3 only: this link is an invitation (§4.8)
   public var invitation: Meshchat_V1_Invitation {
-    get {_invitation ?? Meshchat_V1_Invitation()}
-    set {_invitation = newValue}
+    get {_storage._invitation ?? Meshchat_V1_Invitation()}
+    set {_uniqueStorage()._invitation = newValue}
   }
   /// Returns true if `invitation` has been explicitly set.
-  public var hasInvitation: Bool {self._invitation != nil}
+  public var hasInvitation: Bool {_storage._invitation != nil}
   /// Clears the value of `invitation`. Subsequent reads from it will return its default value.
-  public mutating func clearInvitation() {self._invitation = nil}
+  public mutating func clearInvitation() {_uniqueStorage()._invitation = nil}
 
   /// the node's current signed prekey (§19.1), to begin end-to-end sessions with it
   public var signedPrekey: Meshchat_V1_SignedPrekey {
-    get {_signedPrekey ?? Meshchat_V1_SignedPrekey()}
-    set {_signedPrekey = newValue}
+    get {_storage._signedPrekey ?? Meshchat_V1_SignedPrekey()}
+    set {_uniqueStorage()._signedPrekey = newValue}
   }
   /// Returns true if `signedPrekey` has been explicitly set.
-  public var hasSignedPrekey: Bool {self._signedPrekey != nil}
+  public var hasSignedPrekey: Bool {_storage._signedPrekey != nil}
   /// Clears the value of `signedPrekey`. Subsequent reads from it will return its default value.
-  public mutating func clearSignedPrekey() {self._signedPrekey = nil}
+  public mutating func clearSignedPrekey() {_uniqueStorage()._signedPrekey = nil}
 
   /// §20.2: the sender's latest key rotation (its new key is identity_key)
   public var rotation: Meshchat_V1_KeyRotation {
-    get {_rotation ?? Meshchat_V1_KeyRotation()}
-    set {_rotation = newValue}
+    get {_storage._rotation ?? Meshchat_V1_KeyRotation()}
+    set {_uniqueStorage()._rotation = newValue}
   }
   /// Returns true if `rotation` has been explicitly set.
-  public var hasRotation: Bool {self._rotation != nil}
+  public var hasRotation: Bool {_storage._rotation != nil}
   /// Clears the value of `rotation`. Subsequent reads from it will return its default value.
-  public mutating func clearRotation() {self._rotation = nil}
+  public mutating func clearRotation() {_uniqueStorage()._rotation = nil}
+
+  /// v4 §4.11: the cipher suites the sender offers, most preferred first (checked in message 2)
+  public var suites: [UInt32] {
+    get {_storage._suites}
+    set {_uniqueStorage()._suites = newValue}
+  }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
-  fileprivate var _invitation: Meshchat_V1_Invitation? = nil
-  fileprivate var _signedPrekey: Meshchat_V1_SignedPrekey? = nil
-  fileprivate var _rotation: Meshchat_V1_KeyRotation? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 /// §20.2 a node's statement that it replaced its identity key, signed by both keys over
@@ -660,7 +691,7 @@ fileprivate nonisolated let _protobuf_package = "meshchat.v1"
 
 nonisolated extension Meshchat_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Hello"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{3}service_type\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{3}service_type\0\u{1}suites\0\u{1}suite\0\u{3}retry_of\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -670,6 +701,9 @@ nonisolated extension Meshchat_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt32Field(value: &self.protocolVersion) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.serviceType) }()
+      case 3: try { try decoder.decodeRepeatedUInt32Field(value: &self.suites) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.suite) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.retryOf) }()
       default: break
       }
     }
@@ -682,12 +716,24 @@ nonisolated extension Meshchat_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
     if !self.serviceType.isEmpty {
       try visitor.visitSingularStringField(value: self.serviceType, fieldNumber: 2)
     }
+    if !self.suites.isEmpty {
+      try visitor.visitPackedUInt32Field(value: self.suites, fieldNumber: 3)
+    }
+    if self.suite != 0 {
+      try visitor.visitSingularUInt32Field(value: self.suite, fieldNumber: 4)
+    }
+    if self.retryOf != 0 {
+      try visitor.visitSingularUInt32Field(value: self.retryOf, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Meshchat_V1_Hello, rhs: Meshchat_V1_Hello) -> Bool {
     if lhs.protocolVersion != rhs.protocolVersion {return false}
     if lhs.serviceType != rhs.serviceType {return false}
+    if lhs.suites != rhs.suites {return false}
+    if lhs.suite != rhs.suite {return false}
+    if lhs.retryOf != rhs.retryOf {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -695,73 +741,132 @@ nonisolated extension Meshchat_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
 
 nonisolated extension Meshchat_V1_HandshakeIdentity: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".HandshakeIdentity"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}display_name\0\u{3}protocol_version\0\u{1}capabilities\0\u{3}identity_key\0\u{3}static_signature\0\u{3}udp_port\0\u{1}invitation\0\u{3}signed_prekey\0\u{1}rotation\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}display_name\0\u{3}protocol_version\0\u{1}capabilities\0\u{3}identity_key\0\u{3}static_signature\0\u{3}udp_port\0\u{1}invitation\0\u{3}signed_prekey\0\u{1}rotation\0\u{1}suites\0")
+
+  fileprivate class _StorageClass {
+    var _displayName: String = String()
+    var _protocolVersion: UInt32 = 0
+    var _capabilities: [String] = []
+    var _identityKey: Data = Data()
+    var _staticSignature: Data = Data()
+    var _udpPort: UInt32 = 0
+    var _invitation: Meshchat_V1_Invitation? = nil
+    var _signedPrekey: Meshchat_V1_SignedPrekey? = nil
+    var _rotation: Meshchat_V1_KeyRotation? = nil
+    var _suites: [UInt32] = []
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _displayName = source._displayName
+      _protocolVersion = source._protocolVersion
+      _capabilities = source._capabilities
+      _identityKey = source._identityKey
+      _staticSignature = source._staticSignature
+      _udpPort = source._udpPort
+      _invitation = source._invitation
+      _signedPrekey = source._signedPrekey
+      _rotation = source._rotation
+      _suites = source._suites
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularStringField(value: &self.displayName) }()
-      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.protocolVersion) }()
-      case 3: try { try decoder.decodeRepeatedStringField(value: &self.capabilities) }()
-      case 4: try { try decoder.decodeSingularBytesField(value: &self.identityKey) }()
-      case 5: try { try decoder.decodeSingularBytesField(value: &self.staticSignature) }()
-      case 6: try { try decoder.decodeSingularUInt32Field(value: &self.udpPort) }()
-      case 7: try { try decoder.decodeSingularMessageField(value: &self._invitation) }()
-      case 8: try { try decoder.decodeSingularMessageField(value: &self._signedPrekey) }()
-      case 9: try { try decoder.decodeSingularMessageField(value: &self._rotation) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularStringField(value: &_storage._displayName) }()
+        case 2: try { try decoder.decodeSingularUInt32Field(value: &_storage._protocolVersion) }()
+        case 3: try { try decoder.decodeRepeatedStringField(value: &_storage._capabilities) }()
+        case 4: try { try decoder.decodeSingularBytesField(value: &_storage._identityKey) }()
+        case 5: try { try decoder.decodeSingularBytesField(value: &_storage._staticSignature) }()
+        case 6: try { try decoder.decodeSingularUInt32Field(value: &_storage._udpPort) }()
+        case 7: try { try decoder.decodeSingularMessageField(value: &_storage._invitation) }()
+        case 8: try { try decoder.decodeSingularMessageField(value: &_storage._signedPrekey) }()
+        case 9: try { try decoder.decodeSingularMessageField(value: &_storage._rotation) }()
+        case 10: try { try decoder.decodeRepeatedUInt32Field(value: &_storage._suites) }()
+        default: break
+        }
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    if !self.displayName.isEmpty {
-      try visitor.visitSingularStringField(value: self.displayName, fieldNumber: 1)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if !_storage._displayName.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._displayName, fieldNumber: 1)
+      }
+      if _storage._protocolVersion != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._protocolVersion, fieldNumber: 2)
+      }
+      if !_storage._capabilities.isEmpty {
+        try visitor.visitRepeatedStringField(value: _storage._capabilities, fieldNumber: 3)
+      }
+      if !_storage._identityKey.isEmpty {
+        try visitor.visitSingularBytesField(value: _storage._identityKey, fieldNumber: 4)
+      }
+      if !_storage._staticSignature.isEmpty {
+        try visitor.visitSingularBytesField(value: _storage._staticSignature, fieldNumber: 5)
+      }
+      if _storage._udpPort != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._udpPort, fieldNumber: 6)
+      }
+      try { if let v = _storage._invitation {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
+      } }()
+      try { if let v = _storage._signedPrekey {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
+      } }()
+      try { if let v = _storage._rotation {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 9)
+      } }()
+      if !_storage._suites.isEmpty {
+        try visitor.visitPackedUInt32Field(value: _storage._suites, fieldNumber: 10)
+      }
     }
-    if self.protocolVersion != 0 {
-      try visitor.visitSingularUInt32Field(value: self.protocolVersion, fieldNumber: 2)
-    }
-    if !self.capabilities.isEmpty {
-      try visitor.visitRepeatedStringField(value: self.capabilities, fieldNumber: 3)
-    }
-    if !self.identityKey.isEmpty {
-      try visitor.visitSingularBytesField(value: self.identityKey, fieldNumber: 4)
-    }
-    if !self.staticSignature.isEmpty {
-      try visitor.visitSingularBytesField(value: self.staticSignature, fieldNumber: 5)
-    }
-    if self.udpPort != 0 {
-      try visitor.visitSingularUInt32Field(value: self.udpPort, fieldNumber: 6)
-    }
-    try { if let v = self._invitation {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
-    } }()
-    try { if let v = self._signedPrekey {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
-    } }()
-    try { if let v = self._rotation {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 9)
-    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Meshchat_V1_HandshakeIdentity, rhs: Meshchat_V1_HandshakeIdentity) -> Bool {
-    if lhs.displayName != rhs.displayName {return false}
-    if lhs.protocolVersion != rhs.protocolVersion {return false}
-    if lhs.capabilities != rhs.capabilities {return false}
-    if lhs.identityKey != rhs.identityKey {return false}
-    if lhs.staticSignature != rhs.staticSignature {return false}
-    if lhs.udpPort != rhs.udpPort {return false}
-    if lhs._invitation != rhs._invitation {return false}
-    if lhs._signedPrekey != rhs._signedPrekey {return false}
-    if lhs._rotation != rhs._rotation {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._displayName != rhs_storage._displayName {return false}
+        if _storage._protocolVersion != rhs_storage._protocolVersion {return false}
+        if _storage._capabilities != rhs_storage._capabilities {return false}
+        if _storage._identityKey != rhs_storage._identityKey {return false}
+        if _storage._staticSignature != rhs_storage._staticSignature {return false}
+        if _storage._udpPort != rhs_storage._udpPort {return false}
+        if _storage._invitation != rhs_storage._invitation {return false}
+        if _storage._signedPrekey != rhs_storage._signedPrekey {return false}
+        if _storage._rotation != rhs_storage._rotation {return false}
+        if _storage._suites != rhs_storage._suites {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,0 +1,43 @@
+import Foundation
+import MeshTestSupport
+import Testing
+
+/// Cipher suites between real `meshchat` processes (PROTOCOL.md §4.11): each process's offer is
+/// forced with `MESHCHAT_SUITES`; the suite of the link shows in the debug log line
+/// "link established" (`link.suite=…`), and chat lines go both ways over it.
+@Suite("cipher suites between meshchat processes", .serialized)
+struct CipherSuiteTests {
+    @Test("the link between two processes runs the suite both offers select, and lines go both ways", arguments: [
+        ("aesgcm,chachapoly", "aesgcm,chachapoly", "AESGCM"),
+        ("chachapoly", "aesgcm,chachapoly", "ChaChaPoly"),
+        ("aesgcm,chachapoly", "chachapoly", "ChaChaPoly"),  // bob dials alice: bob's AESGCM guess gets a RETRY
+    ])
+    func suite(alice aliceSuites: String, bob bobSuites: String, expected: String) async throws {
+        let directory = TemporaryDirectory()
+        let other = expected == "AESGCM" ? "ChaChaPoly" : "AESGCM"
+        let alice = try ChatProcess(["--name", "alice", "--json", "--no-discovery", "--log-level", "debug",
+                                     "--data-dir", directory.appending("alice")],
+                                    label: "alice", environment: ["MESHCHAT_SUITES": aliceSuites])
+        let port = try #require(JSONLine(try await alice.waitForEvent("\"event\":\"ready\""))?.int("port"))
+        let bob = try ChatProcess(["--name", "bob", "--json", "--no-discovery", "--log-level", "debug",
+                                   "--data-dir", directory.appending("bob"), "--connect", "127.0.0.1:\(port)"],
+                                  label: "bob", environment: ["MESHCHAT_SUITES": bobSuites])
+        try await alice.waitForEvent("\"event\":\"peer\"", "\"name\":\"bob\"", "\"state\":\"connected\"")
+        try await bob.waitForEvent("\"event\":\"peer\"", "\"name\":\"alice\"", "\"state\":\"connected\"")
+        try await alice.waitForStderr("link.suite=\(expected)")
+        try await bob.waitForStderr("link.suite=\(expected)")
+        #expect(!alice.errors.contains("link.suite=\(other)") && !bob.errors.contains("link.suite=\(other)"))
+
+        bob.send("over \(expected), bob to alice")
+        let message = try await alice.waitForEvent("\"event\":\"message\"")
+        #expect(JSONLine(message)?.string("text") == "over \(expected), bob to alice")
+        alice.send("over \(expected), alice to bob")
+        let reply = try await bob.waitForEvent("\"event\":\"message\"")
+        #expect(JSONLine(reply)?.string("text") == "over \(expected), alice to bob")
+
+        alice.send("/quit")
+        #expect(try await alice.waitForExit() == 0)
+        bob.send("/quit")
+        #expect(try await bob.waitForExit() == 0)
+    }
+}
