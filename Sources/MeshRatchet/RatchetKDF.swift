@@ -31,7 +31,8 @@ enum RatchetKDF {
     /// HKDF-Expand's inputs after `T(i-1)`: `info ‖ 0x01` and `info ‖ 0x02`.
     private static let firstBlockInput = [UInt8](messageInfo) + [0x01]
     private static let secondBlockInput = [UInt8](messageInfo) + [0x02]
-    /// HKDF-Extract's HMAC keyed with the 32-byte all-zero salt (its pads hashed once).
+    /// HKDF-Extract's HMAC keyed with the 32-byte all-zero salt (its pads hashed once), given as the
+    /// 64 zero bytes HMAC pads it to.
     private static let zeroSalt = HMAC<SHA256>(key: SymmetricKey(data: [UInt8](repeating: 0, count: SHA256.blockByteCount)))
 
     /// `KDF_RK`: a Diffie-Hellman output mixed into the root key.
@@ -84,8 +85,9 @@ enum RatchetKDF {
         messageKey.withUnsafeBytes { aead($0) }
     }
 
-    /// `HMAC<SHA256>` keyed with `key` (at most a block, 64 bytes), given to it zero-padded to the
-    /// block, the padding RFC 2104 defines for a shorter key: the same MAC.
+    /// `HMAC<SHA256>` keyed with `key`, given to it zero-padded to the block, the padding RFC 2104
+    /// defines for a shorter key: the same MAC. Only for keys of at most a block (64 bytes): every
+    /// key here is 32 bytes (chain keys, PRKs), by construction and as the stored state is checked.
     private static func keyedHMAC(_ key: UnsafeRawBufferPointer) -> HMAC<SHA256> {
         withUnsafeTemporaryAllocation(byteCount: SHA256.blockByteCount, alignment: 1) { block in
             block.initializeMemory(as: UInt8.self, repeating: 0)
