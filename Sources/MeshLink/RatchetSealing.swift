@@ -23,12 +23,13 @@ public enum RatchetSealing {
     /// - Parameter header: the routing header.
     /// - Returns: the bytes.
     public static func context(_ header: SealHeader) -> Data {
-        var data = Data(capacity: contextLabel.count + 48)
-        data.append(contentsOf: contextLabel)
-        data.append(contentsOf: header.origin.bytes)
-        data.append(contentsOf: header.destination.bytes)
-        data.append(header.packetID)
-        return data
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(contextLabel.count + 48)
+        bytes.append(contentsOf: contextLabel)
+        bytes.append(contentsOf: header.origin.bytes)
+        bytes.append(contentsOf: header.destination.bytes)
+        bytes.append(contentsOf: header.packetID)
+        return Data(bytes)
     }
 
     /// Seals content for a node on the preferred session with it, or a new one.

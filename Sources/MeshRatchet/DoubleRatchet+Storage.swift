@@ -48,6 +48,7 @@ extension DoubleRatchet {
             throw RatchetError(.malformed, "a stored ratchet state with an invalid private key")
         }
         sendingRatchet = ratchet
+        sendingRatchetKey = ratchet.publicKey.rawRepresentation
         receivingRatchet = try reader.optional()
         sendingChain = try reader.optional().map { SymmetricKey(data: $0) }
         receivingChain = try reader.optional().map { SymmetricKey(data: $0) }

@@ -22,7 +22,11 @@ public struct DoubleRatchet: Sendable {
     }
 
     var rootKey: SymmetricKey
-    var sendingRatchet: Curve25519.KeyAgreement.PrivateKey
+    var sendingRatchet: Curve25519.KeyAgreement.PrivateKey {
+        didSet { sendingRatchetKey = sendingRatchet.publicKey.rawRepresentation }
+    }
+    /// ``sendingRatchet``'s public key, the key every message's header carries (kept, not rebuilt per message).
+    public internal(set) var sendingRatchetKey: Data
     var receivingRatchet: Data?
     var sendingChain: SymmetricKey?
     var receivingChain: SymmetricKey?
@@ -37,6 +41,8 @@ public struct DoubleRatchet: Sendable {
     public let associatedData: Data
     /// The bounds on skipped keys.
     public let limits: RatchetLimits
+    /// A ChaCha20-Poly1305 nonce's size (the box's `combined` starts with it).
+    private static let nonceByteCount = 12
 
     /// Starts the initiator's end, which can send at once.
     /// - Parameters:
@@ -53,6 +59,7 @@ public struct DoubleRatchet: Sendable {
         let (root, chain) = RatchetKDF.root(initiatorSecret, dh)
         self.rootKey = root
         self.sendingRatchet = ratchet
+        self.sendingRatchetKey = ratchet.publicKey.rawRepresentation
         self.receivingRatchet = responderRatchetKey.rawRepresentation
         self.sendingChain = chain
         self.associatedData = associatedData
@@ -69,6 +76,7 @@ public struct DoubleRatchet: Sendable {
                 limits: RatchetLimits = RatchetLimits()) {
         self.rootKey = responderSecret
         self.sendingRatchet = ratchetKey
+        self.sendingRatchetKey = ratchetKey.publicKey.rawRepresentation
         self.associatedData = associatedData
         self.limits = limits
     }
@@ -85,23 +93,25 @@ public struct DoubleRatchet: Sendable {
     /// - Throws: ``RatchetError`` `notReadyToSend` before a responder has received anything, or
     ///   `tooManySkipped` after 2³² − 1 messages in one chain.
     public mutating func encrypt(_ plaintext: some DataProtocol, additionalData: Data = Data()) throws(RatchetError) -> RatchetMessage {
+        try encrypt(plaintext, additionalBytes: additionalData)
+    }
+
+    /// ``encrypt(_:additionalData:)`` with the additional data in any collection (an array the caller built).
+    mutating func encrypt(_ plaintext: some DataProtocol, additionalBytes: some Collection<UInt8>) throws(RatchetError) -> RatchetMessage {
         guard let chain = sendingChain else {
             throw RatchetError(.notReadyToSend, "the responder has not received the initiator's first message")
         }
         guard sentCount < UInt32.max else { throw RatchetError(.tooManySkipped, "a sending chain of 2^32 - 1 messages") }
         let (next, messageKey) = RatchetKDF.chain(chain)
-        let header = RatchetHeader(ratchetKey: sendingRatchet.publicKey.rawRepresentation,
-                                   previousCount: previousSentCount, number: sentCount)
+        let header = RatchetHeader(ratchetKey: sendingRatchetKey, previousCount: previousSentCount, number: sentCount)
         let (key, nonce) = RatchetKDF.aead(messageKey)
         // Sealing with a valid key and nonce cannot fail in swift-crypto.
         let box = try! ChaChaPoly.seal(plaintext, using: key, nonce: nonce,
-                                       authenticating: authenticated(header, additionalData))
+                                       authenticating: authenticated(header, additionalBytes))
         sendingChain = next
         sentCount += 1
-        var ciphertext = Data(capacity: box.ciphertext.count + 16)
-        ciphertext.append(box.ciphertext)
-        ciphertext.append(box.tag)
-        return RatchetMessage(header: header, ciphertext: ciphertext)
+        // `nonce ‖ ciphertext ‖ tag`: the message keeps the last two, sharing the box's bytes.
+        return RatchetMessage(header: header, ciphertext: box.combined.dropFirst(Self.nonceByteCount))
     }
 
     /// Decrypts a message, stepping the ratchet as its header asks. On any failure the state is unchanged.
@@ -114,11 +124,27 @@ public struct DoubleRatchet: Sendable {
     ///   `tooManySkipped` (over ``RatchetLimits/maxSkip``), `malformed`.
     public mutating func decrypt(_ message: RatchetMessage, additionalData: Data = Data(),
                                  using generator: inout some RandomNumberGenerator) throws(RatchetError) -> Data {
+        try decrypt(message, additionalBytes: additionalData, using: &generator)
+    }
+
+    /// ``decrypt(_:additionalData:using:)`` with the additional data in any collection.
+    mutating func decrypt(_ message: RatchetMessage, additionalBytes additionalData: some Collection<UInt8>,
+                          using generator: inout some RandomNumberGenerator) throws(RatchetError) -> Data {
         let header = message.header
         let index = SkippedIndex(ratchetKey: header.ratchetKey, number: header.number)
-        if let messageKey = skipped[index] {
-            let plaintext = try open(message, messageKey: messageKey, additionalData: additionalData)
+        if !skipped.isEmpty, let messageKey = skipped[index] {
+            let plaintext = try open(message, messageKey: RatchetKDF.aead(messageKey), additionalData: additionalData)
             skipped[index] = nil
+            return plaintext
+        }
+        // The usual case, the next message of the current receiving chain: nothing to skip and no
+        // ratchet step, so the state changes only once the message has opened (no copy of it).
+        if header.number == receivedCount, header.number < UInt32.max, let chain = receivingChain,
+           header.ratchetKey == receivingRatchet {
+            let (nextChain, messageKey) = RatchetKDF.chain(chain)
+            let plaintext = try open(message, messageKey: RatchetKDF.aead(messageKey), additionalData: additionalData)
+            receivingChain = nextChain
+            receivedCount = header.number + 1
             return plaintext
         }
         var next = self
@@ -134,14 +160,11 @@ public struct DoubleRatchet: Sendable {
         let (nextChain, messageKey) = RatchetKDF.chain(chain)
         next.receivingChain = nextChain
         next.receivedCount = header.number + 1
-        let plaintext = try next.open(message, messageKey: messageKey, additionalData: additionalData)
+        let plaintext = try next.open(message, messageKey: RatchetKDF.aead(messageKey), additionalData: additionalData)
         next.forgetOldestSkipped()
         self = next
         return plaintext
     }
-
-    /// This end's current ratchet public key (32 raw bytes): the key its next message's header carries.
-    public var sendingRatchetKey: Data { sendingRatchet.publicKey.rawRepresentation }
 
     /// The number the next message of the current sending chain gets.
     public var nextMessageNumber: UInt32 { sentCount }
@@ -168,27 +191,32 @@ public struct DoubleRatchet: Sendable {
 
     // MARK: Internals
 
-    private func open(_ message: RatchetMessage, messageKey: SymmetricKey, additionalData: Data) throws(RatchetError) -> Data {
+    /// Opens `message` with the AEAD key and nonce of its message key (``RatchetKDF/aead(_:)``).
+    private func open(_ message: RatchetMessage, messageKey: (key: SymmetricKey, nonce: ChaChaPoly.Nonce),
+                      additionalData: some Collection<UInt8>) throws(RatchetError) -> Data {
         guard message.ciphertext.count >= 16 else {
             throw RatchetError(.malformed, "a ratchet message of \(message.ciphertext.count) bytes (at least 16)")
         }
-        let (key, nonce) = RatchetKDF.aead(messageKey)
+        // `nonce ‖ ciphertext ‖ tag` in one buffer, the box's own layout (no further copy).
+        var combined = Data(capacity: Self.nonceByteCount + message.ciphertext.count)
+        messageKey.nonce.withUnsafeBytes { combined.append(contentsOf: $0) }
+        combined.append(message.ciphertext)
         do {
-            let box = try ChaChaPoly.SealedBox(nonce: nonce, ciphertext: message.ciphertext.dropLast(16),
-                                               tag: message.ciphertext.suffix(16))
-            return try ChaChaPoly.open(box, using: key, authenticating: authenticated(message.header, additionalData))
+            let box = try ChaChaPoly.SealedBox(combined: combined)
+            return try ChaChaPoly.open(box, using: messageKey.key, authenticating: authenticated(message.header, additionalData))
         } catch {
             throw RatchetError(.authenticationFailed, "a ratchet message did not authenticate")
         }
     }
 
-    /// `associatedData ‖ header ‖ additionalData`, the AEAD's associated data, in one buffer.
-    private func authenticated(_ header: RatchetHeader, _ additionalData: Data) -> Data {
-        var data = Data(capacity: associatedData.count + RatchetHeader.byteCount + additionalData.count)
-        data.append(associatedData)
-        header.encode(into: &data)
-        data.append(additionalData)
-        return data
+    /// `associatedData ‖ header ‖ additionalData`, the AEAD's associated data, in one array.
+    private func authenticated(_ header: RatchetHeader, _ additionalData: some Collection<UInt8>) -> [UInt8] {
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(associatedData.count + RatchetHeader.byteCount + additionalData.count)
+        bytes.append(bytesOf: associatedData)
+        header.encode(into: &bytes)
+        bytes.append(contentsOf: additionalData)
+        return bytes
     }
 
     /// Derives and keeps the receiving chain's keys up to (not including) message `until`.
@@ -203,7 +231,7 @@ public struct DoubleRatchet: Sendable {
         while receivedCount < until {
             let (next, messageKey) = RatchetKDF.chain(chain)
             let index = SkippedIndex(ratchetKey: ratchetKey, number: receivedCount)
-            skipped[index] = messageKey
+            skipped[index] = SymmetricKey(data: messageKey)
             skippedOrder.append(index)
             chain = next
             receivedCount += 1
@@ -278,14 +306,14 @@ public struct RatchetMessage: Hashable, Sendable {
     public var encoded: Data { header.encoded + ciphertext }
 
     /// Decodes a message.
-    /// - Parameter data: at least 56 bytes.
+    /// - Parameter data: at least 56 bytes; the ciphertext shares its bytes (a slice of it).
     /// - Throws: ``RatchetError`` `malformed`.
     public init(decoding data: Data) throws(RatchetError) {
         guard data.count >= RatchetHeader.byteCount + 16 else {
             throw RatchetError(.malformed, "a ratchet message of \(data.count) bytes (at least \(RatchetHeader.byteCount + 16))")
         }
         let start = data.startIndex
-        header = try RatchetHeader(decoding: Data(data[start ..< start + RatchetHeader.byteCount]))
-        ciphertext = Data(data[(start + RatchetHeader.byteCount)...])
+        header = try RatchetHeader(decoding: data[start ..< start + RatchetHeader.byteCount])
+        ciphertext = data[(start + RatchetHeader.byteCount)...]
     }
 }

@@ -140,13 +140,15 @@ public struct PairSessions: Sendable {
             entry.reservedThrough = number &+ Self.reservation < number ? UInt32.max : number + Self.reservation
             mustStore = true
         }
-        var additional = Data(capacity: context.count + 69)
-        additional.append(context)
+        // `context ‖ prefix` is the message's additional data, and the prefix starts the packet.
+        var additional = [UInt8]()
+        additional.reserveCapacity(context.count + RatchetPacket.minimumPrekeyCount)
+        additional.append(bytesOf: context)
         RatchetPacket.appendPrefix(prekey: entry.pending, sessionID: entry.id, to: &additional)
-        let message = try entry.ratchet.encrypt(plaintext(entry.pending != nil), additionalData: additional)
+        let message = try entry.ratchet.encrypt(plaintext(entry.pending != nil), additionalBytes: additional)
         entries[index] = entry
-        let packet: RatchetPacket = entry.pending.map { .prekey($0, message) } ?? .session(id: entry.id, message)
-        return Sealed(packet: packet.encoded, sessionID: entry.id, mustStore: mustStore)
+        return Sealed(packet: RatchetPacket.encoded(prefix: additional[context.count...], message), sessionID: entry.id,
+                      mustStore: mustStore)
     }
 
     /// What opening a packet gave.
@@ -175,8 +177,9 @@ public struct PairSessions: Sendable {
     public func opening(_ packet: RatchetPacket, context: Data, localStaticKey: Curve25519.KeyAgreement.PrivateKey,
                         prekey: (UInt32) -> Curve25519.KeyAgreement.PrivateKey?, limits: RatchetLimits = RatchetLimits(),
                         using generator: inout some RandomNumberGenerator) throws(RatchetError) -> (Opened, PairSessions) {
-        var additional = Data(capacity: context.count + 69)
-        additional.append(context)
+        var additional = [UInt8]()
+        additional.reserveCapacity(context.count + RatchetPacket.minimumPrekeyCount)
+        additional.append(bytesOf: context)
         packet.appendPrefix(to: &additional)
         var next = self
         if let index = entries.firstIndex(where: { $0.id == packet.sessionID }) {
@@ -184,10 +187,14 @@ public struct PairSessions: Sendable {
             if case .prekey(let header, _) = packet, header.initiatorStaticKey != entry.peerStaticKey {
                 throw RatchetError(.authenticationFailed, "a prekey message whose static key differs from its session's")
             }
-            let plaintext = try entry.ratchet.decrypt(packet.message, additionalData: additional, using: &generator)
+            let plaintext = try entry.ratchet.decrypt(packet.message, additionalBytes: additional, using: &generator)
             entry.pending = nil
-            next.entries.remove(at: index)
-            next.entries.insert(entry, at: 0)
+            if index == 0 {
+                next.entries[0] = entry
+            } else {
+                next.entries.remove(at: index)
+                next.entries.insert(entry, at: 0)
+            }
             return (Opened(plaintext: plaintext, sessionID: entry.id, newSessionStaticKey: nil), next)
         }
         guard case .prekey(let header, let message) = packet else {
@@ -203,7 +210,7 @@ public struct PairSessions: Sendable {
         let (secret, associatedData) = try PrekeyAgreement.respond(identity: localStaticKey, prekey: prekeyKey,
                                                                    initiatorIdentity: initiator, initiatorEphemeral: ephemeral)
         var ratchet = DoubleRatchet(responderSecret: secret, ratchetKey: prekeyKey, associatedData: associatedData, limits: limits)
-        let plaintext = try ratchet.decrypt(message, additionalData: additional, using: &generator)
+        let plaintext = try ratchet.decrypt(message, additionalBytes: additional, using: &generator)
         next.insertFront(Entry(id: header.sessionID, ratchet: ratchet, pending: nil, peerStaticKey: header.initiatorStaticKey))
         return (Opened(plaintext: plaintext, sessionID: header.sessionID, newSessionStaticKey: header.initiatorStaticKey), next)
     }

@@ -30,32 +30,33 @@ public struct RatchetHeader: Hashable, Sendable {
 
     /// The 40-byte encoding.
     public var encoded: Data {
-        var data = Data(capacity: Self.byteCount)
-        encode(into: &data)
-        return data
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(Self.byteCount)
+        encode(into: &bytes)
+        return Data(bytes)
     }
 
     /// Appends the 40-byte encoding.
-    func encode(into data: inout Data) {
-        data.append(ratchetKey)
-        withUnsafeBytes(of: previousCount.bigEndian) { data.append(contentsOf: $0) }
-        withUnsafeBytes(of: number.bigEndian) { data.append(contentsOf: $0) }
+    func encode(into bytes: inout [UInt8]) {
+        bytes.append(bytesOf: ratchetKey)
+        withUnsafeBytes(of: previousCount.bigEndian) { bytes.append(contentsOf: $0) }
+        withUnsafeBytes(of: number.bigEndian) { bytes.append(contentsOf: $0) }
     }
 
     /// Decodes a header.
-    /// - Parameter data: exactly ``byteCount`` bytes.
+    /// - Parameter data: exactly ``byteCount`` bytes (a slice or not).
     /// - Throws: ``RatchetError`` `malformed` for any other size, or a ratchet key that is not a valid X25519 key.
     public init(decoding data: Data) throws(RatchetError) {
         guard data.count == Self.byteCount else {
             throw RatchetError(.malformed, "a ratchet header of \(data.count) bytes (expected \(Self.byteCount))")
         }
-        let bytes = [UInt8](data)
-        let key = Data(bytes[0..<32])
+        let start = data.startIndex
+        let key = Data(data[start..<(start + 32)])
         guard (try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: key)) != nil else {
             throw RatchetError(.malformed, "a ratchet header with an invalid public key")
         }
         self.ratchetKey = key
-        self.previousCount = bytes[32..<36].reduce(0) { $0 << 8 | UInt32($1) }
-        self.number = bytes[36..<40].reduce(0) { $0 << 8 | UInt32($1) }
+        self.previousCount = data[(start + 32)..<(start + 36)].reduce(0) { $0 << 8 | UInt32($1) }
+        self.number = data[(start + 36)..<(start + 40)].reduce(0) { $0 << 8 | UInt32($1) }
     }
 }

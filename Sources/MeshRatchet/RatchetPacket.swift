@@ -71,13 +71,14 @@ public enum RatchetPacket: Hashable, Sendable {
 
     /// The bytes before the ratchet message, authenticated with it.
     public var prefix: Data {
-        var data = Data(capacity: 69)
-        appendPrefix(to: &data)
-        return data
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(69)
+        appendPrefix(to: &bytes)
+        return Data(bytes)
     }
 
     /// Appends ``prefix``.
-    func appendPrefix(to data: inout Data) {
+    func appendPrefix(to data: inout [UInt8]) {
         switch self {
         case .prekey(let header, _): Self.appendPrefix(prekey: header, sessionID: header.sessionID, to: &data)
         case .session(let id, _): Self.appendPrefix(prekey: nil, sessionID: id, to: &data)
@@ -85,12 +86,12 @@ public enum RatchetPacket: Hashable, Sendable {
     }
 
     /// Appends the prefix of a prekey message (with `prekey`) or of a session message.
-    static func appendPrefix(prekey: PrekeyHeader?, sessionID: UInt64, to data: inout Data) {
+    static func appendPrefix(prekey: PrekeyHeader?, sessionID: UInt64, to data: inout [UInt8]) {
         if let prekey {
             data.append(Self.prekeyKind)
             Self.append(prekey.prekeyID, to: &data)
-            data.append(prekey.ephemeralKey)
-            data.append(prekey.initiatorStaticKey)
+            data.append(bytesOf: prekey.ephemeralKey)
+            data.append(bytesOf: prekey.initiatorStaticKey)
         } else {
             data.append(Self.sessionKind)
             Self.append(sessionID, to: &data)
@@ -99,39 +100,48 @@ public enum RatchetPacket: Hashable, Sendable {
 
     /// The packet's bytes.
     public var encoded: Data {
-        let message = message
-        var data = Data(capacity: 69 + RatchetHeader.byteCount + message.ciphertext.count)
-        appendPrefix(to: &data)
-        message.header.encode(into: &data)
-        data.append(message.ciphertext)
-        return data
+        var prefix = [UInt8]()
+        prefix.reserveCapacity(69)
+        appendPrefix(to: &prefix)
+        return Self.encoded(prefix: prefix[...], message)
+    }
+
+    /// `prefix ‖ header ‖ ciphertext`, built in one array and copied once.
+    static func encoded(prefix: ArraySlice<UInt8>, _ message: RatchetMessage) -> Data {
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(prefix.count + RatchetHeader.byteCount + message.ciphertext.count)
+        bytes.append(contentsOf: prefix)
+        message.header.encode(into: &bytes)
+        bytes.append(bytesOf: message.ciphertext)
+        return Data(bytes)
     }
 
     /// Decodes a packet, checking every size and key (the bytes are a stranger's).
     /// - Parameter data: `Routed.sealed`.
     /// - Throws: ``RatchetError`` `malformed`.
     public init(decoding data: Data) throws(RatchetError) {
-        let bytes = Data(data)  // indices from 0
-        guard let kind = bytes.first else { throw RatchetError(.malformed, "an empty sealed packet") }
+        // Offsets from `start`: `data` may be a slice. The message's ciphertext shares `data`'s bytes.
+        let start = data.startIndex
+        guard let kind = data.first else { throw RatchetError(.malformed, "an empty sealed packet") }
         switch kind {
         case Self.prekeyKind:
-            guard bytes.count >= Self.minimumPrekeyCount else {
-                throw RatchetError(.malformed, "a prekey message of \(bytes.count) bytes (at least \(Self.minimumPrekeyCount))")
+            guard data.count >= Self.minimumPrekeyCount else {
+                throw RatchetError(.malformed, "a prekey message of \(data.count) bytes (at least \(Self.minimumPrekeyCount))")
             }
-            let ephemeral = Data(bytes[5..<37])
-            let initiator = Data(bytes[37..<69])
+            let ephemeral = Data(data[(start + 5)..<(start + 37)])
+            let initiator = Data(data[(start + 37)..<(start + 69)])
             guard (try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: ephemeral)) != nil,
                   (try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: initiator)) != nil else {
                 throw RatchetError(.malformed, "a prekey message with an invalid key")
             }
-            let header = PrekeyHeader(prekeyID: UInt32(truncatingIfNeeded: Self.u64(bytes[1..<5])),
+            let header = PrekeyHeader(prekeyID: UInt32(truncatingIfNeeded: Self.u64(data[(start + 1)..<(start + 5)])),
                                       ephemeralKey: ephemeral, initiatorStaticKey: initiator)
-            self = .prekey(header, try RatchetMessage(decoding: bytes[69...]))
+            self = .prekey(header, try RatchetMessage(decoding: data[(start + 69)...]))
         case Self.sessionKind:
-            guard bytes.count >= Self.minimumSessionCount else {
-                throw RatchetError(.malformed, "a session message of \(bytes.count) bytes (at least \(Self.minimumSessionCount))")
+            guard data.count >= Self.minimumSessionCount else {
+                throw RatchetError(.malformed, "a session message of \(data.count) bytes (at least \(Self.minimumSessionCount))")
             }
-            self = .session(id: Self.u64(bytes[1..<9]), try RatchetMessage(decoding: bytes[9...]))
+            self = .session(id: Self.u64(data[(start + 1)..<(start + 9)]), try RatchetMessage(decoding: data[(start + 9)...]))
         default:
             throw RatchetError(.malformed, "a sealed packet of unknown kind \(kind)")
         }
@@ -145,7 +155,7 @@ public enum RatchetPacket: Hashable, Sendable {
         let start = data.startIndex
         guard data.first == sessionKind, data.count >= minimumSessionCount else { return nil }
         let headerStart = start + 9
-        guard let header = try? RatchetHeader(decoding: Data(data[headerStart..<(headerStart + RatchetHeader.byteCount)])) else { return nil }
+        guard let header = try? RatchetHeader(decoding: data[headerStart..<(headerStart + RatchetHeader.byteCount)]) else { return nil }
         return (u64(data[(start + 1)..<headerStart]), header)
     }
 
@@ -153,7 +163,14 @@ public enum RatchetPacket: Hashable, Sendable {
         bytes.reduce(0) { $0 << 8 | UInt64($1) }
     }
 
-    static func append<T: FixedWidthInteger>(_ value: T, to data: inout Data) {
+    static func append<T: FixedWidthInteger>(_ value: T, to data: inout [UInt8]) {
         withUnsafeBytes(of: value.bigEndian) { data.append(contentsOf: $0) }
+    }
+}
+
+extension [UInt8] {
+    /// Appends `data`'s bytes in one copy (`append(contentsOf:)` with a `Data` also builds its iterator).
+    mutating func append(bytesOf data: Data) {
+        data.withUnsafeBytes { append(contentsOf: $0) }
     }
 }
