@@ -19,6 +19,7 @@ extension ChatCommand {
         "block": "Its lines to everyone, to rooms and to you, its pins and its lookups are dropped unread; its private lines are still acknowledged. Example: /block @spammer",
         "unblock": "Its lines are shown again from now on (those dropped meanwhile are gone). Example: /unblock @bob",
         "history": "Private lines, lines to everyone and room lines, oldest first, each with its date and time, its room or private marker and its sender, and delivery status. Example: /history 50",
+        "clear": "Only the screen and the scrollback kept for switching back: the lines stay on disk, and /history and /search still show them. Ctrl-L clears the screen alone.",
         "search": "Case-insensitive, among the last 10,000 stored lines; shows the latest 50 that match, dated as /history shows them. Example: /search pizza",
         "query": "The peer's conversation becomes the one you look at (its own scrollback), and every line you type goes to that peer only, sealed end to end like /msg; the prompt says so ([@bob] >) and it is remembered across restarts. Example: /query @bob",
         "window": "The status line above the input line numbers the conversations: 1 is the mesh, then rooms and private conversations in the order they opened, with unread counts ((3), and ! when a line mentions you or is private). Alt-1…9 do the same. Example: /window 2",

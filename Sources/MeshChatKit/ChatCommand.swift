@@ -105,6 +105,8 @@ public enum ChatCommand: Sendable, Hashable {
     case away(String?)
     /// `/whois @name`: what this node knows of a peer.
     case whois(String)
+    /// `/clear`: clear the screen of the conversation looked at (its stored lines stay).
+    case clear
     /// Leave.
     case quit
     /// An empty line: nothing to do.
@@ -150,6 +152,7 @@ public enum ChatCommand: Sendable, Hashable {
         ("block", "/block @NAME", "ignore a peer's lines, private lines and pins from now on (remembered; /block alone lists them)"),
         ("unblock", "/unblock @NAME", "stop ignoring a peer"),
         ("history", "/history [N]", "show the last N lines (default 20, at most 1000) with their dates, rooms and senders, kept across restarts"),
+        ("clear", "/clear", "clear the screen of the conversation you look at (its lines stay in /history)"),
         ("search", "/search TEXT", "show the stored lines that contain TEXT (case-insensitive; the last 50 of them), with dates, rooms and senders"),
         ("query", "/query @NAME", "open the private conversation with a peer: your typed lines go to it, end-to-end encrypted (/query alone: back to the mesh)"),
         ("window", "/window [N]", "look at conversation N of the status line (Alt-1…9 too); your lines go there; /window alone lists them"),
@@ -349,7 +352,7 @@ public enum ChatCommand: Sendable, Hashable {
             return .accept(argument.isEmpty ? nil : argument)
         case "decline":
             return .decline(argument.isEmpty ? nil : argument)
-        case "query", "window", "win", "switch", "search", "away", "whois":
+        case "query", "window", "win", "switch", "search", "away", "whois", "clear":
             return try conversationCommand(name, argument)
         default:
             throw .unknownCommand(name)
@@ -415,8 +418,14 @@ public struct ChatCommandError: Error, Sendable, Hashable, CustomStringConvertib
     /// The message.
     public var description: String { message }
 
+    /// `unknown command /whoiz (did you mean /whois?); …`: a command or alias within two edits, as
+    /// configuration keys have it (``ConfigFile/closest(to:among:)``).
     static func unknownCommand(_ name: String) -> ChatCommandError {
-        ChatCommandError(message: "unknown command /\(name); type /help for the list of commands")
+        let names = ChatCommand.usages.map(\.name) + ChatCommand.aliases.keys.sorted()
+        // Past 32 characters no command is two edits away (the bound keeps the distance table
+        // small); a name of three letters or fewer may be one edit off, else anything would match.
+        let near = name.count <= 32 ? ConfigFile.closest(to: name, among: names, maxEdits: name.count <= 3 ? 1 : 2) : nil
+        return ChatCommandError(message: "unknown command /\(name)\(near.map { " (did you mean /\($0)?)" } ?? ""); type /help for the list of commands")
     }
 
     static func badArgument(command: String, _ why: String) -> ChatCommandError {

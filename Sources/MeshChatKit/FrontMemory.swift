@@ -16,6 +16,7 @@ final class FrontMemory: Sendable {
         var activeRoom: RoomRef??
         var query: PeerID??
         var conversations = Conversations()
+        var presence: PresenceSummary?
     }
 
     private let state = Mutex(State())
@@ -45,9 +46,28 @@ final class FrontMemory: Sendable {
         state.withLock { $0.conversations.record(output, mention: mention, at: Date()) }
     }
 
+    /// Hands an output to the presence summary (``PresenceSummary/take(_:at:)``), made with `mode` on first use.
+    func takePresence(_ output: ChatOutput, mode: PresenceMode, at now: ContinuousClock.Instant) -> PresenceSummary.Taken {
+        state.withLock { state in
+            var summary = state.presence ?? PresenceSummary(mode: mode)
+            defer { state.presence = summary }
+            return summary.take(output, at: now)
+        }
+    }
+
+    /// Ends the presence summary's window (``PresenceSummary/flush(at:)``).
+    func flushPresence(at now: ContinuousClock.Instant) -> ChatOutput? {
+        state.withLock { $0.presence?.flush(at: now) }
+    }
+
     /// Looks at a conversation; returns its scrollback.
     func select(_ target: ChatTarget) -> [Conversations.Entry] {
         state.withLock { $0.conversations.select(target) }
+    }
+
+    /// Empties the scrollback of the conversation looked at (`/clear`); returns that conversation.
+    func clearScrollback() -> ChatTarget {
+        state.withLock { $0.conversations.clearScrollback() }
     }
 
     /// Closes a conversation's buffer (a room left).
