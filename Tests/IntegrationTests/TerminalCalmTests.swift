@@ -29,20 +29,17 @@ struct TerminalCalmTests {
         let directory = TemporaryDirectory()
         let (alice, bob) = try await TerminalTests.aliceAndBob(directory, bob: ["--downloads", directory.appending("bob-downloads")])
         let source = directory.appending("big.bin")
-        _ = try FileTransferTests.randomFile(source, bytes: 96 * 1024 * 1024)
+        try Data(count: 96 * 1024 * 1024).write(to: URL(fileURLWithPath: source))
         try alice.type("/send @bob \(source)")
         try alice.press("Enter")
-        try await bob.waitForEvent("\"event\":\"fileProgress\"", "big.bin")
+        let progress = try #require(JSONLine(try await bob.waitForEvent("\"event\":\"fileProgress\"", "big.bin")))
+        let id = try #require(progress.string("id")).prefix(8)
         // The status row (just above the input line) names the transfer with its percentage.
         try await alice.waitForScreen { rows in
             let trimmed = TmuxSession.trimmed(rows)
             return trimmed.count >= 2 && trimmed[trimmed.count - 2].contains("big.bin to bob") && trimmed[trimmed.count - 2].contains("%")
         }
-        try alice.type("/files")
-        try alice.press("Enter")
-        let listed = try await alice.waitForScreen { rows in rows.contains { $0.contains("  ") && $0.contains("big.bin to bob:") } }
-        let row = try #require(listed.first { $0.contains("big.bin to bob:") })
-        let id = try #require(row.split(separator: " ").first { $0.count == 8 && $0.allSatisfy(\.isHexDigit) })
+        _ = try await TerminalTests.waitForInput(alice, ">")
         try alice.type("/cancel \(id)")
         try alice.press("Enter")
         let rows = try await alice.waitForScreen { rows in rows.contains { $0.contains("* you cancelled big.bin to bob") } }
