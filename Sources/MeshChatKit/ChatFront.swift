@@ -38,6 +38,8 @@ public struct ChatFront: Sendable {
         public var attention = Attention()
         /// How peers coming and going are shown in text (the configuration's `presence`); `--json` shows every change.
         public var presence = PresenceMode.summary
+        /// Invitations go out by `/invite` only (`--manual`): "inviting bob" answers a command, never summarised.
+        public var invitesByHand = false
         /// Creates the defaults.
         public init() {}
     }
@@ -110,7 +112,7 @@ public struct ChatFront: Sendable {
     /// - Parameter output: what to show.
     public func emit(_ output: ChatOutput) {
         if !options.json {
-            switch memory.takePresence(output, mode: options.presence, at: .now) {
+            switch memory.takePresence(output, mode: options.presence, invitesByHand: options.invitesByHand, at: .now) {
             case .show:
                 break
             case .dropped, .heldInWindow:

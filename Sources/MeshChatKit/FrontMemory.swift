@@ -46,10 +46,10 @@ final class FrontMemory: Sendable {
         state.withLock { $0.conversations.record(output, mention: mention, at: Date()) }
     }
 
-    /// Hands an output to the presence summary (``PresenceSummary/take(_:at:)``), made with `mode` on first use.
-    func takePresence(_ output: ChatOutput, mode: PresenceMode, at now: ContinuousClock.Instant) -> PresenceSummary.Taken {
+    /// Hands an output to the presence summary (``PresenceSummary/take(_:at:)``), made on first use.
+    func takePresence(_ output: ChatOutput, mode: PresenceMode, invitesByHand: Bool, at now: ContinuousClock.Instant) -> PresenceSummary.Taken {
         state.withLock { state in
-            var summary = state.presence ?? PresenceSummary(mode: mode)
+            var summary = state.presence ?? PresenceSummary(mode: mode, invitesByHand: invitesByHand)
             defer { state.presence = summary }
             return summary.take(output, at: now)
         }

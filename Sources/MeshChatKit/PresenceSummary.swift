@@ -21,7 +21,8 @@ public enum PresenceMode: String, Sendable, CaseIterable {
 /// (`bob, carol and 3 others joined; dave left`). Each peer counts once, with its last change;
 /// a link or route change wins over discovery's found and lost.
 ///
-/// An invitation that waits for the user's answer (`--manual`) is never held, but is shown once
+/// With `--manual`, an invitation sent (the user's `/invite`) is shown at once. An invitation that
+/// waits for the user's answer is never held either, but is shown once
 /// per peer per appearance: the inviter asks again every 10 s, and those repeats (with the
 /// expiry of the previous one) are dropped until the peer connects, disconnects or is lost.
 ///
@@ -76,15 +77,20 @@ public struct PresenceSummary: Sendable {
 
     /// The mode.
     public let mode: PresenceMode
+    /// Invitations go out by the user's `/invite` (`--manual`): each is the answer to a command, shown at once.
+    public let invitesByHand: Bool
     private var pending: [Pending] = []
     private var deadline: ContinuousClock.Instant?
     /// Peers whose waiting invitation was shown in this appearance.
     private var invitedBy: Set<NodeID> = []
 
     /// Creates an empty summary.
-    /// - Parameter mode: summarise, show all, or show none.
-    public init(mode: PresenceMode = .summary) {
+    /// - Parameters:
+    ///   - mode: summarise, show all, or show none.
+    ///   - invitesByHand: `--manual`: an invitation sent answers the user's `/invite`, so it is not held.
+    public init(mode: PresenceMode = .summary, invitesByHand: Bool = false) {
         self.mode = mode
+        self.invitesByHand = invitesByHand
     }
 
     /// Takes one output the front is about to show.
@@ -94,6 +100,7 @@ public struct PresenceSummary: Sendable {
     /// - Returns: whether to show it now, drop it, or wait for ``flush(at:)``.
     public mutating func take(_ output: ChatOutput, at now: ContinuousClock.Instant) -> Taken {
         if let taken = invitation(output) { return taken }
+        if invitesByHand, case .invitation(_, "sent", _, _) = output { return .show }
         guard let (peer, change) = Self.change(of: output) else { return .show }
         if change.isMajor || change == .gone { invitedBy.remove(peer.id) }
         switch mode {

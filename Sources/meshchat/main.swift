@@ -130,6 +130,7 @@ struct MeshChat: AsyncParsableCommand {
             options.isTerminal = isatty(STDOUT_FILENO) == 1
             options.attention = settings.attention
             options.presence = settings.presence
+            options.invitesByHand = settings.manual
             // Conversations in buffers of their own: the interactive terminal only (JSON and
             // text to a pipe show every line in order).
             options.buffers = terminal != nil

@@ -51,8 +51,8 @@ struct TerminalCommandTests {
         let carol = try DiscoveryTests.peer("carol", service: service, directory,
                                             extra: ["--manual", "--places", data, "--downloads", directory.appending("carol-downloads")])
         let carolPort = try #require(JSONLine(try await carol.waitForEvent("\"event\":\"ready\""))?.int("port"))
-        try await alice.waitFor("found bob")
-        try await alice.waitFor("found carol")
+        // Found together, they are one line ("carol and bob found nearby"); one alone, its own line.
+        try await alice.tmux.waitForScreen { rows in ["bob", "carol"].allSatisfy { name in rows.contains { $0.contains("found") && $0.contains(name) } } }
 
         // /help
         try await alice.run("/help", "/help [COMMAND]", "/quit   ", "disconnect from every peer and exit")

@@ -52,6 +52,15 @@ struct PresenceSummaryTests {
         #expect(Self.text(summary.flush(at: Self.t0 + .seconds(5))) == "* carol and dave found nearby; erin no longer seen nearby")
     }
 
+    @Test("--manual: an invitation sent answers /invite and is shown at once; automatic ones are held")
+    func invitationsByHand() {
+        let inviting = ChatOutput.invitation(Self.bob, direction: "sent", contextBytes: 0)
+        var manual = PresenceSummary(invitesByHand: true)
+        #expect(manual.take(inviting, at: Self.t0) == .show)
+        var automatic = PresenceSummary()
+        #expect(automatic.take(inviting, at: Self.t0) == .held(until: Self.t0 + PresenceSummary.window))
+    }
+
     @Test("all shows every change; none drops them; neither holds anything")
     func modes() {
         var all = PresenceSummary(mode: .all)
