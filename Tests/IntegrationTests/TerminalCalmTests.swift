@@ -49,4 +49,35 @@ struct TerminalCalmTests {
         try await alice.waitForScreen { rows in !rows.contains { $0.contains("big.bin to bob") && $0.contains("%") && !$0.contains(":") } }
         bob.closeInput()
     }
+
+    @Test("after a resize to 60 x 20, /map is drawn for the new size with its top edge on the screen, and /help wraps at word boundaries")
+    func mapAndHelpFollowResize() async throws {
+        let directory = TemporaryDirectory()
+        let (alice, bob) = try await TerminalTests.aliceAndBob(directory)
+        try alice.type("/here 51.5074,-0.1278")
+        try alice.press("Enter")
+        try await alice.waitForScreen { rows in rows.contains { $0.contains("* you are at") } }
+        try alice.run(["resize-window", "-t", alice.name, "-x", "60", "-y", "20"])
+        try await alice.waitForScreen { _ in (try? alice.value("#{window_width}")) == "60" && (try? alice.value("#{window_height}")) == "20" }
+        try alice.press("C-l")
+        _ = try await TerminalTests.waitForInput(alice, ">")
+        try alice.type("/map 1km")
+        try alice.press("Enter")
+        // Drawn for 100 columns, the top edge would wrap (its corner on the next row); drawn for
+        // 20 rows with the legend below, the top edge would scroll off.
+        let map = try await alice.waitForScreen { rows in rows.contains { $0.contains("└") } && rows.contains { $0.contains("radius") } }
+        #expect(map.contains { $0.contains("┌") && $0.contains("┐") }, "the top edge is not one row on the screen: \(map)")
+        #expect(map.contains { $0.contains("└") && $0.contains("┘") }, "\(map)")
+        try alice.press("C-l")
+        _ = try await TerminalTests.waitForInput(alice, ">")
+        try alice.type("/help")
+        try alice.press("Enter")
+        let help = try await alice.waitForScreen { rows in rows.contains { $0.contains("/quit") } }
+        // The summary of /quit, wrapped at 59 columns, keeps each of its words whole.
+        let words = ["disconnect", "from", "every", "peer", "and", "exit"]
+        let shown = help.flatMap { $0.split(separator: " ").map(String.init) }
+        #expect(words.allSatisfy { shown.contains($0) }, "\(help)")
+        #expect(!help.contains { $0.count > 60 })
+        bob.closeInput()
+    }
 }
