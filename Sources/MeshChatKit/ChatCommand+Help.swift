@@ -30,7 +30,7 @@ extension ChatCommand {
         "leave": "The room's history stays; its key is forgotten. In both rooms of one name, say which: /leave #lunch --password. Example: /leave #lunch",
         "rooms": "The joined rooms in the order you joined them; remembered across restarts.",
         "here": "Decimal degrees, latitude first. Without an argument: your location and the nearest place in your data. The configuration file's location is used until you set one. Example: /here 51.5074,-0.1278",
-        "near": "Answered from your data when it covers your location, else by the peers whose data does, across hops; at most 100 km. Example: /near 500m pizza",
+        "near": "Answered from your data when it covers your location, else by the peers whose data does, across hops; at most 100 km. Example: /near 500m pizza. /near more shows the last lookup again with up to 50 results (/near more N: up to N); a place named \"more\" is found with a radius first: /near 2km more.",
         "pin": "Signed by you, kept 24 hours by every peer, sent to peers who join later. Example: /pin 51.501,-0.142 \"Meet here\" by the gates",
         "pins": "Numbered, with distance and direction from your location. Example: /pins --geojson pins.geojson",
         "unpin": "Withdrawn on every node. Without an argument: your only pin. Example: /unpin all",

@@ -24,6 +24,13 @@ extension ChatFront {
                     return
                 }
                 let lookup = try PlaceLookup(centre: here, radius: radius ?? Self.defaultRadius, text: text)
+                memory.lastLookup = lookup
+                let result = await places.lookup(lookup)
+                memory.lastResults = result.hits
+                emit(.places(result))
+            case .nearMore(let limit):
+                guard let last = memory.lastLookup else { return emit(.error("/near more: run /near first")) }
+                let lookup = try PlaceLookup(centre: last.centre, radius: last.radius, text: last.text, limit: limit)
                 let result = await places.lookup(lookup)
                 memory.lastResults = result.hits
                 emit(.places(result))
@@ -166,7 +173,7 @@ extension ChatFront {
     private static func name(of command: ChatCommand) -> String {
         switch command {
         case .here: "/here"
-        case .near: "/near"
+        case .near, .nearMore: "/near"
         case .pin: "/pin"
         case .pins: "/pins"
         case .unpin: "/unpin"

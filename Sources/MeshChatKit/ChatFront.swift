@@ -376,7 +376,7 @@ public struct ChatFront: Sendable {
                 let kept = session.redialedAddresses
                 emit(.error("/disconnect: \(address) is not kept; kept: \(kept.isEmpty ? "none" : kept.joined(separator: ", "))"))
             }
-        case .here, .near, .pin, .pins, .unpin, .map:
+        case .here, .near, .nearMore, .pin, .pins, .unpin, .map:
             await handlePlaces(command)
         case .join, .leave, .rooms:
             await handleRooms(command)

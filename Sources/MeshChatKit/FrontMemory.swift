@@ -11,6 +11,7 @@ import Synchronization
 final class FrontMemory: Sendable {
     private struct State {
         var results: [LookupResult.Hit] = []
+        var lookup: PlaceLookup?
         var pins: [SharedPin] = []
         var lastPrivateSender: PeerID?
         var activeRoom: RoomRef??
@@ -24,6 +25,12 @@ final class FrontMemory: Sendable {
     var lastResults: [LookupResult.Hit] {
         get { state.withLock { $0.results } }
         set { state.withLock { $0.results = newValue } }
+    }
+
+    /// The last `/near` lookup, for `/near more`.
+    var lastLookup: PlaceLookup? {
+        get { state.withLock { $0.lookup } }
+        set { state.withLock { $0.lookup = newValue } }
     }
 
     var lastPins: [SharedPin] {
