@@ -308,6 +308,13 @@ public final class TerminalIO: Sendable {
                 case .submit(let line):
                     lines.yield(line)
                     entered = true
+                case .submitLines(let pasted):
+                    for line in pasted { lines.yield(line) }
+                    entered = true
+                case .confirmPaste(let count):
+                    out += state.screen.print([state.style.notice("you pasted \(count) lines: y sends them, one line each; any other key drops them", now: Date())])
+                case .pasteDropped:
+                    out += state.screen.print([state.style.notice("the pasted lines were dropped; nothing was sent", now: Date())])
                 case .confirmQuit:
                     out += state.screen.print([state.style.notice("press Ctrl-C again to quit (or Ctrl-D, or type /quit)", now: Date())])
                 case .quit:

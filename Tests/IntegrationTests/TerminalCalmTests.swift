@@ -80,4 +80,28 @@ struct TerminalCalmTests {
         #expect(!help.contains { $0.count > 60 })
         bob.closeInput()
     }
+
+    @Test("a pasted block sends one line per line; above five lines it asks first, and any key but y drops it")
+    func multiLinePaste() async throws {
+        let directory = TemporaryDirectory()
+        let (alice, bob) = try await TerminalTests.aliceAndBob(directory)
+        try alice.run(["set-buffer", "-b", "calm", "first\nsecond\nthird\n"])
+        try alice.run(["paste-buffer", "-p", "-d", "-b", "calm", "-t", alice.name])
+        var from = 0
+        for expected in ["first", "second", "third"] {
+            let next = try await TerminalTests.nextMessage(bob, from: from)
+            #expect(next.text == expected)
+            from = next.index + 1
+        }
+        try alice.run(["set-buffer", "-b", "calm", (1...7).map { "pasted \($0)" }.joined(separator: "\n")])
+        try alice.run(["paste-buffer", "-p", "-d", "-b", "calm", "-t", alice.name])
+        try await alice.waitForScreen { rows in rows.contains { $0.contains("you pasted 7 lines: y sends them") } }
+        try alice.type("n")
+        try await alice.waitForScreen { rows in rows.contains { $0.contains("the pasted lines were dropped") } }
+        try alice.type("after")
+        try alice.press("Enter")
+        let next = try await TerminalTests.nextMessage(bob, from: from)
+        #expect(next.text == "after", "the dropped paste sent nothing before it")
+        bob.closeInput()
+    }
 }
