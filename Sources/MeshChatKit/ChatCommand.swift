@@ -83,6 +83,9 @@ public enum ChatCommand: Sendable, Hashable {
     case here(Coordinate?)
     /// `/near [RADIUS] [TEXT]`: places around my location, here or from peers across the mesh.
     case near(radius: Distance?, text: String)
+    /// `/near more [N]`: the last `/near` again with up to N results (default and at most
+    /// ``PlacesLimits/maxLimit``, the wire's bound).
+    case nearMore(limit: Int)
     /// `/pin LAT,LON LABEL [NOTE]` or `/pin N [NOTE]`: share a pin with the room.
     case pin(PinTarget, note: String)
     /// `/pins [--geojson FILE]`: list live pins, or export them as GeoJSON.
@@ -105,6 +108,8 @@ public enum ChatCommand: Sendable, Hashable {
     case away(String?)
     /// `/whois @name`: what this node knows of a peer.
     case whois(String)
+    /// `/clear`: clear the screen of the conversation looked at (its stored lines stay).
+    case clear
     /// Leave.
     case quit
     /// An empty line: nothing to do.
@@ -150,6 +155,7 @@ public enum ChatCommand: Sendable, Hashable {
         ("block", "/block @NAME", "ignore a peer's lines, private lines and pins from now on (remembered; /block alone lists them)"),
         ("unblock", "/unblock @NAME", "stop ignoring a peer"),
         ("history", "/history [N]", "show the last N lines (default 20, at most 1000) with their dates, rooms and senders, kept across restarts"),
+        ("clear", "/clear", "clear the screen of the conversation you look at (its lines stay in /history)"),
         ("search", "/search TEXT", "show the stored lines that contain TEXT (case-insensitive; the last 50 of them), with dates, rooms and senders"),
         ("query", "/query @NAME", "open the private conversation with a peer: your typed lines go to it, end-to-end encrypted (/query alone: back to the mesh)"),
         ("window", "/window [N]", "look at conversation N of the status line (Alt-1…9 too); your lines go there; /window alone lists them"),
@@ -160,7 +166,7 @@ public enum ChatCommand: Sendable, Hashable {
         ("leave", "/leave [#ROOM]", "leave a room (the one your lines go to by default); your lines go back to everyone"),
         ("rooms", "/rooms", "list the rooms you are in, and the one your lines go to"),
         ("here", "/here [LAT,LON]", "set your location (remembered across restarts), or show it"),
-        ("near", "/near [RADIUS] [TEXT]", "places around you (default 2 km; e.g. 500m, 5km, 3mi; a bare number is metres), here or asked of peers whose data covers it"),
+        ("near", "/near [RADIUS] [TEXT] | /near more [N]", "places around you (default 2 km; e.g. 500m, 5km, 3mi; a bare number is metres), here or asked of peers whose data covers it; more: the last one with up to 50 results"),
         ("pin", "/pin LAT,LON LABEL [NOTE] | /pin N [NOTE]", "share a pin with everyone (a quoted label may have spaces; N: a /near result)"),
         ("pins", "/pins [--geojson FILE]", "list live pins with distance and direction, or write them to a GeoJSON file"),
         ("unpin", "/unpin [N|all]", "withdraw your pin everywhere (N: from the last /pins list)"),
@@ -318,6 +324,7 @@ public enum ChatCommand: Sendable, Hashable {
                 throw .badArgument(command: "here", error.message)
             }
         case "near":
+            if let more = try nearMore(argument) { return more }
             let (radius, text) = try radiusAndText("near", argument)
             guard text.utf8.count <= PlacesLimits.maxQueryTextBytes else {
                 throw .badArgument(command: "near", "the text is \(text.utf8.count) bytes, at most \(PlacesLimits.maxQueryTextBytes)")
@@ -349,7 +356,7 @@ public enum ChatCommand: Sendable, Hashable {
             return .accept(argument.isEmpty ? nil : argument)
         case "decline":
             return .decline(argument.isEmpty ? nil : argument)
-        case "query", "window", "win", "switch", "search", "away", "whois":
+        case "query", "window", "win", "switch", "search", "away", "whois", "clear":
             return try conversationCommand(name, argument)
         default:
             throw .unknownCommand(name)
@@ -357,6 +364,22 @@ public enum ChatCommand: Sendable, Hashable {
     }
 
     /// `[RADIUS] [TEXT]`: a first word that reads as a distance is the radius.
+    /// `more` or `more N` (1 to ``PlacesLimits/maxLimit``); `nil` for any other argument (a place named
+    /// "more" is still found with a radius first: `/near 2km more`).
+    private static func nearMore(_ argument: String) throws(ChatCommandError) -> ChatCommand? {
+        let pieces = argument.split(separator: " ", omittingEmptySubsequences: true)
+        guard pieces.first?.lowercased() == "more", pieces.count <= 2 else { return nil }
+        guard pieces.count == 2 else { return .nearMore(limit: PlacesLimits.maxLimit) }
+        let text = pieces[1]
+        // `/near more pizza`: a lookup for "more pizza".
+        guard text.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        guard text.count <= 4, let limit = Int(text),
+              (1...PlacesLimits.maxLimit).contains(limit) else {
+            throw .badArgument(command: "near", "\"\(text.prefix(20))\" is not a number of results from 1 to \(PlacesLimits.maxLimit)")
+        }
+        return .nearMore(limit: limit)
+    }
+
     private static func radiusAndText(_ command: String, _ argument: String) throws(ChatCommandError) -> (Distance?, String) {
         let pieces = argument.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard let first = pieces.first, first.first.map({ $0.isNumber || $0 == "." }) == true else { return (nil, argument) }
@@ -404,25 +427,6 @@ public enum ChatCommand: Sendable, Hashable {
 
     private static func noArgument(_ name: String, _ argument: String) throws(ChatCommandError) {
         guard argument.isEmpty else { throw .badArgument(command: name, "it takes no argument") }
-    }
-}
-
-/// A line that could not be parsed as a command.
-public struct ChatCommandError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The sentence to show, including the right usage.
-    public let message: String
-
-    /// The message.
-    public var description: String { message }
-
-    static func unknownCommand(_ name: String) -> ChatCommandError {
-        ChatCommandError(message: "unknown command /\(name); type /help for the list of commands")
-    }
-
-    static func badArgument(command: String, _ why: String) -> ChatCommandError {
-        let command = ChatCommand.aliases[command] ?? command
-        let usage = ChatCommand.usages.first { $0.name == command }?.usage ?? "/\(command)"
-        return ChatCommandError(message: "/\(command): \(why); usage: \(usage)")
     }
 }
 

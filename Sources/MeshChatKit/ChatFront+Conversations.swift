@@ -98,7 +98,7 @@ extension ChatFront {
         if target != .mesh { emit(.notice("your lines go to \(target.label), as before the restart (/switch mesh: to everyone)")) }
     }
 
-    /// Runs `/query`, `/window`, `/switch`, `/search`, `/away` and `/whois`.
+    /// Runs `/query`, `/window`, `/switch`, `/search`, `/away`, `/whois` and `/clear`.
     func handleConversations(_ command: ChatCommand) async {
         do {
             switch command {
@@ -121,6 +121,9 @@ extension ChatFront {
                 emit(.away(text))
             case .whois(let name):
                 if let peer = await peer(named: name, command: "/whois") { emit(.whois(whois(peer))) }
+            case .clear:
+                // An empty scrollback redraws the terminal's screen empty; JSON and text have no line for it.
+                emit(.target(memory.clearScrollback(), scrollback: []))
             default:
                 break
             }

@@ -24,6 +24,13 @@ extension ChatFront {
                     return
                 }
                 let lookup = try PlaceLookup(centre: here, radius: radius ?? Self.defaultRadius, text: text)
+                memory.lastLookup = lookup
+                let result = await places.lookup(lookup)
+                memory.lastResults = result.hits
+                emit(.places(result))
+            case .nearMore(let limit):
+                guard let last = memory.lastLookup else { return emit(.error("/near more: run /near first")) }
+                let lookup = try PlaceLookup(centre: last.centre, radius: last.radius, text: last.text, limit: limit)
                 let result = await places.lookup(lookup)
                 memory.lastResults = result.hits
                 emit(.places(result))
@@ -103,8 +110,27 @@ extension ChatFront {
             emit(.error("/map: set your location first with /here LAT,LON"))
             return
         }
-        let size = options.mapSize
-        let view = MapView(centre: here, radius: radius, width: size.width, height: size.height)
+        guard options.isTerminal && !options.json else {
+            let view = MapView(centre: here, radius: radius, width: options.mapSize.width, height: options.mapSize.height)
+            let (markers, pins) = try await mapMarkers(view, here: here)
+            emit(.map(view.describe(places: markers, pins: pins)))
+            return
+        }
+        guard let screen = options.screenSize?() else {
+            let view = MapView(centre: here, radius: radius, width: options.mapSize.width, height: options.mapSize.height)
+            let (markers, pins) = try await mapMarkers(view, here: here)
+            return emit(.map(view.render(places: markers, pins: pins, colour: options.colour)))
+        }
+        // The terminal's size now (it may have been resized since the start).
+        let picture = try await MapView.fitting(centre: here, radius: radius, screen: screen) { view in
+            let (markers, pins) = try await mapMarkers(view, here: here)
+            return view.render(places: markers, pins: pins, colour: options.colour)
+        }
+        emit(.map(picture))
+    }
+
+    /// The places and pins within a map's reach.
+    private func mapMarkers(_ view: MapView, here: Coordinate) async throws -> (places: [MapView.Marker], pins: [MapView.Marker]) {
         // The frame is a rectangle: its corners lie up to √(w²+h²)/min(w,h) radii away.
         let reach = Distance.metres(min(PlacesLimits.maxRadiusMetres, view.reach.metres))
         var markers: [MapView.Marker] = []
@@ -117,11 +143,7 @@ extension ChatFront {
             markers = result.hits.map { MapView.Marker($0.name, at: $0.coordinate) }
         }
         let pins = try await places.pins().map { MapView.Marker($0.label, at: $0.coordinate) }
-        if options.isTerminal && !options.json {
-            emit(.map(view.render(places: markers, pins: pins, colour: options.colour)))
-        } else {
-            emit(.map(view.describe(places: markers, pins: pins)))
-        }
+        return (markers, pins)
     }
 
     /// Shows a places event.
@@ -151,7 +173,7 @@ extension ChatFront {
     private static func name(of command: ChatCommand) -> String {
         switch command {
         case .here: "/here"
-        case .near: "/near"
+        case .near, .nearMore: "/near"
         case .pin: "/pin"
         case .pins: "/pins"
         case .unpin: "/unpin"

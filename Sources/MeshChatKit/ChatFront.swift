@@ -27,12 +27,19 @@ public struct ChatFront: Sendable {
         public var colour = false
         /// The size of `/map`'s picture in terminal cells (the executable uses the terminal's size).
         public var mapSize = (width: 60, height: 20)
+        /// The terminal's size now (columns, rows), asked at each `/map` so that it follows a
+        /// resize; `nil`: use ``mapSize``.
+        public var screenSize: (@Sendable () -> (columns: Int, rows: Int)?)?
         /// Lines of a conversation not looked at stay in its buffer (counted in the status line)
         /// instead of being shown: the interactive terminal. Off, every output is shown in order
         /// (`--json`, text to a pipe).
         public var buffers = false
         /// What calls the user: mention words and the bell (the configuration's `bell`, `mentions`).
         public var attention = Attention()
+        /// How peers coming and going are shown in text (the configuration's `presence`); `--json` shows every change.
+        public var presence = PresenceMode.summary
+        /// Invitations go out by `/invite` only (`--manual`): "inviting bob" answers a command, never summarised.
+        public var invitesByHand = false
         /// Creates the defaults.
         public init() {}
     }
@@ -99,8 +106,30 @@ public struct ChatFront: Sendable {
     /// line) is followed by ``ChatOutput/bell`` when the bell is on. With ``Options/buffers``, a
     /// line of a conversation not looked at is kept in its buffer and only the status line is
     /// shown (my own lines are shown wherever I typed them).
+    ///
+    /// In text, peers coming and going pass through ``PresenceSummary`` first: a burst is one line
+    /// when its window ends (``Options/presence``).
     /// - Parameter output: what to show.
     public func emit(_ output: ChatOutput) {
+        if !options.json {
+            switch memory.takePresence(output, mode: options.presence, invitesByHand: options.invitesByHand, at: .now) {
+            case .show:
+                break
+            case .dropped, .heldInWindow:
+                return
+            case .held(let end):
+                Task {
+                    try? await Task.sleep(until: end, clock: .continuous)
+                    if let line = memory.flushPresence(at: end) { present(line) }
+                }
+                return
+            }
+        }
+        present(output)
+    }
+
+    /// Shows one output now: files it in its buffer, marks a mention, rings the bell.
+    private func present(_ output: ChatOutput) {
         var output = output
         var calls = false
         if case .message(let id, let from, let text, let sentAt, let hops, let isPrivate, let room, _) = output,
@@ -257,7 +286,7 @@ public struct ChatFront: Sendable {
                 break
             }
             await sendPrivate(text, to: peer)
-        case .query, .window, .switchTo, .search, .away, .whois:
+        case .query, .window, .switchTo, .search, .away, .whois, .clear:
             await handleConversations(command)
         case .sendFile(let target, let path):
             await sendFile(to: target, path: path)
@@ -347,7 +376,7 @@ public struct ChatFront: Sendable {
                 let kept = session.redialedAddresses
                 emit(.error("/disconnect: \(address) is not kept; kept: \(kept.isEmpty ? "none" : kept.joined(separator: ", "))"))
             }
-        case .here, .near, .pin, .pins, .unpin, .map:
+        case .here, .near, .nearMore, .pin, .pins, .unpin, .map:
             await handlePlaces(command)
         case .join, .leave, .rooms:
             await handleRooms(command)

@@ -41,6 +41,8 @@ public struct ChatSettings: Sendable, Hashable {
     public var bell: Bool?
     /// Words besides my name that mention me (``Attention``).
     public var mentions: [String]?
+    /// How peers coming and going are shown in text (default: a burst summarised as one line).
+    public var presence: PresenceMode?
 
     /// Creates settings with nothing set.
     public init() {}
@@ -69,6 +71,7 @@ public struct ChatSettings: Sendable, Hashable {
         merged.maxFileSize = maxFileSize ?? lower.maxFileSize
         merged.bell = bell ?? lower.bell
         merged.mentions = mentions ?? lower.mentions
+        merged.presence = presence ?? lower.presence
         return merged
     }
 }

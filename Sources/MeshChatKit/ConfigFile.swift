@@ -54,6 +54,7 @@ public enum ConfigFile {
         Key(name: "downloads", expects: "a string: the directory received files go to"),
         Key(name: "max_file_size", expects: "the largest file accepted from a peer: bytes, or a string such as \"4GiB\" or \"500MiB\" (at most 16 GiB)"),
         Key(name: "bell", expects: "true or false (ring the terminal's bell on a mention or a private line; default true)"),
+        Key(name: "presence", expects: "\"summary\" (a burst of peers coming and going is one line; the default), \"all\" (a line each) or \"none\""),
         Key(name: "mentions", expects: "a string or a list of strings: words besides your name that mention you (at most 32, 1 to 63 characters each)"),
         Key(name: "log_level", expects: "one of " + Logger.Level.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")),
     ]
@@ -110,10 +111,10 @@ public enum ConfigFile {
         return settings
     }
 
-    /// A known key within two edits of `key`, for "did you mean".
-    static func closest(to key: String, among names: [String]) -> String? {
+    /// A known key within `maxEdits` edits (two by default) of `key`, for "did you mean".
+    static func closest(to key: String, among names: [String], maxEdits: Int = 2) -> String? {
         let best = names.map { ($0, editDistance(Array(key.lowercased()), Array($0))) }.min { $0.1 < $1.1 }
-        guard let best, best.1 <= 2 else { return nil }
+        guard let best, best.1 <= maxEdits else { return nil }
         return best.0
     }
 
@@ -169,6 +170,12 @@ extension ConfigFile {
                 settings.manual = try bool(key, value)
             case "bell":
                 settings.bell = try bool(key, value)
+            case "presence":
+                let text = try string(key, value)
+                guard let mode = PresenceMode(rawValue: text) else {
+                    throw error(.invalidValue, key, "\"\(text.prefix(40))\" is not summary, all or none")
+                }
+                settings.presence = mode
             case "mentions":
                 let words = try strings(key, value)
                 guard words.count <= Attention.maxWords else {

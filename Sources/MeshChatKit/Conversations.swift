@@ -1,4 +1,5 @@
 import Foundation
+import MeshFiles
 
 /// The chat's conversations as a value (pure): the mesh, each room and each private
 /// conversation is a buffer with its own bounded scrollback, and one of them is looked at.
@@ -121,7 +122,8 @@ public struct Conversations: Sendable {
     /// - Returns: whether it is shown now or counted in another buffer.
     public mutating func record(_ output: ChatOutput, mention: Bool, at: Date) -> Placement {
         switch output {
-        case .target, .buffers, .bell: return .none
+        // A transfer's progress is the terminal's status row, not a line of any scrollback.
+        case .target, .buffers, .bell, .file(.progress(_, bytes: _)): return .none
         default: break
         }
         let index: Int
@@ -153,6 +155,13 @@ public struct Conversations: Sendable {
         buffers[index].unread = 0
         buffers[index].mentions = 0
         return buffers[index].lines
+    }
+
+    /// Empties the scrollback of the buffer looked at (`/clear`: the screen, not the stored history).
+    /// - Returns: the conversation looked at.
+    public mutating func clearScrollback() -> ChatTarget {
+        buffers[activeIndex].lines = []
+        return active
     }
 
     /// The conversation of a buffer number (`/window N`, Alt-N), or `nil` when there is none.

@@ -6,10 +6,13 @@ import MeshSession
 /// and notices in text.
 enum FileOutput {
     /// The other side of the transfer an event is about.
-    static func peer(_ event: FileTransferEvent) -> PeerID {
+    static func peer(_ event: FileTransferEvent) -> PeerID { info(event).peer }
+
+    /// The transfer an event is about.
+    static func info(_ event: FileTransferEvent) -> FileTransferInfo {
         switch event {
         case .offered(let info), .progress(let info, _), .paused(let info), .resumed(let info), .sent(let info),
-             .received(let info, _), .failed(let info, _): info.peer
+             .received(let info, _), .failed(let info, _): info
         }
     }
 
@@ -37,17 +40,15 @@ enum FileOutput {
         }
     }
 
-    /// The notice of an event.
-    static func text(_ event: FileTransferEvent) -> String {
+    /// The notice of an event; `nil` for progress (the terminal's status row shows it, ``TransferMeter``).
+    static func text(_ event: FileTransferEvent) -> String? {
         switch event {
         case .offered(let info):
             return info.direction == .outgoing
                 ? "* offering \(info.name) (\(size(info.size))) to \(info.peer.shownName)…"
                 : "* receiving \(info.name) (\(size(info.size))) from \(info.peer.shownName)…"
-        case .progress(let info, let bytes):
-            let percent = info.size == 0 ? 100 : Int(bytes * 100 / info.size)
-            let arrow = info.direction == .outgoing ? "to" : "from"
-            return "* \(info.name) \(arrow) \(info.peer.shownName): \(percent)% (\(size(bytes)) of \(size(info.size)))"
+        case .progress:
+            return nil
         case .paused(let info):
             let arrow = info.direction == .outgoing ? "to" : "from"
             return "* file \(info.name) \(arrow) \(info.peer.shownName) paused: \(info.peer.shownName) is out of reach (waits up to 10 minutes)"
@@ -60,6 +61,8 @@ enum FileOutput {
             return "* received \(info.name) (\(size(info.size))) from \(info.peer.shownName), SHA-256 checked: \(path)"
         case .failed(let info, let failure):
             let arrow = info.direction == .outgoing ? "to" : "from"
+            // My own /cancel is a choice, not a failure.
+            if failure.code == .cancelled && !failure.byPeer { return "* you cancelled \(info.name) \(arrow) \(info.peer.shownName)" }
             return "! file \(info.name) \(arrow) \(info.peer.shownName) failed: \(failure)"
         }
     }
@@ -90,10 +93,17 @@ enum FileOutput {
     }
 
     /// "512 bytes", "1.5 KiB", "3.2 MiB".
-    static func size(_ bytes: UInt64) -> String {
-        if bytes < 1024 { return "\(bytes) byte\(bytes == 1 ? "" : "s")" }
+    static func size(_ bytes: UInt64) -> String { size(bytes: Double(bytes)) }
+
+    /// "512 bytes", "1.5 KiB", "3.2 MiB" for a size or a rate (a rate's bytes rounded down).
+    static func size(bytes: Double) -> String {
+        guard bytes.isFinite, bytes >= 0 else { return "? bytes" }
+        if bytes < 1024 {
+            let whole = Int(bytes.rounded(.down))
+            return "\(whole) byte\(whole == 1 ? "" : "s")"
+        }
         let units = ["KiB", "MiB", "GiB"]
-        var value = Double(bytes) / 1024
+        var value = bytes / 1024
         var unit = 0
         while value >= 1024, unit < units.count - 1 {
             value /= 1024

@@ -11,11 +11,13 @@ import Synchronization
 final class FrontMemory: Sendable {
     private struct State {
         var results: [LookupResult.Hit] = []
+        var lookup: PlaceLookup?
         var pins: [SharedPin] = []
         var lastPrivateSender: PeerID?
         var activeRoom: RoomRef??
         var query: PeerID??
         var conversations = Conversations()
+        var presence: PresenceSummary?
     }
 
     private let state = Mutex(State())
@@ -23,6 +25,12 @@ final class FrontMemory: Sendable {
     var lastResults: [LookupResult.Hit] {
         get { state.withLock { $0.results } }
         set { state.withLock { $0.results = newValue } }
+    }
+
+    /// The last `/near` lookup, for `/near more`.
+    var lastLookup: PlaceLookup? {
+        get { state.withLock { $0.lookup } }
+        set { state.withLock { $0.lookup = newValue } }
     }
 
     var lastPins: [SharedPin] {
@@ -45,9 +53,28 @@ final class FrontMemory: Sendable {
         state.withLock { $0.conversations.record(output, mention: mention, at: Date()) }
     }
 
+    /// Hands an output to the presence summary (``PresenceSummary/take(_:at:)``), made on first use.
+    func takePresence(_ output: ChatOutput, mode: PresenceMode, invitesByHand: Bool, at now: ContinuousClock.Instant) -> PresenceSummary.Taken {
+        state.withLock { state in
+            var summary = state.presence ?? PresenceSummary(mode: mode, invitesByHand: invitesByHand)
+            defer { state.presence = summary }
+            return summary.take(output, at: now)
+        }
+    }
+
+    /// Ends the presence summary's window (``PresenceSummary/flush(at:)``).
+    func flushPresence(at now: ContinuousClock.Instant) -> ChatOutput? {
+        state.withLock { $0.presence?.flush(at: now) }
+    }
+
     /// Looks at a conversation; returns its scrollback.
     func select(_ target: ChatTarget) -> [Conversations.Entry] {
         state.withLock { $0.conversations.select(target) }
+    }
+
+    /// Empties the scrollback of the conversation looked at (`/clear`); returns that conversation.
+    func clearScrollback() -> ChatTarget {
+        state.withLock { $0.conversations.clearScrollback() }
     }
 
     /// Closes a conversation's buffer (a room left).

@@ -237,8 +237,9 @@ public struct KeyDecoder: Sendable {
         paste = kept
     }
 
-    /// Pasted bytes as one line: line breaks and tabs become spaces (trailing ones are
-    /// dropped), other control characters and invalid UTF-8 are removed.
+    /// Pasted bytes as text: line breaks (LF, CR, CRLF) become `\n` (trailing ones are dropped),
+    /// tabs become spaces, other control characters and invalid UTF-8 are removed. The line
+    /// editor sends a paste of several lines one line at a time (``LineEditor``).
     static func pastedText(_ bytes: [UInt8]) -> String {
         var end = bytes.count
         while end > 0, bytes[end - 1] == 0x0A || bytes[end - 1] == 0x0D { end -= 1 }
@@ -255,7 +256,9 @@ public struct KeyDecoder: Sendable {
                 i += length
                 defer { lastWasCR = scalar == "\r" }
                 if scalar == "\n" && lastWasCR { continue }
-                if scalar == "\r" || scalar == "\n" || scalar == "\t" {
+                if scalar == "\r" || scalar == "\n" {
+                    scalars.append("\n")
+                } else if scalar == "\t" {
                     scalars.append(" ")
                 } else if isPrintable(scalar) {
                     scalars.append(scalar)

@@ -38,6 +38,14 @@ public struct LineEditor: Sendable {
         case quit
         /// Ctrl-L: clear the screen and redraw the input line.
         case clearScreen
+        /// A paste of several lines (at most ``pasteLinesWithoutAsking``, or confirmed): each is
+        /// entered, in order (already in the history; the editor is empty again).
+        case submitLines([String])
+        /// A paste of more lines than ``pasteLinesWithoutAsking``: ask whether to send them
+        /// (`y` sends them, any other key drops them).
+        case confirmPaste(lines: Int)
+        /// The user did not confirm a long paste: its lines were dropped.
+        case pasteDropped
     }
 
     /// The most characters the line may hold.
@@ -72,6 +80,8 @@ public struct LineEditor: Sendable {
     private var completion: Completion?
     /// The previous key was Ctrl-C on an empty line.
     private var quitAsked = false
+    /// The lines of a long paste waiting for `y`.
+    private var pendingPaste: [String]?
 
     private struct Completion: Sendable {
         var start: Int
@@ -93,15 +103,47 @@ public struct LineEditor: Sendable {
         draft = nil
     }
 
+    /// A paste of more lines than this asks first.
+    public static let pasteLinesWithoutAsking = 5
+
+    /// The lines of a paste, each cut to ``maxLength``; blank lines are left out (an empty line sends nothing).
+    public static func pastedLines(_ text: String) -> [String] {
+        text.split(separator: "\n", omittingEmptySubsequences: true)
+            .map { String($0.prefix(maxLength)) }
+            .filter { $0.contains { !$0.isWhitespace } }
+    }
+
+    /// Enters pasted lines: each into the history; the editor empties.
+    private mutating func enter(_ lines: [String]) -> Action {
+        for line in lines { history.add(line) }
+        text = ""
+        cursor = 0
+        browsing = nil
+        draft = nil
+        return .submitLines(lines)
+    }
+
     /// Applies one key.
     /// - Parameter key: the key.
     /// - Returns: what to do.
     public mutating func handle(_ key: TerminalKey) -> Action {
+        if let pasted = pendingPaste {
+            pendingPaste = nil
+            guard key == .text("y") || key == .text("Y") else { return .pasteDropped }
+            return enter(pasted)
+        }
         let wasCompleting = completion
         completion = nil
         let askedToQuit = quitAsked
         quitAsked = false
         switch key {
+        case .paste(let typed) where typed.contains("\n"):
+            // The half-typed line takes the paste at the cursor; then every line is its own.
+            let whole = String(text.prefix(cursor)) + typed + String(text.dropFirst(cursor))
+            let lines = Self.pastedLines(whole)
+            guard lines.count > Self.pasteLinesWithoutAsking else { return enter(lines) }
+            pendingPaste = lines
+            return .confirmPaste(lines: lines.count)
         case .text(let typed), .paste(let typed):
             return insert(typed)
         case .enter:

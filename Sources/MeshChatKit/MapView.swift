@@ -177,3 +177,45 @@ extension MapView {
             + (rows * scale.metresPerRow) * (rows * scale.metresPerRow)).squareRoot())
     }
 }
+
+extension MapView {
+    /// The frame for a terminal of `columns` × `rows` cells: at most 120 wide, 10 to 40 high,
+    /// four rows less than the terminal (the legend's first lines, the status and input rows).
+    /// - Parameter screen: the terminal's size.
+    /// - Returns: the frame's width and height.
+    public static func size(forScreen screen: (columns: Int, rows: Int)) -> (width: Int, height: Int) {
+        (width: min(max(screen.columns, 1), 120), height: min(max(screen.rows - 4, 10), 40))
+    }
+
+    /// The picture for a terminal of `screen` cells: the frame of ``size(forScreen:)``, made
+    /// lower (down to ``minimumHeight``) until frame and legend fit above the status and input
+    /// rows, so that the top of the map stays on the screen whatever the legend holds (on a
+    /// terminal too low even for the lowest frame, the legend's last lines give way to a line
+    /// that counts them).
+    /// - Parameters:
+    ///   - centre: the map's centre.
+    ///   - radius: the radius it shows.
+    ///   - screen: the terminal's size now.
+    ///   - picture: draws a view (its markers may depend on the view's reach).
+    /// - Returns: the lines.
+    public static func fitting(centre: Coordinate, radius: Distance, screen: (columns: Int, rows: Int),
+                               picture: (MapView) async throws -> [String]) async rethrows -> [String] {
+        let size = size(forScreen: screen)
+        let room = screen.rows - 2
+        var height = size.height
+        while true {
+            let view = MapView(centre: centre, radius: radius, width: size.width, height: height)
+            let lines = try await picture(view)
+            // Each try takes the overflow off the frame; a smaller frame may letter fewer pins, so try again.
+            guard lines.count > room else { return lines }
+            guard view.height > minimumHeight else {
+                // Even the lowest frame leaves no room for the whole legend: its last lines give way.
+                let kept = max(room - 1, view.height)
+                guard lines.count > kept + 1 else { return lines }
+                let cut = lines.count - kept
+                return Array(lines.prefix(kept)) + [TerminalText.truncated("… \(cut) more legend lines: a taller terminal shows them", toWidth: view.width, ellipsis: "…")]
+            }
+            height = max(min(view.height - (lines.count - room), view.height - 1), minimumHeight)
+        }
+    }
+}

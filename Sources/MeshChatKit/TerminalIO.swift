@@ -1,4 +1,5 @@
 import Foundation
+import MeshFiles
 import MeshTransport
 import Synchronization
 
@@ -38,6 +39,10 @@ public final class TerminalIO: Sendable {
         var decoder = KeyDecoder()
         var style = TerminalStyle()
         var names = CompletionNames()
+        /// The buffers' part of the status line (``Conversations/statusLine(_:)``).
+        var buffersLine = ""
+        /// The running file transfers, the progress part of the status line.
+        var transfers = TransferMeter()
         var isRaw = false
         var inputEnded = false
         /// The input history's file, once ``keepHistory(in:)`` was called.
@@ -104,7 +109,7 @@ public final class TerminalIO: Sendable {
                     let rows = max(Self.height() - 2, 1)
                     var lines: [StyledText] = []
                     for entry in scrollback.reversed() where lines.count < rows {
-                        lines.insert(contentsOf: state.style.lines(for: entry.output, now: entry.at), at: 0)
+                        lines.insert(contentsOf: state.style.lines(for: Self.fitted(entry.output), now: entry.at), at: 0)
                     }
                     bytes += state.screen.replaceLines(Array(lines.suffix(rows)))
                 }
@@ -112,9 +117,14 @@ public final class TerminalIO: Sendable {
                 return
             case .buffers(let buffers):
                 // The status line only when there is more than the mesh to look at.
-                let line = buffers.count > 1 ? Conversations.statusLine(buffers) : ""
-                Self.write(state.screen.setStatus(line))
+                state.buffersLine = buffers.count > 1 ? Conversations.statusLine(buffers) : ""
+                Self.write(state.screen.setStatus(Self.status(state)))
                 return
+            case .file(let event):
+                // One progress line updated in place: the status row; the start and the end print a line.
+                state.transfers.note(event, at: .now)
+                Self.write(state.screen.setStatus(Self.status(state)))
+                if case .progress(_, bytes: _) = event { return }
             case .bell:
                 Self.write("\u{07}")
                 return
@@ -122,9 +132,20 @@ public final class TerminalIO: Sendable {
                 break
             }
             if state.names.learn(from: output) { state.screen.editor.names = state.names.words }
-            let lines = state.style.lines(for: output, now: Date())
+            let lines = state.style.lines(for: Self.fitted(output), now: Date())
             Self.write(state.screen.print(lines))
         }
+    }
+
+    /// An output fitted to the terminal's width now: `/help` wrapped at word boundaries.
+    private static func fitted(_ output: ChatOutput) -> ChatOutput {
+        guard case .help(let text) = output else { return output }
+        return .help(TerminalText.wrapped(text, width: width() - 1).joined(separator: "\n"))
+    }
+
+    /// The status row: the running transfers' progress, then the buffers.
+    private static func status(_ state: State) -> String {
+        [state.transfers.line, state.buffersLine].filter { !$0.isEmpty }.joined(separator: " │ ")
     }
 
     /// Runs `write`, which puts text on this terminal through another stream (log lines on
@@ -287,6 +308,13 @@ public final class TerminalIO: Sendable {
                 case .submit(let line):
                     lines.yield(line)
                     entered = true
+                case .submitLines(let pasted):
+                    for line in pasted { lines.yield(line) }
+                    entered = true
+                case .confirmPaste(let count):
+                    out += state.screen.print([state.style.notice("you pasted \(count) lines: y sends them, one line each; any other key drops them", now: Date())])
+                case .pasteDropped:
+                    out += state.screen.print([state.style.notice("the pasted lines were dropped; nothing was sent", now: Date())])
                 case .confirmQuit:
                     out += state.screen.print([state.style.notice("press Ctrl-C again to quit (or Ctrl-D, or type /quit)", now: Date())])
                 case .quit:

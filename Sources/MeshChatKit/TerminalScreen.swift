@@ -99,9 +99,9 @@ public struct TerminalScreen: Sendable {
         let action = editor.handle(key)
         guard isInputShown else { return (action, "") }
         switch action {
-        case .none, .confirmQuit:
+        case .none, .confirmQuit, .confirmPaste, .pasteDropped:
             return (action, "")
-        case .redraw, .submit:
+        case .redraw, .submit, .submitLines:
             return (action, redraw())
         case .clearScreen:
             statusDrawn = false

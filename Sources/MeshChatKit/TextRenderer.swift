@@ -189,6 +189,7 @@ public struct TextRenderer: Sendable {
             return "* rooms: " + rooms.map { $0 == active ? "\($0) (active)" : "\($0)" }.joined(separator: ", ")
                 + (active == nil ? "; your lines go to everyone in the mesh" : "")
         case .file(let event):
+            // Progress is the terminal's status row (TerminalIO) and JSON's fileProgress: no line of text.
             return FileOutput.text(event)
         case .files(let transfers):
             return FileOutput.text(transfers)

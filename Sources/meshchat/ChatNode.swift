@@ -7,6 +7,7 @@ import MeshPlaces
 import MeshSession
 import MeshStore
 import MeshFiles
+import Synchronization
 
 /// A node started from the settings, the same way for the chat and for `meshchat send`: the
 /// data directory's lock first, then the identity, the message store, the place data, the
@@ -24,10 +25,11 @@ struct ChatNode: Sendable {
     let port: Int
 
     /// Sends log lines at `level` and above to stderr (once per process); with an interactive
-    /// `terminal`, each line is written above the input line, which is drawn again after it.
-    static func bootstrapLogging(level: Logger.Level, terminal: TerminalIO? = nil) {
+    /// `terminal`, each line is written above the input line, which is drawn again after it, and
+    /// when no level was `asked` for only errors are, as chat errors (``TerminalLogHandler/quiet``).
+    static func bootstrapLogging(level: Logger.Level, asked: Bool = true, terminal: TerminalIO? = nil) {
         LoggingSystem.bootstrap { label in
-            if let terminal { return TerminalLogHandler(label: label, terminal: terminal, level: level) }
+            if let terminal { return TerminalLogHandler(label: label, terminal: terminal, level: level, quiet: !asked) }
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
@@ -107,5 +109,21 @@ struct ChatNode: Sendable {
         for address in settings.connect {
             address.keep(in: session)
         }
+    }
+}
+
+/// The chat front, once made, for outputs of parts made before it (discovery).
+final class FrontSlot: Sendable {
+    private let slot = Mutex<ChatFront?>(nil)
+
+    /// The front; set once it exists.
+    var front: ChatFront? {
+        get { slot.withLock { $0 } }
+        set { slot.withLock { $0 = newValue } }
+    }
+
+    /// Shows an output through the front, or with `fallback` before the front exists.
+    func emit(_ output: ChatOutput, else fallback: @Sendable (ChatOutput) -> Void) {
+        if let front { front.emit(output) } else { fallback(output) }
     }
 }

@@ -113,12 +113,16 @@ struct NodeSettings: Sendable {
     var places: [String]
     var location: Places.Coordinate?
     var logLevel: Logger.Level
+    /// The level was asked for (`--log-level`, `log_level`): an interactive terminal shows log lines only then.
+    var logLevelAsked: Bool
     /// Where received files go (the chat's `--downloads`, or the file's `downloads`).
     var downloads: String
     /// The largest file accepted from a peer (the chat's `--max-file-size`, or the file's `max_file_size`).
     var maxFileSize: UInt64
     /// What calls the user (the file's `bell` and `mentions`).
     var attention: Attention
+    /// How peers coming and going are shown in text (the file's `presence`).
+    var presence: PresenceMode
 
     /// Fills in the defaults.
     /// - Parameter settings: the layered settings (every value already validated).
@@ -136,9 +140,11 @@ struct NodeSettings: Sendable {
         places = settings.places ?? []
         location = settings.location
         logLevel = settings.logLevel ?? .notice
+        logLevelAsked = settings.logLevel != nil
         downloads = settings.downloads ?? FileTransfers.defaultDownloads(environment: ProcessInfo.processInfo.environment)
         maxFileSize = settings.maxFileSize ?? FileTransferLimits.defaultMaxFileSize
         attention = Attention(bell: settings.bell ?? true, words: settings.mentions ?? [])
+        presence = settings.presence ?? .summary
         if manual && !discovery {
             throw ValidationError("--manual needs discovery; it cannot be combined with --no-discovery (or discovery = false in the configuration file).")
         }

@@ -26,7 +26,7 @@ struct MeshChat: AsyncParsableCommand {
             (else ~/.config/meshchat/config.toml) or --config FILE: keys name, port, connect, data_dir, hop_limit, \
             service, discovery, manual, info, places, location (LAT,LON: your location until /here sets one), \
             downloads, max_file_size, log_level, bell (a mention or private line rings the bell), mentions (words \
-            besides your name that mention you). Options on the command line override the file.
+            besides your name that mention you), presence (summary: a burst of peers coming and going is one line; all; none). Options on the command line override the file.
             Exit status: 0 after /quit or the end of input; 1 when the chat cannot start (a port in use, \
             an unreadable key file, another meshchat running with the same data directory); 64 for a bad \
             command line; 78 for a bad configuration file (the message names the file, line and key).
@@ -115,7 +115,7 @@ struct MeshChat: AsyncParsableCommand {
         // Both stdin and stdout are terminals (and no --json): the interactive terminal, whose
         // input line log lines keep clear of.
         let terminal = json ? nil : TerminalIO.standardStreams()
-        ChatNode.bootstrapLogging(level: settings.logLevel, terminal: terminal)
+        ChatNode.bootstrapLogging(level: settings.logLevel, asked: settings.logLevelAsked, terminal: terminal)
         let logger = Logger(label: "meshchat")
 
         let front: ChatFront
@@ -129,22 +129,32 @@ struct MeshChat: AsyncParsableCommand {
             options.keepRunningAfterInput = keepRunning
             options.isTerminal = isatty(STDOUT_FILENO) == 1
             options.attention = settings.attention
+            options.presence = settings.presence
+            options.invitesByHand = settings.manual
             // Conversations in buffers of their own: the interactive terminal only (JSON and
             // text to a pipe show every line in order).
             options.buffers = terminal != nil
             options.colour = ColourMode.detect(isTerminal: options.isTerminal, environment: ProcessInfo.processInfo.environment).isEnabled
-            var size = winsize()
-            if options.isTerminal, ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0, size.ws_row > 0 {
-                options.mapSize = (width: min(Int(size.ws_col), 120), height: min(max(Int(size.ws_row) - 4, 10), 40))
+            if options.isTerminal {
+                // Asked at each /map, so the picture follows a resize.
+                options.screenSize = {
+                    var size = winsize()
+                    guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0, size.ws_row > 0 else { return nil }
+                    return (columns: Int(size.ws_col), rows: Int(size.ws_row))
+                }
+                if let screen = options.screenSize?() { options.mapSize = MapView.size(forScreen: screen) }
             }
             let render: @Sendable (ChatOutput) -> Void = { [json] in
                 if let terminal { terminal.show($0) } else if let line = ChatFront.render($0, json: json) { output.writeLine(line) }
             }
-            let finder = try node.finder(mode: settings.manual ? .manual : .automatic, render: render)
+            // Discovery's lines go through the front (its buffers, the presence summary) once it exists.
+            let slot = FrontSlot()
+            let finder = try node.finder(mode: settings.manual ? .manual : .automatic) { slot.emit($0, else: render) }
             let files = FileTransfers(session: node.session, downloads: settings.downloads, maxFileSize: settings.maxFileSize,
                                       logger: logger)
             front = ChatFront(session: node.session, messenger: node.messenger, places: node.places, options: options, finder: finder,
                               files: files, logger: logger, show: render)
+            slot.front = front
             // Scripts send as you through the data directory's control socket while the chat runs
             // (there before `ready`, so a script that waits for `ready` finds it).
             control = await ControlService.start(front: front, directory: settings.dataDirectory, logger: logger)

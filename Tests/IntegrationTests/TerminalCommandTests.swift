@@ -51,8 +51,8 @@ struct TerminalCommandTests {
         let carol = try DiscoveryTests.peer("carol", service: service, directory,
                                             extra: ["--manual", "--places", data, "--downloads", directory.appending("carol-downloads")])
         let carolPort = try #require(JSONLine(try await carol.waitForEvent("\"event\":\"ready\""))?.int("port"))
-        try await alice.waitFor("found bob")
-        try await alice.waitFor("found carol")
+        // Found together, they are one line ("carol and bob found nearby"); one alone, its own line.
+        try await alice.tmux.waitForScreen { rows in ["bob", "carol"].allSatisfy { name in rows.contains { $0.contains("found") && $0.contains(name) } } }
 
         // /help
         try await alice.run("/help", "/help [COMMAND]", "/quit   ", "disconnect from every peer and exit")
@@ -161,6 +161,8 @@ struct TerminalCommandTests {
         try await alice.run("/here 51.5074,-0.1278", "* you are at 51.50740 N, 0.12780 W")
         try await alice.run("/near 1km pizza", "1. Pizza Express", "2. PIZZA hut")
         try await alice.run("/near 200km", "! /near: radius 200km is out of range: 1 m to 100 km")
+        try await alice.run("/near more 1", "\"pizza\" within 1.0 km", "(nearest 1 of 2)", "1. Pizza Express")
+        try await alice.run("/near more 51", "! /near: \"51\" is not a number of results from 1 to 50")
         try await alice.run("/pin 1 meet by the door", "* pinned \"Pizza Express\"")
         try await carol.waitForEvent("\"event\":\"pin\"", "Pizza Express")
         try await alice.run("/pin", "! /pin: a position or a result number is required")

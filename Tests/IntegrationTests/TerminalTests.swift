@@ -14,18 +14,19 @@ struct TerminalTests {
 
     /// alice in tmux and bob connected to her; returns once both see the link.
     static func aliceAndBob(_ directory: TemporaryDirectory, environment: [String: String] = [:],
-                            unset: [String] = ["NO_COLOR"], shellSuffix: String = "") async throws -> (TmuxSession, ChatProcess) {
+                            unset: [String] = ["NO_COLOR"], shellSuffix: String = "", alice extra: [String] = [],
+                            bob bobExtra: [String] = []) async throws -> (TmuxSession, ChatProcess) {
         let meshchat = ChatProcess.binDirectory.appendingPathComponent("meshchat").path
         guard FileManager.default.isExecutableFile(atPath: meshchat) else {
             throw TmuxSession.Failure(description: "\(meshchat) is not built; run scripts/test (or swift build) first")
         }
-        let alice = try TmuxSession([meshchat, "--no-discovery", "--name", "alice", "--data-dir", directory.appending("alice"), "--port", "0"],
+        let alice = try TmuxSession([meshchat, "--no-discovery", "--name", "alice", "--data-dir", directory.appending("alice"), "--port", "0"] + extra,
                                     width: width, height: height, environment: environment, unset: unset, directory: directory,
                                     shellSuffix: shellSuffix)
         let ready = try await alice.waitForScreen { rows in rows.contains { $0.contains("listening on port") } }
         let port = try #require(ready.lazy.compactMap(Self.port).first)
         let bob = try ChatProcess(["--name", "bob", "--json", "--no-discovery", "--data-dir", directory.appending("bob"),
-                                   "--connect", "127.0.0.1:\(port)"], label: "bob")
+                                   "--connect", "127.0.0.1:\(port)"] + bobExtra, label: "bob")
         try await bob.waitForEvent("\"event\":\"peer\"", "\"name\":\"alice\"", "\"state\":\"connected\"")
         try await alice.waitForScreen { rows in rows.contains { $0.contains("* bob (") && $0.contains("connected") } }
         return (alice, bob)
@@ -252,10 +253,10 @@ struct TerminalTests {
         #expect(try await Self.nextMessage(bob, from: 0).text == long)
     }
 
-    @Test("a log line on stderr (a hostile connection at notice level) prints above the half-typed line, which stays intact")
+    @Test("a log line on stderr (a hostile connection at notice level, --log-level notice asked for) prints above the half-typed line, which stays intact")
     func logLineKeepsClearOfInput() async throws {
         let directory = TemporaryDirectory()
-        let (alice, bob) = try await Self.aliceAndBob(directory)
+        let (alice, bob) = try await Self.aliceAndBob(directory, alice: ["--log-level", "notice"])
         let port = try #require(try alice.screen().lazy.compactMap(Self.port).first)
         try alice.type("still typing")
         try await Self.waitForInput(alice, "> still typing")

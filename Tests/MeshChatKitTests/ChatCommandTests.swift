@@ -201,7 +201,12 @@ struct ChatCommandTests {
         ("/peers extra", "/peers: it takes no argument", "usage: /peers"),
         ("/quit now", "/quit: it takes no argument", "usage: /quit"),
         ("/frobnicate", "unknown command /frobnicate", "type /help"),
-        ("/Frobnicate now", "unknown command /frobnicate", "type /help"),
+        ("/Frobnicate now", "unknown command /frobnicate; type /help", "type /help"),
+        ("/whoiz @bob", "unknown command /whoiz (did you mean /whois?)", "type /help"),
+        ("/HLEP", "unknown command /hlep (did you mean /help?)", "type /help"),
+        ("/qery @bob", "(did you mean /query?)", "type /help"),
+        ("/xy", "unknown command /xy; type /help", "type /help"),
+        ("/" + String(repeating: "w", count: 5000), "unknown command /www", "type /help"),
     ])
     func errors(line: String, problem: String, usage: String) throws {
         let error = try #require(Self.parseError(line), "\(line) parsed without an error")

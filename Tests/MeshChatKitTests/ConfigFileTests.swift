@@ -208,4 +208,16 @@ struct ConfigFileTests {
         #expect(flags.overriding(settings).bell == true)
         #expect(flags.overriding(settings).mentions == ["oncall", "alice_w"])
     }
+
+    @Test("presence: summary, all or none; anything else names the key and the choices")
+    func presenceKey() throws {
+        #expect(try Self.parse("presence = \"none\"\n").presence == PresenceMode.none)
+        #expect(try Self.parse("presence = \"all\"\n").presence == .all)
+        #expect(try Self.parse("name = \"a\"\n").presence == nil)
+        let wrong = Self.failure("presence = \"quiet\"\n")
+        #expect(wrong?.key == "presence")
+        #expect(wrong?.description.contains("not summary, all or none") == true)
+        #expect(Self.failure("presence = true\n")?.key == "presence")
+        #expect(Self.failure("presense = \"all\"\n")?.description.contains("did you mean \"presence\"") == true)
+    }
 }

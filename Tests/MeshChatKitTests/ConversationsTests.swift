@@ -186,4 +186,16 @@ struct ConversationsTests {
         // A long line of near-misses is checked in linear passes, not backtracking.
         #expect(!Attention.mentions(String(repeating: "alic", count: 16_000), anyOf: ["alice"]))
     }
+
+    @Test("/clear empties the scrollback of the buffer looked at only; /clear takes no argument")
+    func clear() throws {
+        var model = Conversations()
+        _ = model.record(Self.line("to all"), mention: false, at: Self.at)
+        _ = model.record(Self.line("in dev", room: Self.dev), mention: false, at: Self.at)
+        #expect(model.clearScrollback() == .mesh)
+        #expect(model.scrollback.isEmpty)
+        #expect(Self.texts(model.select(.room(Self.dev))) == ["in dev"], "another buffer keeps its lines")
+        #expect(try ChatCommand.parse("/clear") == .clear)
+        #expect(throws: ChatCommandError.self) { try ChatCommand.parse("/clear all") }
+    }
 }

@@ -133,9 +133,9 @@ struct KeyDecoderTests {
         #expect(decoder.decode(Array("[A".utf8)) == [.up])
     }
 
-    @Test("bracketed paste: one key, line breaks and tabs as spaces, trailing line breaks and controls dropped")
+    @Test("bracketed paste: one key, line breaks as \\n, tabs as spaces, trailing line breaks and controls dropped")
     func paste() {
-        #expect(Self.decode("\u{1B}[200~hello\r\nworld\tand\nmore\r\n\u{1B}[201~x") == [.paste("hello world and more"), .text("x")])
+        #expect(Self.decode("\u{1B}[200~hello\r\nworld\tand\nmore\rend\r\n\u{1B}[201~x") == [.paste("hello\nworld and\nmore\nend"), .text("x")])
         #expect(Self.decode("\u{1B}[200~a\u{1B}[31mb\u{07}c\u{1B}[201~") == [.paste("a[31mbc")])
         #expect(Self.decode("\u{1B}[200~/quit\r\u{1B}[201~") == [.paste("/quit")])
         #expect(Self.decode("\u{1B}[200~\u{1B}[201~") == [.paste("")])
@@ -154,7 +154,7 @@ struct KeyDecoderTests {
     func chunking(size: Int) {
         let whole = Self.decode(Self.mixed)
         #expect(whole == [.text("hé✓"), .left, .text("x"), .home, .wordRight, .text("日本"), .backspace, .delete, .enter,
-                          .paste("pa✓ ste"), .control("a"), .wordLeft, .text("🇫🇷"), .enter])
+                          .paste("pa✓\nste"), .control("a"), .wordLeft, .text("🇫🇷"), .enter])
         #expect(Self.decode(Self.mixed, chunk: size) == whole)
     }
 

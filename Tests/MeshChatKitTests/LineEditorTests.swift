@@ -243,4 +243,34 @@ struct LineEditorTests {
         #expect(Self.press(&editor, .text("b")) == .none)
         #expect(editor.text.count == LineEditor.maxLength)
     }
+
+    @Test("a paste of several lines enters one line each (the half-typed text takes the first at the cursor); blank lines send nothing")
+    func multiLinePaste() {
+        var editor = LineEditor()
+        _ = Self.press(&editor, .text("say: "))
+        #expect(Self.press(&editor, .paste("one\n\ntwo\n   \nthree")) == .submitLines(["say: one", "two", "three"]))
+        #expect(editor.text.isEmpty)
+        #expect(Self.press(&editor, .up) == .redraw && editor.text == "three", "each line is in the history")
+        var single = LineEditor()
+        #expect(Self.press(&single, .paste("no line break")) == .redraw)
+        #expect(single.text == "no line break")
+    }
+
+    @Test("a paste of more than five lines asks first: y sends them, any other key drops them and keeps the typed text")
+    func longPasteAsks() {
+        let six = (1...6).map { "line \($0)" }.joined(separator: "\n")
+        var editor = LineEditor()
+        #expect(Self.press(&editor, .paste(six)) == .confirmPaste(lines: 6))
+        #expect(Self.press(&editor, .text("y")) == .submitLines((1...6).map { "line \($0)" }))
+        var other = LineEditor()
+        _ = Self.press(&other, .text("draft"))
+        #expect(Self.press(&other, .paste(six)) == .confirmPaste(lines: 6))
+        #expect(Self.press(&other, .enter) == .pasteDropped)
+        #expect(other.text == "draft", "the dropped paste leaves the typed text")
+        #expect(Self.press(&other, .enter) == .submit("draft"))
+        let five = (1...5).map { "l\($0)" }.joined(separator: "\n")
+        var editor5 = LineEditor()
+        #expect(Self.press(&editor5, .paste(five)) == .submitLines(["l1", "l2", "l3", "l4", "l5"]), "five lines go without asking")
+        #expect(LineEditor.pastedLines(String(repeating: "x", count: LineEditor.maxLength + 5) + "\ny") == [String(repeating: "x", count: LineEditor.maxLength), "y"])
+    }
 }

@@ -412,4 +412,22 @@ struct MapViewTests {
         #expect(TerminalText.truncated("Cafe\u{301}s", toWidth: 4, ellipsis: "…") == "Caf…")
         #expect(TerminalText.sanitised(" a\u{1B}[31m\tb\u{202E}c\n ") == "a [31m bc")
     }
+
+    @Test("a terminal of 60 x 20 with a long legend: the frame shrinks until frame and legend fit above the status and input rows")
+    func fitsTheScreen() async {
+        let size = MapView.size(forScreen: (columns: 60, rows: 20))
+        #expect(size.width == 60 && size.height == 16)
+        let pins = (0..<8).map { MapView.Marker("pin \($0)", at: Self.destination(from: Self.london, metres: 200 + 50 * Double($0), bearing: Double(40 * $0))) }
+        let whole = MapView(centre: Self.london, radius: .kilometres(1), width: size.width, height: size.height)
+        #expect(whole.render(places: [], pins: pins, colour: false).count > 18, "the legend should not fit beside a full-height frame")
+        for screen in [(columns: 60, rows: 20), (columns: 40, rows: 14), (columns: 120, rows: 30)] {
+            let lines = await MapView.fitting(centre: Self.london, radius: .kilometres(1), screen: screen) { view in
+                view.render(places: [], pins: pins, colour: false)
+            }
+            #expect(lines.count <= screen.rows - 2, "\(screen): \(lines.count) lines")
+            #expect(lines.allSatisfy { TerminalText.displayWidth($0) <= screen.columns }, "\(screen)")
+            #expect(lines.first?.contains("N") == true, "the top edge with its north arrow comes first")
+        }
+        #expect(MapView.size(forScreen: (columns: 300, rows: 200)) == (width: 120, height: 40))
+    }
 }
