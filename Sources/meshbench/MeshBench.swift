@@ -68,7 +68,10 @@ struct RawSink: ParsableCommand {
     @Option var port = 0
     @Flag var verify = false
     @Flag(help: "Seal each frame with ChaChaPoly (the raw TCP + ChaChaPoly baseline); the source must match.") var sealed = false
-    func run() throws { try RawWorkloads.sink(port: port, verify: verify, sealed: sealed) }
+    @Flag(help: "Seal each frame with AES-256-GCM instead (the raw TCP + AES-GCM baseline); the source must match.") var aesgcm = false
+    func run() throws {
+        try RawWorkloads.sink(port: port, verify: verify, sealed: aesgcm ? .aesGCM : sealed ? .chaChaPoly : nil)
+    }
 }
 
 struct RawSource: ParsableCommand {
@@ -79,8 +82,10 @@ struct RawSource: ParsableCommand {
     @Option var size = 1 << 20
     @Flag var verify = false
     @Flag(help: "Seal each frame with ChaChaPoly (the raw TCP + ChaChaPoly baseline); the sink must match.") var sealed = false
+    @Flag(help: "Seal each frame with AES-256-GCM instead (the raw TCP + AES-GCM baseline); the sink must match.") var aesgcm = false
     func run() throws {
-        let result = try RawWorkloads.source(port: port, workload: workload, count: count, size: size, verify: verify, sealed: sealed)
+        let result = try RawWorkloads.source(port: port, workload: workload, count: count, size: size, verify: verify,
+                                             sealed: aesgcm ? .aesGCM : sealed ? .chaChaPoly : nil)
         printJSON(result)
         if verify, result.sha256Sent != result.sha256Received { throw ExitCode(2) }
     }

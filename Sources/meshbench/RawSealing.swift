@@ -11,8 +11,18 @@ import Foundation
 /// transport message does. A frame body is ciphertext ‖ 16-byte tag, at most 65,535 bytes.
 ///
 /// Its ratio to the plain raw baseline is the best any transport that seals every byte with
-/// ChaChaPoly on swift-crypto can reach on this machine.
+/// ChaChaPoly on swift-crypto can reach on this machine. With ``Cipher/aesGCM`` the records are
+/// sealed with AES-256-GCM instead (the nonce's counter big-endian, as Noise's AESGCM lays it out):
+/// the ceiling for a link on protocol version 4's AESGCM suite.
 struct RawSealing {
+    /// The AEAD that seals the records.
+    enum Cipher: String, Sendable {
+        case chaChaPoly = "chachapoly"
+        case aesGCM = "aesgcm"
+    }
+
+    /// The record cipher.
+    let cipher: Cipher
     /// The fixed 256-bit key of the baseline.
     static let key = SymmetricKey(data: (0..<32).map { UInt8($0) })
     /// The ChaChaPoly tag length.
@@ -21,15 +31,14 @@ struct RawSealing {
     /// The nonce of the next record in this direction.
     private var counter: UInt64 = 0
 
-    init() {}
+    init(_ cipher: Cipher = .chaChaPoly) { self.cipher = cipher }
 
-    private mutating func nextNonce() -> ChaChaPoly.Nonce {
-        let words: (UInt32, UInt32, UInt32) = (
-            0,
-            UInt32(truncatingIfNeeded: counter).littleEndian,
-            UInt32(truncatingIfNeeded: counter >> 32).littleEndian)
+    /// The next 12 nonce bytes: 4 zero bytes, then the counter (little-endian for ChaChaPoly,
+    /// big-endian for AESGCM, Noise §12.3–12.4).
+    private mutating func nextNonceBytes() -> [UInt8] {
+        let value = cipher == .chaChaPoly ? counter.littleEndian : counter.bigEndian
         counter &+= 1
-        return withUnsafeBytes(of: words) { try! ChaChaPoly.Nonce(data: $0) }
+        return [0, 0, 0, 0] + withUnsafeBytes(of: value) { Array($0) }
     }
 
     /// The record plaintext (flags byte and data), reused from record to record.
@@ -40,19 +49,30 @@ struct RawSealing {
         plaintext.removeAll(keepingCapacity: true)
         plaintext.append(flags)
         plaintext.append(contentsOf: data)
-        let box = try ChaChaPoly.seal(plaintext, using: Self.key, nonce: nextNonce())
-        output.append(contentsOf: box.ciphertext)
-        output.append(contentsOf: box.tag)
+        switch cipher {
+        case .chaChaPoly:
+            let box = try ChaChaPoly.seal(plaintext, using: Self.key, nonce: try ChaChaPoly.Nonce(data: nextNonceBytes()))
+            output.append(contentsOf: box.ciphertext)
+            output.append(contentsOf: box.tag)
+        case .aesGCM:
+            let box = try AES.GCM.seal(plaintext, using: Self.key, nonce: try AES.GCM.Nonce(data: nextNonceBytes()))
+            output.append(contentsOf: box.ciphertext)
+            output.append(contentsOf: box.tag)
+        }
     }
 
     /// Opens one record (ciphertext ‖ tag) and returns its plaintext.
     mutating func open(_ record: UnsafeRawBufferPointer) throws -> Data {
         guard record.count >= Self.tagLength else { throw RawSocket.Failure(description: "sealed record shorter than its tag") }
         let split = record.count - Self.tagLength
-        let box = try ChaChaPoly.SealedBox(
-            nonce: nextNonce(),
-            ciphertext: UnsafeRawBufferPointer(rebasing: record[..<split]),
-            tag: UnsafeRawBufferPointer(rebasing: record[split...]))
-        return try ChaChaPoly.open(box, using: Self.key)
+        let (ciphertext, tag) = (UnsafeRawBufferPointer(rebasing: record[..<split]), UnsafeRawBufferPointer(rebasing: record[split...]))
+        switch cipher {
+        case .chaChaPoly:
+            let box = try ChaChaPoly.SealedBox(nonce: try ChaChaPoly.Nonce(data: nextNonceBytes()), ciphertext: ciphertext, tag: tag)
+            return try ChaChaPoly.open(box, using: Self.key)
+        case .aesGCM:
+            let box = try AES.GCM.SealedBox(nonce: try AES.GCM.Nonce(data: nextNonceBytes()), ciphertext: ciphertext, tag: tag)
+            return try AES.GCM.open(box, using: Self.key)
+        }
     }
 }

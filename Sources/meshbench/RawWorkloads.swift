@@ -60,7 +60,7 @@ enum RawWorkloads {
         }
     }
 
-    static func sink(port: Int, verify: Bool, sealed: Bool) throws {
+    static func sink(port: Int, verify: Bool, sealed: RawSealing.Cipher?) throws {
         let (listener, bound) = try RawSocket.listen(port: port)
         printJSON(["port": bound])
         var header = [UInt8](repeating: 0, count: 5)
@@ -71,8 +71,8 @@ enum RawWorkloads {
             var result = SinkResult()
             var hasher = SHA256()
             var message: [UInt8] = []
-            var sending: RawSealing? = sealed ? RawSealing() : nil
-            var receiving: RawSealing? = sealed ? RawSealing() : nil
+            var sending = sealed.map(RawSealing.init)
+            var receiving = sealed.map(RawSealing.init)
             while true {
                 message.removeAll(keepingCapacity: true)
                 var size = 0
@@ -103,16 +103,16 @@ enum RawWorkloads {
         }
     }
 
-    static func source(port: Int, workload: Workload, count: Int, size: Int, verify: Bool, sealed: Bool) throws -> SourceResult {
+    static func source(port: Int, workload: Workload, count: Int, size: Int, verify: Bool, sealed: RawSealing.Cipher?) throws -> SourceResult {
         let fd = try RawSocket.connect(port: port)
         defer { close(fd) }
         let maker = PayloadMaker(size: size)
         var scratch: [UInt8] = []
         var header = [UInt8](repeating: 0, count: 5)
         var body = [UInt8](repeating: 0, count: 65_536)
-        var sending: RawSealing? = sealed ? RawSealing() : nil
-        var receiving: RawSealing? = sealed ? RawSealing() : nil
-        let transport = sealed ? "raw-tcp-chachapoly" : "raw-tcp"
+        var sending = sealed.map(RawSealing.init)
+        var receiving = sealed.map(RawSealing.init)
+        let transport = sealed.map { "raw-tcp-\($0.rawValue)" } ?? "raw-tcp"
         switch workload {
         case .bulk, .rate:
             var hasher = SHA256()
