@@ -43,10 +43,11 @@ struct RotationBook: Sendable {
     /// successors of its retired keys, so that a statement in which one of them names another
     /// key disputes them (§20.2): whoever made it holds a private key this node retired.
     mutating func recordOwn(_ statements: [KeyRotationPayload]) {
-        for statement in statements.reversed() {
+        for statement in statements.prefix(WireLimits.maxKeyRotations).reversed() {
             guard let old = Self.nodeID(statement.oldKey), let new = Self.nodeID(statement.newKey), successors[old] == nil else { continue }
+            // Not in `successorOrder`: other nodes' chains must never evict this node's own
+            // (at most WireLimits.maxKeyRotations of them).
             successors[old] = new
-            successorOrder.append(old)
         }
     }
 
