@@ -18,6 +18,12 @@ struct Suite: AsyncParsableCommand {
     @Flag(help: "Print one JSON object, {\"rows\": [{\"key\", \"unit\", \"meshchat\", \"baselines\": {…}}]}, instead of the table.")
     var json = false
 
+    func validate() throws {
+        guard rounds >= 1, bulkMiB >= 1, rateCount >= 1, latencyCount >= 1, busyCount >= 0 else {
+            throw ValidationError("--rounds, --bulk-mib, --rate-count and --latency-count must be at least 1, --busy-count at least 0")
+        }
+    }
+
     func run() async throws {
         let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         let meshchatPath = meshchat ?? me.deletingLastPathComponent().appendingPathComponent("meshchat").path
