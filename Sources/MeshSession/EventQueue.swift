@@ -157,17 +157,21 @@ public final class EventQueue<Element: Sendable>: AsyncSequence, Sendable {
     /// The number of queued events.
     public var count: Int { state.withLockedValue { $0.count } }
 
-    fileprivate func next() async -> Element? {
-        // Fast path: an event is already queued, no suspension.
+    /// The next queued event without waiting, or `nil` when none is queued: for a consumer that
+    /// takes what arrived together as one batch after ``AsyncIterator/next()``.
+    package func poll() -> Element? {
         let (ready, producer, waiters): (Element?, CheckedContinuation<Void, Never>?, [@Sendable () -> Void]) = state.withLockedValue { state in
             guard let element = state.popFirst() else { return (nil, nil, []) }
             return (element, state.producers.isEmpty ? nil : state.producers.removeFirst(), state.takeRoomWaiters(capacity: capacity))
         }
-        if let ready {
-            producer?.resume()
-            waiters.forEach { $0() }
-            return ready
-        }
+        producer?.resume()
+        waiters.forEach { $0() }
+        return ready
+    }
+
+    fileprivate func next() async -> Element? {
+        // Fast path: an event is already queued, no suspension.
+        if let ready = poll() { return ready }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Element?, Never>) in
                 let (result, ready, producer, waiters): (Element?, Bool, CheckedContinuation<Void, Never>?, [@Sendable () -> Void]) = state.withLockedValue { state in

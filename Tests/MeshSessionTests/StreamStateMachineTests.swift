@@ -129,6 +129,33 @@ struct StreamStateMachineTests {
         #expect(reader.state == .closed)
     }
 
+    @Test("packets that arrived together share one cumulative acknowledgement; probes, gaps and the end are answered at once")
+    func deferredAcknowledgements() {
+        let t = Self.start
+        var reader = StreamReceiveStateMachine(id: 4, limits: Self.limits(), now: t)
+        let chunk = Data(repeating: 7, count: 1_000)
+        var owed: [StreamReceiveStateMachine.Action] = []
+        for index in 0..<3 {
+            owed += reader.receivedData(offset: UInt64(index * 1_000), bytes: chunk, fin: false, now: t, deferringAck: true)
+        }
+        #expect(Self.sent(owed).isEmpty)
+        #expect(Self.delivered(owed).count == 3_000)
+        #expect(Self.sent(reader.flushAck()) == [.ack(id: 4, offset: 3_000, window: 8_192 - 3_000, fin: false)])
+        #expect(reader.flushAck().isEmpty, "one acknowledgement for what was owed, not two")
+        // Past a gap, a duplicate and a probe: each answered at once (the opener learns of the gap).
+        let ahead = reader.receivedData(offset: 4_000, bytes: chunk, fin: false, now: t, deferringAck: true)
+        #expect(Self.sent(ahead) == [.ack(id: 4, offset: 3_000, window: 8_192 - 3_000, fin: false)])
+        #expect(Self.sent(reader.receivedData(offset: 0, bytes: chunk, fin: false, now: t, deferringAck: true)).count == 1)
+        #expect(Self.sent(reader.receivedData(offset: 3_000, bytes: Data(), fin: false, now: t, deferringAck: true)).count == 1)
+        // Filling the gap is in order (deferred, covering the held bytes too); the end is answered at once.
+        #expect(Self.sent(reader.receivedData(offset: 3_000, bytes: chunk, fin: false, now: t, deferringAck: true)).isEmpty)
+        #expect(Self.sent(reader.flushAck()) == [.ack(id: 4, offset: 5_000, window: 8_192 - 5_000, fin: false)])
+        let end = reader.receivedData(offset: 5_000, bytes: Data(), fin: true, now: t, deferringAck: true)
+        #expect(end.contains(.end))
+        #expect(Self.sent(end) == [.ack(id: 4, offset: 5_000, window: 8_192 - 5_000, fin: true)])
+        #expect(reader.flushAck().isEmpty)
+    }
+
     @Test("with the credit used up, the end rides on the last unsent chunk")
     func finRidesOnLastChunk() {
         let t = Self.start

@@ -10,8 +10,9 @@ import struct Foundation.Data
 /// bytes its application has taken (``consumed(_:now:)``) and `window` is
 /// ``StreamLimits/window``, so a stream never holds more than the window, whatever the opener
 /// sends: a byte past it closes the stream with `protocolViolation`. Every data packet is answered
-/// with an acknowledgement (cumulative offset, the credit left, whether the end is held); reading
-/// a quarter of the window answers too, so that an opener waiting for credit goes on.
+/// with an acknowledgement (cumulative offset, the credit left, whether the end is held); packets
+/// that arrived together may share one (`deferringAck` and ``flushAck()``, §18.3); reading a quarter
+/// of the window answers too, so that an opener waiting for credit goes on.
 ///
 /// Order and duplicates (§18.3): bytes ahead of the cumulative offset are held (at most
 /// ``maxHeldSegments`` packets, none overlapping another) until the gap fills; bytes already
@@ -64,6 +65,8 @@ package struct StreamReceiveStateMachine: Sendable {
     /// Bytes ahead of `received`, by offset.
     private var held: [UInt64: Data] = [:]
     private var advertisedLimit: UInt64 = 0
+    /// A data packet was answered by nothing yet (its acknowledgement was deferred).
+    private var ackOwed = false
     private var lastHeard: ContinuousClock.Instant
     private var lastProgress: ContinuousClock.Instant
 
@@ -99,7 +102,11 @@ package struct StreamReceiveStateMachine: Sendable {
     }
 
     /// Bytes (or a probe, or the end) from the opener.
-    package mutating func receivedData(offset: UInt64, bytes: Data, fin: Bool, now: ContinuousClock.Instant) -> [Action] {
+    /// - Parameter deferringAck: more packets arrived with this one: the acknowledgement of bytes
+    ///   that came in order may wait for ``flushAck()`` after the last of them (§18.3). A probe,
+    ///   the end, and bytes past a gap or already received are always answered at once.
+    package mutating func receivedData(offset: UInt64, bytes: Data, fin: Bool, now: ContinuousClock.Instant,
+                                       deferringAck: Bool = false) -> [Action] {
         guard state != .closed else { return [.ignored("data after the end")] }
         lastHeard = now
         let (end, overflow) = offset.addingReportingOverflow(UInt64(bytes.count))
@@ -130,6 +137,10 @@ package struct StreamReceiveStateMachine: Sendable {
             }
         }
         if received > before { lastProgress = now }
+        if deferringAck, state == .open, !fin, offset <= before, received > before {
+            ackOwed = true
+            return actions
+        }
         if state == .open, let finOffset, received == finOffset {
             state = .ended
             // Everything was read already: the close goes out before the application hears of the
@@ -139,6 +150,12 @@ package struct StreamReceiveStateMachine: Sendable {
         }
         actions.append(ack())
         return actions
+    }
+
+    /// Answers the packets whose acknowledgement was deferred, if any (one cumulative one).
+    package mutating func flushAck() -> [Action] {
+        guard ackOwed, state != .closed else { return [] }
+        return [ack()]
     }
 
     /// The application read `count` bytes of what was delivered.
@@ -180,6 +197,7 @@ package struct StreamReceiveStateMachine: Sendable {
     // MARK: Internals
 
     private mutating func ack() -> Action {
+        ackOwed = false
         advertisedLimit = limit
         return .send(.ack(id: id, offset: received, window: limit - received, fin: state != .open))
     }

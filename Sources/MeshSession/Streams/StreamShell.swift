@@ -12,6 +12,8 @@ import Logging
 actor StreamShell {
     /// How often timers are checked.
     static let tick: Duration = .milliseconds(50)
+    /// The most queued packets handled in one turn of the actor.
+    static let maxBatch = 64
 
     private struct Outgoing {
         var machine: StreamSendStateMachine
@@ -55,7 +57,10 @@ actor StreamShell {
     nonisolated func run() {
         Task {
             for await message in channel.messages {
-                await self.received(message)
+                // What arrived together is one actor hop, and one acknowledgement per stream.
+                var batch = [message]
+                while batch.count < Self.maxBatch, let more = channel.messages.poll() { batch.append(more) }
+                await self.received(batch)
             }
             await self.stop()
         }
@@ -189,7 +194,15 @@ actor StreamShell {
 
     // MARK: Network and timer inputs
 
-    private func received(_ message: ChannelMessage) {
+    /// Packets that arrived together: each in order, then one acknowledgement for each stream
+    /// whose data packets deferred theirs (§18.3).
+    private func received(_ batch: [ChannelMessage]) {
+        var owing: Set<StreamKey> = []
+        for message in batch { received(message, owing: &owing) }
+        for key in owing { onIncoming(key) { $0.flushAck() } }
+    }
+
+    private func received(_ message: ChannelMessage, owing: inout Set<StreamKey>) {
         guard message.delivery == .sealed else {
             logger.debug("stream packet broadcast, dropped", metadata: ["mesh.peer": "\(message.sender.id.shortHex)"])
             return
@@ -211,7 +224,9 @@ actor StreamShell {
             }
         case .data(let id, let offset, let bytes, let fin):
             let key = StreamKey(peer: peer.id, id: id, reader: true)
-            if !onIncoming(key, { $0.receivedData(offset: offset, bytes: bytes, fin: fin, now: now) }) {
+            if onIncoming(key, { $0.receivedData(offset: offset, bytes: bytes, fin: fin, now: now, deferringAck: true) }) {
+                owing.insert(key)
+            } else {
                 answerUnknown(key, to: peer, now: now)
             }
         case .ack(let id, let offset, let window, let fin):
