@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Logging
 import MeshTransport
@@ -105,7 +106,7 @@ extension ResourceTransfers {
         let actions = machine.accept()
         let progress = makeProgress(key.id, .incoming, sender, offer, bytes: 0)
         incoming[key] = Incoming(machine: machine, peer: sender, handle: handle, record: record, progress: progress,
-                                 reachable: true, checkpointedAt: clock.now)
+                                 reachable: true, checkpointedAt: clock.now, digest: InOrderDigest())
         logger.info("accepted a resource", metadata: metadata.merging(["resource.size": "\(offer.size)"]) { $1 })
         report(.startedReceiving(progress))
         await perform(actions, incoming: key, chunk: nil)
@@ -239,6 +240,12 @@ extension ResourceTransfers {
                     return
                 }
                 incoming[key]?.unsaved += 1
+                if incoming[key]?.digest?.chunks == index {
+                    incoming[key]?.digest?.hasher.update(data: chunk.data)
+                    incoming[key]?.digest?.chunks += 1
+                } else {
+                    incoming[key]?.digest = nil
+                }
                 if let current = incoming[key], current.unsaved >= ResourceLimits.checkpointChunks { requestCheckpoint(key) }
             case .sendAck(let ack):
                 await send(.ack(ack), id: key.id, to: transfer.peer)
@@ -247,7 +254,12 @@ extension ResourceTransfers {
                 let size = transfer.machine.offer.size
                 let hash: [UInt8]
                 do {
-                    hash = try await EventLoops.runBlocking { try ResourceStorage.sha256(handle, size: size) }
+                    // Every chunk was hashed as it was written, in order: the same bytes as the file's.
+                    if let digest = incoming[key]?.digest, digest.chunks == transfer.machine.offer.chunkCount {
+                        hash = Array(digest.hasher.finalize())
+                    } else {
+                        hash = try await EventLoops.runBlocking { try ResourceStorage.sha256(handle, size: size) }
+                    }
                 } catch {
                     logger.error("cannot read back a received resource: \(error)", metadata: metadata)
                     await cancelIncoming(key, .storageFailed, "the receiver cannot read the resource back")

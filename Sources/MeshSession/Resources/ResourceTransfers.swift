@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Logging
 import MeshTransport
@@ -65,6 +66,17 @@ actor ResourceTransfers {
         var unsaved = 0
         /// A checkpoint was asked of the checkpoint task and not taken yet.
         var checkpointQueued = false
+        /// The SHA-256 of the chunks written so far, while they came in order from the first
+        /// (§16.5): the verification then needs no read of the file. `nil` once a chunk came out
+        /// of order, and for a transfer restored from disk; the file is hashed then.
+        var digest: InOrderDigest?
+    }
+
+    /// The hash of a resource's chunks written in order from the first.
+    struct InOrderDigest {
+        var hasher = SHA256()
+        /// Chunks hashed: the next one in order is this index.
+        var chunks = 0
     }
 
     struct Pending {

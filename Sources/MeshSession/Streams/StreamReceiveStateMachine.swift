@@ -127,7 +127,8 @@ package struct StreamReceiveStateMachine: Sendable {
         if end > received, !bytes.isEmpty {
             if offset <= received {
                 let skip = Int(received - offset)
-                actions.append(.deliver(Data(bytes.dropFirst(skip))))
+                // Bytes that start at the offset are handed over as they are (no copy of the chunk).
+                actions.append(.deliver(skip == 0 ? bytes : Data(bytes.dropFirst(skip))))
                 received = end
                 actions += drainHeld()
             } else if held.count < Self.maxHeldSegments, !overlapsHeld(offset: offset, end: end) {
@@ -209,7 +210,7 @@ package struct StreamReceiveStateMachine: Sendable {
             held[offset] = nil
             let end = offset + UInt64(bytes.count)
             guard end > received else { continue }
-            actions.append(.deliver(Data(bytes.dropFirst(Int(received - offset)))))
+            actions.append(.deliver(offset == received ? bytes : Data(bytes.dropFirst(Int(received - offset)))))
             received = end
         }
         return actions
