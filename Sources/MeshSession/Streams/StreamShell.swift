@@ -6,12 +6,11 @@ import Logging
 ///
 /// It decodes each sealed channel message, hands it to the stream's machine and executes the
 /// actions: packets go to the mesh at once, in order, writers and `finish()` wait on
-/// continuations, readers' chunks go to their ``MeshInputStream``. A ticker drives the machines'
-/// timers every ``tick``. Outbound packets are bounded by the protocol, not by a queue cap: each
+/// continuations, readers' chunks go to their ``MeshInputStream``. One timer drives the machines'
+/// timers: it sleeps until the earliest deadline of any stream and is armed again when a nearer
+/// one appears (no polling; none while no stream lives). Outbound packets are bounded by the protocol, not by a queue cap: each
 /// stream emits at most its window in data plus a few control packets per input.
 actor StreamShell {
-    /// How often timers are checked.
-    static let tick: Duration = .milliseconds(50)
     /// The most queued packets handled in one turn of the actor.
     static let maxBatch = 64
 
@@ -42,7 +41,10 @@ actor StreamShell {
     private var incoming: [StreamKey: Incoming] = [:]
     private var recent = RecentlyClosedStreams()
     private var stopped = false
-    private var tickerRunning = false
+    /// The armed timer: its task, the deadline it waits for, and its generation (a timer replaced
+    /// while it was already waking does nothing).
+    private var timer: (task: Task<Void, Never>, deadline: ContinuousClock.Instant, generation: UInt64)?
+    private var timerGeneration: UInt64 = 0
 
     init(channel: MeshChannel, clock: SessionClock, localID: NodeID, logger: Logger) {
         self.channel = channel
@@ -66,31 +68,37 @@ actor StreamShell {
         }
     }
 
-    /// Starts the ticker that drives the machines' timers, unless it runs; it stops by itself
-    /// when no stream is left.
-    private func ensureTicker() {
-        guard !tickerRunning, !stopped else { return }
-        tickerRunning = true
-        Task { [clock] in
-            while await self.tickerContinues() {
-                do {
-                    try await clock.sleep(for: Self.tick)
-                } catch {
-                    // Cancelled (the ticker's task is not, today): end the streams rather than spin.
-                    await self.stop()
-                    return
-                }
-                await self.timerFired()
-            }
+    /// Arms the timer for the earliest deadline of any stream, unless one is armed for that or
+    /// earlier (it then wakes early, finds nothing due and arms again); disarms it when no stream
+    /// has a deadline. Called at the end of every turn that may have changed a machine.
+    private func rearm() {
+        var earliest: ContinuousClock.Instant?
+        if !stopped {
+            for entry in outgoing.values { if let deadline = entry.machine.nextDeadline { earliest = min(earliest ?? deadline, deadline) } }
+            for entry in incoming.values { if let deadline = entry.machine.nextDeadline { earliest = min(earliest ?? deadline, deadline) } }
         }
+        guard let earliest else {
+            timer?.task.cancel()
+            timer = nil
+            return
+        }
+        if let timer, timer.deadline <= earliest { return }
+        timer?.task.cancel()
+        timerGeneration &+= 1
+        let (generation, wait) = (timerGeneration, clock.now.duration(to: earliest))
+        let task = Task { [clock] in
+            // Cancelled: a nearer deadline replaced this timer, or the session stopped.
+            do { try await clock.sleep(for: wait) } catch { return }
+            await self.timerDue(generation)
+        }
+        timer = (task, earliest, generation)
     }
 
-    private func tickerContinues() -> Bool {
-        if stopped || (outgoing.isEmpty && incoming.isEmpty) {
-            tickerRunning = false
-            return false
-        }
-        return true
+    private func timerDue(_ generation: UInt64) {
+        guard timer?.generation == generation else { return }
+        timer = nil
+        timerFired()
+        rearm()
     }
 
     // MARK: Application inputs
@@ -115,7 +123,6 @@ actor StreamShell {
         var machine = StreamSendStateMachine(id: key.id, name: name, limits: limits, now: now)
         let actions = machine.start(now: now)
         outgoing[key] = Outgoing(machine: machine, peer: peer)
-        ensureTicker()
         let result = await cancellable(key) {
             await withCheckedContinuation { continuation in
                 outgoing[key]?.opened = continuation
@@ -262,6 +269,7 @@ actor StreamShell {
         for key in outgoing.keys { onOutgoing(key) { $0.cancel(.closed, "the session stopped") } }
         for key in incoming.keys { onIncoming(key) { $0.cancel(.closed, "the session stopped") } }
         accepting?.finish()
+        rearm()
     }
 
     // MARK: Internals
@@ -310,7 +318,6 @@ actor StreamShell {
         var machine = StreamReceiveStateMachine(id: key.id, limits: readLimits, now: now)
         let actions = machine.start()
         incoming[key] = Incoming(machine: machine, stream: stream)
-        ensureTicker()
         logger.debug("stream accepted", metadata: ["mesh.peer": "\(key.peer.shortHex)", "stream.id": "\(key.id)"])
         perform(actions, for: key)
     }
@@ -343,6 +350,7 @@ actor StreamShell {
     }
 
     private func perform(_ actions: [StreamSendStateMachine.Action], for key: StreamKey) {
+        defer { rearm() }
         guard let peer = outgoing[key]?.peer else { return }
         for action in actions {
             switch action {
@@ -375,6 +383,7 @@ actor StreamShell {
     }
 
     private func perform(_ actions: [StreamReceiveStateMachine.Action], for key: StreamKey) {
+        defer { rearm() }
         guard let entry = incoming[key] else { return }
         for action in actions {
             switch action {
