@@ -2,6 +2,7 @@
 @_exported import MeshDiscovery
 @_exported import struct MeshRouting.RoutingConfiguration
 @_exported import enum MeshRouting.BroadcastStrategy
+@_exported import enum MeshLink.CipherSuite
 import MeshLink
 
 extension PeerID {

@@ -322,7 +322,7 @@ extension Session {
     private func registerLink(_ info: LinkInfo, peer: PeerID, channel: any Channel, writer: LinkWriter) -> Registration {
         let me = localID
         let initiator = info.role == .initiator ? me : peer.id
-        let entry = LinkRegistry.Entry(peer: peer, channel: channel, writer: writer, initiator: initiator)
+        let entry = LinkRegistry.Entry(peer: peer, channel: channel, writer: writer, initiator: initiator, suite: info.suite)
         let (result, loser): (Registration, (any Channel)?) = registry.withLockedValue { registry in
             guard let existing = registry.entries[peer.id] else {
                 registry.entries[peer.id] = entry

@@ -528,6 +528,14 @@ public final class Session: Sendable {
         return Self.format(address)
     }
 
+    /// The cipher suite of a connected peer's link (PROTOCOL.md §4.11): `.aesGCM` when both ends
+    /// have hardware AES, else `.chaChaPoly`; its `noiseProtocol` names it in full.
+    /// - Parameter peer: a peer.
+    /// - Returns: the suite, or `nil` when the peer is not connected.
+    public func cipherSuite(of peer: PeerID) -> CipherSuite? {
+        registry.withLockedValue { $0.entries[peer.id]?.suite }
+    }
+
     static func format(_ address: SocketAddress) -> String {
         let ip = address.ipAddress ?? "?"
         if ip.hasPrefix("::ffff:"), ip.contains(".") { return "\(ip.dropFirst(7)):\(address.port ?? 0)" }
@@ -551,6 +559,8 @@ struct LinkRegistry {
         let channel: any Channel
         let writer: LinkWriter
         let initiator: NodeID
+        /// The suite the link's handshake negotiated.
+        let suite: CipherSuite
         /// The link's inbound path, once envelopes may take it directly: set once the application
         /// has been told the peer is connected, so nothing from it can arrive before that event.
         var inbound: LinkInbound?

@@ -29,6 +29,8 @@ public struct LinkInfo: Sendable {
     public let role: HandshakeStateMachine.Role
     /// The remote TCP address.
     public let remoteAddress: SocketAddress?
+    /// The cipher suite the handshake negotiated (PROTOCOL.md §4.11).
+    public let suite: CipherSuite
     /// The keys for unreliable datagrams on this link.
     public let datagramKeys: DatagramKeys
     /// Responder only: the invitation the initiator made (PROTOCOL.md §4.8); `nil` for a plain link.

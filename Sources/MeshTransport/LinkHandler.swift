@@ -566,7 +566,7 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         ) { _ in
             bound.value.tick()
         }
-        let info = LinkInfo(peer: link.peer, role: link.role, remoteAddress: context.channel.remoteAddress,
+        let info = LinkInfo(peer: link.peer, role: link.role, remoteAddress: context.channel.remoteAddress, suite: link.suite,
                             datagramKeys: link.datagramKeys, invitation: link.invitation,
                             handshakeRoundTrip: handshakeRoundTrip)
         context.fireChannelRead(wrapInboundOut(.established(info)))

@@ -21,6 +21,10 @@ struct InMemoryMeshTests {
             try await mesh.link(a, b)
             #expect(a.session.connectedPeers.map(\.id) == [b.peer.id])
             #expect(b.session.connectedPeers.first?.displayName == "alice")
+            // Both ends name the suite their offers select (PROTOCOL.md §4.11); none for a stranger.
+            let suite = try #require(CipherSuite.select(initiator: CipherSuite.localOffer, responder: CipherSuite.localOffer))
+            #expect(a.session.cipherSuite(of: b.peer) == suite && b.session.cipherSuite(of: a.peer) == suite)
+            #expect(a.session.cipherSuite(of: a.peer) == nil)
             #expect(mesh.fabric.isLinked(a.host, b.host))
             #expect(mesh.now == .uptimeNanoseconds(0), "no virtual time passes unless the test moves it")
             try await mesh.waitUntil("alice reports bob connected") {

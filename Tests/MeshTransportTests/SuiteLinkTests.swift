@@ -78,6 +78,7 @@ struct SuiteLinkTests {
                     let clientInfo = try #require(try await Self.established(&fromClient))
                     #expect(serverInfo.datagramKeys.cipher == test.expected.cipher)
                     #expect(clientInfo.datagramKeys.cipher == test.expected.cipher)
+                    #expect(serverInfo.suite == test.expected && clientInfo.suite == test.expected)
 
                     try await clientWriter.write(.data(Data("a to b".utf8)))
                     #expect(try await Self.envelope(&fromServer) == .data(Data("a to b".utf8)))
