@@ -176,7 +176,9 @@ final class LinkInbound: @unchecked Sendable {
             return handle(envelope, session: session)
         case .event(let event):
             switch session.events.offer(event, orWhenRoom: resumer) {
-            case .queued, .finished: return .done
+            case .queued, .finished:
+                session.noteRoutes(event)
+                return .done
             case .full: return .blocked(item)
             }
         case .channel(let delivery, let admitted):

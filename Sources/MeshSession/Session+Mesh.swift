@@ -107,9 +107,19 @@ extension Session {
     /// Writes a step's packets (never waiting, §13.2.7) and reports its events in order.
     func perform(_ step: MeshNode.Step) async {
         transmit(step.sends)
-        for event in step.events { await events.push(event) }
+        for event in step.events {
+            noteRoutes(event)
+            await events.push(event)
+        }
         await deliver(step.channelMessages)
         armMeshTimer()
+    }
+
+    /// Tells the resource shell when routes changed, so that its transfers pause or go on (it
+    /// polls nothing). Every reachability event passes here or through a link's inbound path.
+    func noteRoutes(_ event: SessionEvent) {
+        guard case .reachabilityChanged = event else { return }
+        Task { await resourceShell.routesChanged() }
     }
 
     /// Writes packets to neighbours without waiting; a congested link drops them (§13.2.7).

@@ -41,6 +41,7 @@ extension ResourceTransfers {
             }
             let request = ResourceOfferRequest(id: key.id, sender: sender, name: offer.name, size: offer.size, sha256: offer.sha256)
             pending[key] = Pending(request: request, offer: offer, until: clock.now + timeout)
+            rearm()
             if !events.offer(.offered(request)) { logger.notice("a resource offer was not reported: the application reads no resource events") }
             return
         }
@@ -145,6 +146,7 @@ extension ResourceTransfers {
     // MARK: Sender actions
 
     func perform(_ actions: [ResourceSendStateMachine.Action], outgoing id: ResourceID) async {
+        defer { rearm() }
         guard let transfer = outgoing[id] else { return }
         let metadata: Logger.Metadata = ["mesh.peer": "\(transfer.peer.id.shortHex)", "resource.id": "\(id.shortHex)"]
         for action in actions {
@@ -215,6 +217,7 @@ extension ResourceTransfers {
     // MARK: Receiver actions
 
     func perform(_ actions: [ResourceReceiveStateMachine.Action], incoming key: Key, chunk: ResourceChunkPayload?) async {
+        defer { rearm() }
         guard let transfer = incoming[key], let journal else { return }
         let metadata: Logger.Metadata = ["mesh.peer": "\(key.peer.shortHex)", "resource.id": "\(key.id.shortHex)"]
         let stem = journal.incomingStem(key.peer, key.id)

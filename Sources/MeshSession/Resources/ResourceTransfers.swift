@@ -14,8 +14,10 @@ import MeshWire
 /// `received/` once its SHA-256 matches. Both sides survive a restart: ``run(session:)`` loads the
 /// journal first (``ResourceJournal``), and the transfers resume from what the receiver holds.
 ///
-/// Reachability is polled every tick: a transfer whose peer has no route pauses, and resumes
-/// when one appears. This type is thread-safe (an actor).
+/// Timers run on one ``DeadlineTimer`` armed for the earliest deadline (a retransmission, a
+/// checkpoint, an offer's answer); reachability is checked when the session's routes change
+/// (``routesChanged()``): a transfer whose peer has no route pauses, and resumes when one appears.
+/// Nothing polls. This type is thread-safe (an actor).
 actor ResourceTransfers {
     /// What the shell reports to the application (``Session/resourceEvents``).
     nonisolated let events: EventQueue<ResourceEvent>
@@ -23,9 +25,11 @@ actor ResourceTransfers {
     nonisolated let journal: ResourceJournal?
     let configuration: ResourceConfiguration
     let logger: Logger
-    let tick: Duration
-    /// The session's clock: the machines' `now` and the tick's wait (virtual on a test loop).
+    /// The session's clock: the machines' `now` and the timer's wait (virtual on a test loop).
     let clock: SessionClock
+    /// Wakes the transfers at their earliest deadline, while ``run(session:)`` runs.
+    private var timer = DeadlineTimer()
+    private var serving = false
     weak var session: Session?
     var channel: MeshChannel?
     var outgoing: [ResourceID: Outgoing] = [:]
@@ -95,11 +99,10 @@ actor ResourceTransfers {
         return limits
     }
 
-    init(directory: String?, configuration: ResourceConfiguration, clock: SessionClock, tick: Duration = .milliseconds(100), logger: Logger) {
+    init(directory: String?, configuration: ResourceConfiguration, clock: SessionClock, logger: Logger) {
         self.journal = directory.map(ResourceJournal.init(directory:))
         self.clock = clock
         self.configuration = configuration
-        self.tick = tick
         self.logger = logger
         self.events = EventQueue(capacity: 1_024)
     }
@@ -119,7 +122,7 @@ actor ResourceTransfers {
         }
         self.channel = channel
         await load()
-        let (tick, clock) = (self.tick, self.clock)
+        serving = true
         let (requests, checkpoints) = AsyncStream.makeStream(of: Key.self)
         self.checkpoints = checkpoints
         await withDiscardingTaskGroup { group in
@@ -131,14 +134,11 @@ actor ResourceTransfers {
             group.addTask {
                 for await key in requests { await self.checkpoint(key) }
             }
-            group.addTask {
-                while !Task.isCancelled {
-                    // On the session's loop clock (virtual on a test loop); throws only when cancelled.
-                    do { try await clock.sleep(for: tick) } catch { break }
-                    await self.timersFired(now: clock.now)
-                }
-            }
+            // Restored transfers whose peers are reachable already go on; the rest wait for a route.
+            await self.timersFired(now: self.clock.now)
         }
+        serving = false
+        timer.cancel()
         suspendAll()
         events.finish()
     }
@@ -301,7 +301,37 @@ actor ResourceTransfers {
     }
 
     /// Time passed: retransmissions and timeouts, expired offers, and reachability changes.
+    /// The session's routes changed: transfers pause or go on as their peers became unreachable
+    /// or reachable.
+    func routesChanged() async {
+        guard serving else { return }
+        await timersFired(now: clock.now)
+    }
+
+    /// Arms the timer for the earliest deadline of any transfer. Called at the end of every turn
+    /// that may have changed one.
+    func rearm() {
+        guard serving else { return timer.cancel() }
+        var earliest: ContinuousClock.Instant?
+        func consider(_ deadline: ContinuousClock.Instant?) {
+            if let deadline { earliest = min(earliest ?? deadline, deadline) }
+        }
+        for transfer in outgoing.values { consider(transfer.machine.nextDeadline) }
+        for transfer in incoming.values {
+            consider(transfer.machine.nextDeadline)
+            if transfer.unsaved > 0 { consider(transfer.checkpointedAt + ResourceLimits.checkpointInterval) }
+        }
+        for offer in pending.values { consider(offer.until) }
+        timer.arm(for: earliest, clock: clock) { generation in await self.timerDue(generation) }
+    }
+
+    private func timerDue(_ generation: UInt64) async {
+        guard timer.take(generation) else { return }
+        await timersFired(now: clock.now)
+    }
+
     func timersFired(now: ContinuousClock.Instant) async {
+        defer { rearm() }
         for id in outgoing.keys {
             guard var transfer = outgoing[id] else { continue }
             let reachable = isReachable(transfer.peer.id)

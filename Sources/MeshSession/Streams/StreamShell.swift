@@ -41,10 +41,8 @@ actor StreamShell {
     private var incoming: [StreamKey: Incoming] = [:]
     private var recent = RecentlyClosedStreams()
     private var stopped = false
-    /// The armed timer: its task, the deadline it waits for, and its generation (a timer replaced
-    /// while it was already waking does nothing).
-    private var timer: (task: Task<Void, Never>, deadline: ContinuousClock.Instant, generation: UInt64)?
-    private var timerGeneration: UInt64 = 0
+    /// Wakes the machines at their earliest deadline.
+    private var timer = DeadlineTimer()
 
     init(channel: MeshChannel, clock: SessionClock, localID: NodeID, logger: Logger) {
         self.channel = channel
@@ -68,35 +66,19 @@ actor StreamShell {
         }
     }
 
-    /// Arms the timer for the earliest deadline of any stream, unless one is armed for that or
-    /// earlier (it then wakes early, finds nothing due and arms again); disarms it when no stream
-    /// has a deadline. Called at the end of every turn that may have changed a machine.
+    /// Arms the timer for the earliest deadline of any stream (none once stopped). Called at the
+    /// end of every turn that may have changed a machine.
     private func rearm() {
         var earliest: ContinuousClock.Instant?
         if !stopped {
             for entry in outgoing.values { if let deadline = entry.machine.nextDeadline { earliest = min(earliest ?? deadline, deadline) } }
             for entry in incoming.values { if let deadline = entry.machine.nextDeadline { earliest = min(earliest ?? deadline, deadline) } }
         }
-        guard let earliest else {
-            timer?.task.cancel()
-            timer = nil
-            return
-        }
-        if let timer, timer.deadline <= earliest { return }
-        timer?.task.cancel()
-        timerGeneration &+= 1
-        let (generation, wait) = (timerGeneration, clock.now.duration(to: earliest))
-        let task = Task { [clock] in
-            // Cancelled: a nearer deadline replaced this timer, or the session stopped.
-            do { try await clock.sleep(for: wait) } catch { return }
-            await self.timerDue(generation)
-        }
-        timer = (task, earliest, generation)
+        timer.arm(for: earliest, clock: clock) { generation in await self.timerDue(generation) }
     }
 
     private func timerDue(_ generation: UInt64) {
-        guard timer?.generation == generation else { return }
-        timer = nil
+        guard timer.take(generation) else { return }
         timerFired()
         rearm()
     }
