@@ -8,6 +8,7 @@ extension ChatCommand {
         "peers": "States: connected (a direct link), reachable (across N hops, via a neighbour), found (discovered, not linked), invitedYou (waiting for /accept).",
         "nick": "For this run only (use --name or the configuration file's name to keep one). A new signed advert carries it across the mesh at once; your id stays, so private lines, receipts and blocks are unaffected. Example: /nick alicia",
         "msg": "Sealed end to end: relays cannot read it. Kept on disk until the peer's receipt comes back (✓ sent, ✓✓ delivered), also across restarts. Example: /msg @bob see you at 6",
+        "me": "Goes where a typed line goes (the prompt says where: mesh, a room or a peer) and is shown as * alice waves, in /history and /search too; a peer older than protocol 5 shows the text as a plain line. Example: /me waves",
         "reply": "Goes to whoever sent you the last private line, sealed end to end like /msg. Example: /reply on my way",
         "route": "Each hop with its link's round trip, from the latest link-state adverts. Example: /route @carol",
         "ping": "A sealed ping answered by the peer's node with a sealed pong, at most 20 per second. Example: /ping @carol",

@@ -20,8 +20,8 @@ struct ConversationsTests {
     static func texts(_ entries: [Conversations.Entry]) -> [String] {
         entries.compactMap { entry in
             switch entry.output {
-            case .message(_, _, let text, _, _, _, _, _): text
-            case .sent(_, let text, _, _, _, _): text
+            case .message(_, _, let text, _, _, _, _, _, _): text
+            case .sent(_, let text, _, _, _, _, _): text
             case .notice(let text): text
             default: nil
             }
