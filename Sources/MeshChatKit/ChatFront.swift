@@ -40,6 +40,9 @@ public struct ChatFront: Sendable {
         public var presence = PresenceMode.summary
         /// Invitations go out by `/invite` only (`--manual`): "inviting bob" answers a command, never summarised.
         public var invitesByHand = false
+        /// The terminal's resizes (``TerminalIO/resizes``): each draws the conversation looked at
+        /// again for the new size (``redrawForResize()``); `nil` without a terminal.
+        public var resizes: AsyncStream<Void>?
         /// Creates the defaults.
         public init() {}
     }
@@ -212,6 +215,12 @@ public struct ChatFront: Sendable {
             group.addTask {
                 await self.keepNameBook()
                 return .other
+            }
+            if let resizes = options.resizes {
+                group.addTask {
+                    for await _ in resizes { await self.redrawForResize() }
+                    return .other
+                }
             }
             group.addTask {
                 for try await line in lines {

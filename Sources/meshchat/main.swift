@@ -134,6 +134,7 @@ struct MeshChat: AsyncParsableCommand {
             // Conversations in buffers of their own: the interactive terminal only (JSON and
             // text to a pipe show every line in order).
             options.buffers = terminal != nil
+            options.resizes = terminal?.resizes
             options.colour = ColourMode.detect(isTerminal: options.isTerminal, environment: ProcessInfo.processInfo.environment).isEnabled
             if options.isTerminal {
                 // Asked at each /map, so the picture follows a resize.

@@ -2,7 +2,7 @@ import Foundation
 import MeshTestSupport
 import Testing
 
-/// `/me` action lines, with a real `meshchat` in tmux (alice) and a
+/// `/me` action lines and a resized screen, with a real `meshchat` in tmux (alice) and a
 /// `--json` peer (bob), as ``TerminalTests`` runs them.
 @Suite("terminal actions and resize", .serialized)
 struct TerminalActionTests {
@@ -40,6 +40,42 @@ struct TerminalActionTests {
         bob.send("/history 10")
         let answer = try await bob.waitForEvent("\"event\":\"history\"")
         #expect(answer.contains("\"text\":\"nods\"") && answer.contains("\"action\":true"), "\(answer)")
+        bob.closeInput()
+    }
+
+    @Test("a resize after /map and a half-typed line: every row fits the new width, the map is drawn for it, no stale input line, the half-typed text intact")
+    func resizeRedraws() async throws {
+        let directory = TemporaryDirectory()
+        let (alice, bob) = try await TerminalTests.aliceAndBob(directory)
+        try alice.type("/here 51.5074,-0.1278")
+        try alice.press("Enter")
+        try await alice.waitForScreen { rows in rows.contains { $0.contains("* you are at") } }
+        try alice.type("/map 1km")
+        try alice.press("Enter")
+        let wide = try await alice.waitForScreen { rows in rows.contains { $0.contains("└") } && rows.contains { $0.contains("radius") } }
+        let wideTop = try #require(wide.first { $0.contains("┌") })
+        let half = "half typed, not sent"
+        try alice.type(half)
+        try await TerminalTests.waitForInput(alice, "> " + half)
+        try alice.run(["resize-window", "-t", alice.name, "-x", "60", "-y", "20"])
+        let rows = try await alice.waitForScreen { rows in
+            (try? alice.value("#{window_width}")) == "60"
+                && rows.contains { $0.contains("┌") && $0.contains("┐") } && rows.contains { $0.contains("└") && $0.contains("┘") }
+                && TerminalTests.inputLine(rows)?.row == "> " + half
+        }
+        #expect(rows.allSatisfy { $0.count <= 60 }, "\(rows)")
+        let top = try #require(rows.first { $0.contains("┌") })
+        #expect(top.count < wideTop.count, "the map is drawn again for 60 columns: \(rows)")
+        #expect(rows.filter { $0.contains(half) }.count == 1, "one input line, no stale copy: \(rows)")
+        // Wider again: the same, and the line is still there to send.
+        try alice.run(["resize-window", "-t", alice.name, "-x", "90", "-y", "26"])
+        let wider = try await alice.waitForScreen { rows in
+            (try? alice.value("#{window_width}")) == "90" && rows.contains { $0.contains("┌") && $0.count > top.count }
+                && TerminalTests.inputLine(rows)?.row == "> " + half
+        }
+        #expect(wider.filter { $0.contains(half) }.count == 1, "\(wider)")
+        try alice.press("Enter")
+        #expect(try await TerminalTests.nextMessage(bob, from: 0).text == half)
         bob.closeInput()
     }
 }
