@@ -179,6 +179,7 @@ public struct ChatFront: Sendable {
         loaded.open()
         // The prompt says where typed lines go from the start, also after a restart.
         await showStartTarget()
+        await restoreAway()
         try await withThrowingTaskGroup(of: RunChild.self) { group in
             group.addTask {
                 try await session.run()
