@@ -117,13 +117,15 @@ public struct ChatFront: Sendable {
         if !options.json {
             switch memory.takePresence(output, mode: options.presence, invitesByHand: options.invitesByHand, at: .now) {
             case .show:
-                break
+                // "bob connected" before bob's first line, not 2 s after it.
+                if let held = memory.releasePresence(before: output) { present(held) }
             case .dropped, .heldInWindow:
                 return
             case .held(let end):
                 Task {
                     try? await Task.sleep(until: end, clock: .continuous)
-                    if let line = memory.flushPresence(at: end) { present(line) }
+                    // Names in a summary marked as everywhere else (✓, "new key"): the book is set while it is made.
+                    if let line = PeerMarks.$book.withValue(trust.book, operation: { memory.flushPresence(at: end) }) { present(line) }
                 }
                 return
             }

@@ -83,6 +83,11 @@ final class FrontMemory: Sendable {
         }
     }
 
+    /// The held presence line of an output's author, to show before it (``PresenceSummary/release(before:)``).
+    func releasePresence(before output: ChatOutput) -> ChatOutput? {
+        state.withLock { $0.presence?.release(before: output) }
+    }
+
     /// Ends the presence summary's window (``PresenceSummary/flush(at:)``).
     func flushPresence(at now: ContinuousClock.Instant) -> ChatOutput? {
         state.withLock { $0.presence?.flush(at: now) }
