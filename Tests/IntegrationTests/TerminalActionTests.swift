@@ -46,10 +46,7 @@ struct TerminalActionTests {
     @Test("a resize after /map and a half-typed line: every row fits the new width, the map is drawn for it, no stale input line, the half-typed text intact")
     func resizeRedraws() async throws {
         let directory = TemporaryDirectory()
-        let (alice, bob) = try await TerminalTests.aliceAndBob(directory)
-        try alice.type("/here 51.5074,-0.1278")
-        try alice.press("Enter")
-        try await alice.waitForScreen { rows in rows.contains { $0.contains("* you are at") } }
+        let (alice, bob) = try await TerminalCalmTests.aliceAndBobWithLocation(directory)
         try alice.type("/map 1km")
         try alice.press("Enter")
         let wide = try await alice.waitForScreen { rows in rows.contains { $0.contains("└") } && rows.contains { $0.contains("radius") } }
