@@ -4,8 +4,8 @@ import MeshSession
 /// as a sender and as a receiver.
 public enum ChatLimits {
     /// What a `ChatMessage` adds around the longest line's text: the oneof member's tag and length,
-    /// the 16-byte id, the text's tag and length, the time, sequence and floor at their longest
-    /// (59 bytes), rounded up.
+    /// the 16-byte id, the text's tag and length, the time, sequence and floor at their longest, and
+    /// the action flag (61 bytes, PROTOCOL.md §17.5), rounded up.
     public static let maxFraming = 64
     /// The longest line, to everyone or private, in bytes of UTF-8: 63,936, so that a line and its
     /// framing fit one channel payload (``MeshSession/Session/maxChannelPayload``, 64,000 bytes).

@@ -6,10 +6,12 @@ import SwiftProtobuf
 /// One message of the chat application, validated (PROTOCOL.md §17): what a channel payload on
 /// channel 1 carries.
 public enum ChatPayload: Sendable, Hashable {
-    /// A line to every node (§17.2), broadcast and signed by its author.
-    case line(id: NodeID, text: String, sentAtMilliseconds: Int64)
-    /// A private line (§17.3), sealed to one node, with its place in the author's sequence to it.
-    case privateLine(id: NodeID, text: String, sentAtMilliseconds: Int64, sequence: UInt64, floor: UInt64)
+    /// A line to every node (§17.2), broadcast and signed by its author; `action` for an action
+    /// line (`/me`, §17.8).
+    case line(id: NodeID, text: String, sentAtMilliseconds: Int64, action: Bool = false)
+    /// A private line (§17.3), sealed to one node, with its place in the author's sequence to it;
+    /// `action` for an action line (`/me`, §17.8).
+    case privateLine(id: NodeID, text: String, sentAtMilliseconds: Int64, sequence: UInt64, floor: UInt64, action: Bool = false)
     /// A receipt (§17.4), sealed: these private lines of the receiver's are stored on the sender.
     case receipt([NodeID])
 
@@ -28,19 +30,21 @@ public enum ChatPayload: Sendable, Hashable {
     public var encoded: Data {
         var message = Meshchat_Chat_V1_ChatMessage()
         switch self {
-        case .line(let id, let text, let sentAt):
+        case .line(let id, let text, let sentAt, let action):
             var line = Meshchat_Chat_V1_Line()
             line.messageID = Data(id.bytes)
             line.text = text
             line.sentAtMs = sentAt
+            line.action = action
             message.line = line
-        case .privateLine(let id, let text, let sentAt, let sequence, let floor):
+        case .privateLine(let id, let text, let sentAt, let sequence, let floor, let action):
             var line = Meshchat_Chat_V1_PrivateLine()
             line.messageID = Data(id.bytes)
             line.text = text
             line.sentAtMs = sentAt
             line.sequence = sequence
             line.floor = floor
+            line.action = action
             message.privateLine = line
         case .receipt(let ids):
             var receipt = Meshchat_Chat_V1_Receipt()
@@ -74,11 +78,12 @@ public enum ChatPayload: Sendable, Hashable {
         case .line(let line)?:
             guard delivery == .broadcast else { throw Invalid("a line to everyone that came sealed") }
             let id = try checked(id: line.messageID, text: line.text)
-            return .line(id: id, text: line.text, sentAtMilliseconds: line.sentAtMs)
+            return .line(id: id, text: line.text, sentAtMilliseconds: line.sentAtMs, action: line.action)
         case .privateLine(let line)?:
             guard delivery == .sealed else { throw Invalid("a private line that came broadcast") }
             let id = try checked(id: line.messageID, text: line.text)
-            return .privateLine(id: id, text: line.text, sentAtMilliseconds: line.sentAtMs, sequence: line.sequence, floor: line.floor)
+            return .privateLine(id: id, text: line.text, sentAtMilliseconds: line.sentAtMs, sequence: line.sequence, floor: line.floor,
+                                action: line.action)
         case .receipt(let receipt)?:
             guard delivery == .sealed else { throw Invalid("a receipt that came broadcast") }
             return .receipt(receipt.messageIds.prefix(ChatLimits.maxReceiptIDs).compactMap { try? NodeID(bytes: $0) })

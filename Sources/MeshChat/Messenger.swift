@@ -63,7 +63,7 @@ public actor Messenger {
     private nonisolated let roomChannel: RoomChannel?
     /// The joined rooms' keys, loaded from the store on first use.
     private var roomKeys: [RoomRef: RoomKey]?
-    /// Lines being accepted by ``send(text:to:announce:)``: their acceptance is not reported yet,
+    /// Lines being accepted by ``send(text:to:action:announce:)``: their acceptance is not reported yet,
     /// so their status events wait (a receipt never precedes its line's `sent`).
     private var unannounced: Set<String> = []
     /// The latest status event of each unannounced line, reported right after its acceptance.
@@ -135,6 +135,7 @@ public actor Messenger {
     /// - Parameters:
     ///   - text: the line.
     ///   - peer: one node (private, end to end, with a receipt), or `nil` for the whole mesh.
+    ///   - action: an action line (`/me`, PROTOCOL.md §17.8).
     ///   - announce: called with the stored line once it is on disk and its first try is over
     ///   (status `queued` or `sent`), before any status event of that line is reported: the
     ///   caller says "sent" there, and a receipt can never come first (PROTOCOL.md §17.6).
@@ -142,12 +143,12 @@ public actor Messenger {
     /// - Throws: ``MeshStore/StoreError`` (`outboxFull` names the limit), or ``MeshSession/SessionError``
     ///   `payloadTooLarge`; nothing is stored then.
     @discardableResult
-    public func send(text: String, to peer: PeerID?,
+    public func send(text: String, to peer: PeerID?, action: Bool = false,
                      announce: @Sendable (StoredMessage) async -> Void = { _ in }) async throws -> StoredMessage {
         guard text.utf8.count <= ChatLimits.maxLineBytes else {
             throw MessengerError("a line of \(text.utf8.count) bytes is over the limit of \(ChatLimits.maxLineBytes)")
         }
-        return try await accept(text: text, to: peer?.id, room: nil, announce: announce) { id in
+        return try await accept(text: text, to: peer?.id, room: nil, action: action, announce: announce) { id in
             if let peer {
                 if self.session.route(to: peer) != nil { await self.flush(to: peer.id, force: false, quietID: id) }
             } else {
@@ -158,7 +159,7 @@ public actor Messenger {
 
     /// Stores a line under a new id, held from status events until `announce` returned: the
     /// first try (`firstTry`) runs meanwhile.
-    private func accept(text: String, to destination: NodeID?, room: RoomRef?,
+    private func accept(text: String, to destination: NodeID?, room: RoomRef?, action: Bool,
                         announce: @Sendable (StoredMessage) async -> Void,
                         firstTry: (String) async -> Void) async throws -> StoredMessage {
         let id = NodeID.random().hex
@@ -167,7 +168,8 @@ public actor Messenger {
         unannounced.insert(id)
         let entry: OutboxEntry
         do {
-            entry = try await db { try $0.enqueue(text: text, to: destination, room: room, author: author, authorName: name, now: Date(), id: id) }
+            entry = try await db { try $0.enqueue(text: text, to: destination, room: room, author: author, authorName: name, now: Date(), id: id,
+                                                  isAction: action) }
         } catch {
             unannounced.remove(id)
             heldStatus[id] = nil
@@ -199,18 +201,19 @@ public actor Messenger {
     /// - Parameters:
     ///   - text: the line.
     ///   - room: a joined room (the public or the password room of its name).
-    ///   - announce: as for ``send(text:to:announce:)``.
+    ///   - action: an action line (`/me`, PROTOCOL.md §17.8).
+    ///   - announce: as for ``send(text:to:action:announce:)``.
     /// - Returns: the stored line.
     /// - Throws: ``MessengerError`` when the room is not joined or the line too long;
     ///   ``MeshStore/StoreError``.
     @discardableResult
-    public func send(text: String, room: RoomRef,
+    public func send(text: String, room: RoomRef, action: Bool = false,
                      announce: @Sendable (StoredMessage) async -> Void = { _ in }) async throws -> StoredMessage {
         guard try await keys()[room] != nil else { throw MessengerError("you are not in \(room): /join \(room.name) first") }
         guard text.utf8.count <= RoomLimits.maxTextBytes else {
             throw MessengerError("a line of \(text.utf8.count) bytes is over the room limit of \(RoomLimits.maxTextBytes)")
         }
-        return try await accept(text: text, to: nil, room: room, announce: announce) { id in
+        return try await accept(text: text, to: nil, room: room, action: action, announce: announce) { id in
             await self.flushBroadcasts(quietID: id)
         }
     }
@@ -366,11 +369,13 @@ public actor Messenger {
                     text.messageID = Data(try NodeID(hex: entry.message.id).bytes)
                     text.text = entry.message.text
                     text.sentAtMs = Int64((entry.message.sentAt.timeIntervalSince1970 * 1000).rounded())
+                    text.action = entry.message.isAction
                     guard let roomChannel else { continue }
                     sentToNobody = try await roomChannel.send(text, key: key)
                 } else {
                     let line = ChatPayload.line(id: try NodeID(hex: entry.message.id), text: entry.message.text,
-                                                sentAtMilliseconds: ChatPayload.milliseconds(entry.message.sentAt))
+                                                sentAtMilliseconds: ChatPayload.milliseconds(entry.message.sentAt),
+                                                action: entry.message.isAction)
                     sentToNobody = try await channel.broadcast(line.encoded)
                 }
                 if sentToNobody { return }
@@ -400,7 +405,7 @@ public actor Messenger {
             do {
                 let line = ChatPayload.privateLine(id: try NodeID(hex: entry.message.id), text: entry.message.text,
                                                    sentAtMilliseconds: ChatPayload.milliseconds(entry.message.sentAt),
-                                                   sequence: entry.sequence, floor: floor)
+                                                   sequence: entry.sequence, floor: floor, action: entry.message.isAction)
                 try await channel.send(line.encoded, to: route.peer)
                 let wasQueued = entry.message.status == .queued
                 try await db { try $0.recordAttempt(ids: [entry.message.id], now: now) }
@@ -460,7 +465,7 @@ public actor Messenger {
             let sentAt = Date(timeIntervalSince1970: Double(text.sentAtMs) / 1000)
             if let stored = try await db({ try $0.receiveBroadcast(id: id.hex, from: sender.id, fromName: sender.displayName, text: text.text,
                                                                  sentAt: sentAt, hops: hops, room: RoomRef(name: key.name, hasPassword: key.hasPassword),
-                                                                 now: Date()) }) {
+                                                                 isAction: text.action, now: Date()) }) {
                 await events.push(.message(stored))
             }
         } catch let error as RoomError {
@@ -519,19 +524,21 @@ public actor Messenger {
             return
         }
         switch payload {
-        case .line(let id, let text, let sentAt)?:
+        case .line(let id, let text, let sentAt, let action)?:
             if await isBlocked(sender.id) { return }
             do {
                 if let stored = try await db({ try $0.receiveBroadcast(id: id.hex, from: sender.id, fromName: sender.displayName,
-                                                                       text: text, sentAt: ChatPayload.date(sentAt), hops: hops, now: Date()) }) {
+                                                                       text: text, sentAt: ChatPayload.date(sentAt), hops: hops,
+                                                                       isAction: action, now: Date()) }) {
                     await events.push(.message(stored))
                 }
             } catch {
                 report(error)
             }
-        case .privateLine(let id, let text, let sentAt, let sequence, let floor)?:
+        case .privateLine(let id, let text, let sentAt, let sequence, let floor, let action)?:
             let incoming = IncomingPrivate(id: id.hex, from: sender.id, fromName: sender.displayName, text: text,
-                                           sentAt: ChatPayload.date(sentAt), hops: hops, sequence: sequence, floor: floor)
+                                           sentAt: ChatPayload.date(sentAt), hops: hops, sequence: sequence, floor: floor,
+                                           isAction: action)
             await receivedPrivate(incoming, from: sender)
         case .receipt(let ids)?:
             do {

@@ -5,7 +5,7 @@ extension ChatCommand {
     public static let maxSearchCharacters = 256
 
     /// Parses the commands of conversations and attention (`/query`, `/window`, `/switch`,
-    /// `/search`, `/away`, `/whois`, `/clear`).
+    /// `/search`, `/away`, `/whois`, `/clear`, `/me`).
     static func conversationCommand(_ name: String, _ argument: String) throws(ChatCommandError) -> ChatCommand {
         switch name {
         case "query":
@@ -38,6 +38,9 @@ extension ChatCommand {
                 throw .badArgument(command: "away", error.description)
             }
             return .away(argument)
+        case "me":
+            guard !argument.isEmpty else { throw .badArgument(command: "me", "the text is missing") }
+            return .me(argument)
         case "clear":
             guard argument.isEmpty else { throw .badArgument(command: "clear", "it takes no argument") }
             return .clear

@@ -110,6 +110,8 @@ public enum ChatCommand: Sendable, Hashable {
     case whois(String)
     /// `/clear`: clear the screen of the conversation looked at (its stored lines stay).
     case clear
+    /// `/me TEXT`: an action line (`* alice waves`, PROTOCOL.md §17.8) where typed lines go.
+    case me(String)
     /// Leave.
     case quit
     /// An empty line: nothing to do.
@@ -145,6 +147,7 @@ public enum ChatCommand: Sendable, Hashable {
         ("files", "/files", "list the file transfers running now, both ways, with their progress"),
         ("cancel", "/cancel ID", "stop a file transfer, either way (ID: its id or a prefix of it, as /files shows)"),
         ("reply", "/reply TEXT", "send a private line to the last peer who sent you one"),
+        ("me", "/me TEXT", "send an action line where your lines go (shown as * NAME TEXT)"),
         ("route", "/route @NAME", "show the path to a peer across the mesh with each link's latency"),
         ("ping", "/ping @NAME", "measure the round trip to a peer across the mesh (a sealed ping and pong)"),
         ("verify", "/verify @NAME", "show the safety number to compare with a peer, and both key fingerprints"),
@@ -356,7 +359,7 @@ public enum ChatCommand: Sendable, Hashable {
             return .accept(argument.isEmpty ? nil : argument)
         case "decline":
             return .decline(argument.isEmpty ? nil : argument)
-        case "query", "window", "win", "switch", "search", "away", "whois", "clear":
+        case "query", "window", "win", "switch", "search", "away", "whois", "clear", "me":
             return try conversationCommand(name, argument)
         default:
             throw .unknownCommand(name)

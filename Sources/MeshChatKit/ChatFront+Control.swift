@@ -24,7 +24,12 @@ extension ChatFront {
         do {
             switch target {
             case .typed:
-                if let room = await activeRoom() { return try await send(text, room: room) }
+                // Where the chat's typed lines go: the peer of /query, else the active room, else everyone.
+                switch await activeTarget() {
+                case .peer(let peer): return try await send(text, peer: peer)
+                case .room(let room): return try await send(text, room: room)
+                case .mesh: break
+                }
                 let stored = try await messenger.send(text: text, to: nil) { stored in
                     emit(.sent(id: stored.id, text: text, to: session.connectedPeers, status: Self.sentStatus(stored)))
                 }
@@ -43,16 +48,19 @@ extension ChatFront {
                 case .failure(let message):
                     return ControlProtocol.error("\(message); nothing was sent", code: .unknownPeer)
                 case .success(let peer):
-                    let stored = try await messenger.send(text: text, to: peer) { stored in
-                        emit(.sent(id: stored.id, text: text, to: [peer], isPrivate: true, status: Self.sentStatus(stored)))
-                    }
-                    return ControlProtocol.stored(id: stored.id, status: Self.sentStatus(stored),
-                                                  to: (peer.id.hex, peer.displayName), room: nil)
+                    return try await send(text, peer: peer)
                 }
             }
         } catch {
             return ControlProtocol.error("nothing was sent: \(error)", code: .failed)
         }
+    }
+
+    private func send(_ text: String, peer: PeerID) async throws -> String {
+        let stored = try await messenger.send(text: text, to: peer) { stored in
+            emit(.sent(id: stored.id, text: text, to: [peer], isPrivate: true, status: Self.sentStatus(stored)))
+        }
+        return ControlProtocol.stored(id: stored.id, status: Self.sentStatus(stored), to: (peer.id.hex, peer.displayName), room: nil)
     }
 
     private func send(_ text: String, room: RoomRef) async throws -> String {

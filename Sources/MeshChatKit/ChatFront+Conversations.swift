@@ -10,6 +10,8 @@ extension ChatFront {
     /// The setting under which the peer of a private conversation typed lines go to (`/query`) is
     /// remembered: its node id in hex.
     static let activeQueryKey = "chat.query"
+    /// The setting under which this node's away text (`/away`) is kept across restarts.
+    static let awayKey = "chat.away"
     /// How many of the most recent stored lines `/search` looks through.
     public static let searchedLines = 10_000
     /// The most lines `/search` shows (the latest that match).
@@ -98,6 +100,19 @@ extension ChatFront {
         if target != .mesh { emit(.notice("your lines go to \(target.label), as before the restart (/switch mesh: to everyone)")) }
     }
 
+    /// Sets the away text kept from before a restart (``awayKey``) in this node's advert, and says
+    /// so. A stored text that breaks §17.7's rules (an edited database) is reported and not set.
+    func restoreAway() async {
+        let store = messenger.store
+        guard let text = try? await EventLoops.runBlocking({ try store.setting(Self.awayKey) }), !text.isEmpty else { return }
+        do {
+            try await messenger.setAway(text)
+            emit(.notice("you are away: \(text), as before the restart (/away alone clears it)"))
+        } catch {
+            emit(.error("the away text kept from before the restart was not set: \(error)"))
+        }
+    }
+
     /// Runs `/query`, `/window`, `/switch`, `/search`, `/away`, `/whois` and `/clear`.
     func handleConversations(_ command: ChatCommand) async {
         do {
@@ -117,6 +132,9 @@ extension ChatFront {
                 let stored = try await messenger.history(limit: Self.searchedLines)
                 emit(.search(text, Self.search(stored, for: text).map(historyLine)))
             case .away(let text):
+                // On disk first (nil clears it), then in the advert.
+                let store = messenger.store
+                try await EventLoops.runBlocking { try store.setSetting(Self.awayKey, to: text) }
                 try await messenger.setAway(text)
                 emit(.away(text))
             case .whois(let name):

@@ -121,12 +121,28 @@ extension ChatFront {
             let (markers, pins) = try await mapMarkers(view, here: here)
             return emit(.map(view.render(places: markers, pins: pins, colour: options.colour)))
         }
-        // The terminal's size now (it may have been resized since the start).
-        let picture = try await MapView.fitting(centre: here, radius: radius, screen: screen) { view in
+        memory.lastMapRadius = radius
+        emit(.map(try await fittedMap(here: here, radius: radius, screen: screen)))
+    }
+
+    /// The map drawn for the terminal's size now (it may have been resized since the start).
+    private func fittedMap(here: Coordinate, radius: Distance, screen: (columns: Int, rows: Int)) async throws -> [String] {
+        try await MapView.fitting(centre: here, radius: radius, screen: screen) { view in
             let (markers, pins) = try await mapMarkers(view, here: here)
             return view.render(places: markers, pins: pins, colour: options.colour)
         }
-        emit(.map(picture))
+    }
+
+    /// The terminal was resized: the conversation looked at is drawn again from its scrollback
+    /// for the new size (`/help` wraps again), the input line below it; a `/map` shown last is
+    /// drawn anew for the new size first.
+    func redrawForResize() async {
+        if memory.showsMapLast, let radius = memory.lastMapRadius, let screen = options.screenSize?(),
+           let here = try? await places.here(), let picture = try? await fittedMap(here: here, radius: radius, screen: screen) {
+            memory.replaceLastMap(with: picture)
+        }
+        let (target, lines) = memory.activeScrollback
+        emit(.target(target, scrollback: lines))
     }
 
     /// The places and pins within a map's reach.

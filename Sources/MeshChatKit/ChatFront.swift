@@ -40,6 +40,9 @@ public struct ChatFront: Sendable {
         public var presence = PresenceMode.summary
         /// Invitations go out by `/invite` only (`--manual`): "inviting bob" answers a command, never summarised.
         public var invitesByHand = false
+        /// The terminal's resizes (``TerminalIO/resizes``): each draws the conversation looked at
+        /// again for the new size (``redrawForResize()``); `nil` without a terminal.
+        public var resizes: AsyncStream<Void>?
         /// Creates the defaults.
         public init() {}
     }
@@ -114,13 +117,15 @@ public struct ChatFront: Sendable {
         if !options.json {
             switch memory.takePresence(output, mode: options.presence, invitesByHand: options.invitesByHand, at: .now) {
             case .show:
-                break
+                // "bob connected" before bob's first line, not 2 s after it.
+                if let held = memory.releasePresence(before: output) { present(held) }
             case .dropped, .heldInWindow:
                 return
             case .held(let end):
                 Task {
                     try? await Task.sleep(until: end, clock: .continuous)
-                    if let line = memory.flushPresence(at: end) { present(line) }
+                    // Names in a summary marked as everywhere else (✓, "new key"): the book is set while it is made.
+                    if let line = PeerMarks.$book.withValue(trust.book, operation: { memory.flushPresence(at: end) }) { present(line) }
                 }
                 return
             }
@@ -132,11 +137,14 @@ public struct ChatFront: Sendable {
     private func present(_ output: ChatOutput) {
         var output = output
         var calls = false
-        if case .message(let id, let from, let text, let sentAt, let hops, let isPrivate, let room, _) = output,
+        if case .message(let id, let from, let text, let sentAt, let hops, let isPrivate, let room, _, let action) = output,
            from.id != session.peer.peerID.id {
             let mention = options.attention.calls(text, isPrivate: false, myName: session.peer.peerID.displayName)
             calls = mention || isPrivate
-            if mention { output = .message(id: id, from: from, text: text, sentAt: sentAt, hops: hops, isPrivate: isPrivate, room: room, mention: true) }
+            if mention {
+                output = .message(id: id, from: from, text: text, sentAt: sentAt, hops: hops, isPrivate: isPrivate, room: room,
+                                  mention: true, action: action)
+            }
         }
         let placement = memory.record(output, mention: calls)
         PeerMarks.$book.withValue(trust.book) {
@@ -173,6 +181,7 @@ public struct ChatFront: Sendable {
         loaded.open()
         // The prompt says where typed lines go from the start, also after a restart.
         await showStartTarget()
+        await restoreAway()
         try await withThrowingTaskGroup(of: RunChild.self) { group in
             group.addTask {
                 try await session.run()
@@ -209,6 +218,12 @@ public struct ChatFront: Sendable {
             group.addTask {
                 await self.keepNameBook()
                 return .other
+            }
+            if let resizes = options.resizes {
+                group.addTask {
+                    for await _ in resizes { await self.redrawForResize() }
+                    return .other
+                }
             }
             group.addTask {
                 for try await line in lines {
@@ -252,27 +267,9 @@ public struct ChatFront: Sendable {
         case .empty:
             break
         case .say(let text):
-            switch await activeTarget() {
-            case .peer(let peer):
-                await sendPrivate(text, to: peer)
-            case .room(let room):
-                do {
-                    // `sent` is said inside the send, before any receipt of the line can be shown.
-                    try await messenger.send(text: text, room: room) { stored in
-                        emit(.sent(id: stored.id, text: text, to: session.connectedPeers, status: Self.sentStatus(stored), room: room))
-                    }
-                } catch {
-                    emit(.error("nothing was sent: \(error)"))
-                }
-            case .mesh:
-                do {
-                    try await messenger.send(text: text, to: nil) { stored in
-                        emit(.sent(id: stored.id, text: text, to: session.connectedPeers, status: Self.sentStatus(stored)))
-                    }
-                } catch {
-                    emit(.error("nothing was sent: \(error)"))
-                }
-            }
+            await say(text, action: false)
+        case .me(let text):
+            await say(text, action: true)
         case .privateMessage(let target, let text):
             switch PeerLookup.match(target, in: await knownPeers(holding: target), noun: "peer", names: trust.book) {
             case .failure(let message):
@@ -388,17 +385,6 @@ public struct ChatFront: Sendable {
         return .carryOn
     }
 
-    /// Sends a private line, saying `sent` (or `queued`) once it is on disk.
-    private func sendPrivate(_ text: String, to peer: PeerID) async {
-        do {
-            try await messenger.send(text: text, to: peer) { stored in
-                emit(.sent(id: stored.id, text: text, to: [peer], isPrivate: true, status: Self.sentStatus(stored)))
-            }
-        } catch {
-            emit(.error("nothing was sent: \(error)"))
-        }
-    }
-
     /// Peers a line can be addressed to: reachable now, seen since the start, or known from the
     /// history (a line to one of those waits in the outbox until it is reachable).
     func knownPeers() async -> [PeerID] {
@@ -419,7 +405,8 @@ public struct ChatFront: Sendable {
         if case .direct(let node) = message.conversation { with = message.isOutgoing ? name(of: node) : session.peer.peerID }
         if case .room(let ref) = message.conversation { room = ref }
         return ChatOutput.HistoryLine(id: message.id, from: author, with: with, text: message.text, sentAt: message.sentAt,
-                                      isOutgoing: message.isOutgoing, status: message.status.rawValue, hops: message.hops, room: room)
+                                      isOutgoing: message.isOutgoing, status: message.status.rawValue, hops: message.hops, room: room,
+                                      isAction: message.isAction)
     }
 
     private func showEvents() async {
@@ -441,7 +428,7 @@ public struct ChatFront: Sendable {
                 let author = (try? PeerID(id: message.author, displayName: message.authorName)) ?? name(of: message.author)
                 book.note(author)
                 emit(.message(id: message.id, from: author, text: message.text, sentAt: message.sentAt,
-                              hops: message.hops ?? 1, isPrivate: isPrivate, room: room))
+                              hops: message.hops ?? 1, isPrivate: isPrivate, room: room, action: message.isAction))
             case .status(let message):
                 var to: PeerID?
                 if case .direct(let node) = message.conversation { to = name(of: node) }

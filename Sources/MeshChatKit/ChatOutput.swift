@@ -13,15 +13,18 @@ public enum ChatOutput: Sendable {
     /// A peer's state changed.
     case peer(PeerID, state: String, address: String?, reason: DisconnectReason?)
     /// A chat line arrived: to the whole mesh, to a room (`room`), or private to this node; `hops` links travelled;
-    /// `mention` when it names me or a mention word (``Attention``).
+    /// `mention` when it names me or a mention word (``Attention``); `action` for an action line
+    /// (`/me`, shown `* alice waves`).
     case message(id: String, from: PeerID, text: String, sentAt: Date, hops: Int = 1, isPrivate: Bool = false, room: RoomRef? = nil,
-                 mention: Bool = false)
+                 mention: Bool = false, action: Bool = false)
     /// Opaque data arrived (from a library user's `send`).
     case data(from: PeerID, mode: SendMode, payload: Data)
     /// A typed line was accepted: stored on disk, then `sent` at once or `queued` until a route
     /// appears. `to` is the private line's peer, or the connected peers for a line to the mesh;
     /// `room` the room it went to (`nil`: everyone, or the private line's peer).
-    case sent(id: String, text: String, to: [PeerID], isPrivate: Bool = false, status: String = "sent", room: RoomRef? = nil)
+    /// `action` for an action line (`/me`).
+    case sent(id: String, text: String, to: [PeerID], isPrivate: Bool = false, status: String = "sent", room: RoomRef? = nil,
+              action: Bool = false)
     /// One of my lines changed status: `sent`, `delivered` (receipt from the destination), `expired`.
     case receipt(id: String, status: String, to: PeerID?)
     /// A node became reachable across the mesh (`hops`, first link `via`), or not (`hops` nil).
@@ -162,11 +165,14 @@ public enum ChatOutput: Sendable {
         public let hops: Int?
         /// The room of a room line.
         public let room: RoomRef?
+        /// Whether it is an action line (`/me`).
+        public let isAction: Bool
 
         /// Creates a line.
         public init(id: String, from: PeerID, with: PeerID?, text: String, sentAt: Date, isOutgoing: Bool, status: String, hops: Int?,
-                    room: RoomRef? = nil) {
+                    room: RoomRef? = nil, isAction: Bool = false) {
             self.room = room
+            self.isAction = isAction
             self.id = id
             self.from = from
             self.with = with

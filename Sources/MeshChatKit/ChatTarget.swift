@@ -55,10 +55,10 @@ public enum ChatTarget: Sendable, Hashable {
     /// - Returns: the conversation.
     public static func of(_ output: ChatOutput) -> ChatTarget? {
         switch output {
-        case .message(_, let from, _, _, _, let isPrivate, let room, _):
+        case .message(_, let from, _, _, _, let isPrivate, let room, _, _):
             if let room { return .room(room) }
             return isPrivate ? .peer(from) : .mesh
-        case .sent(_, _, let to, let isPrivate, _, let room):
+        case .sent(_, _, let to, let isPrivate, _, let room, _):
             if let room { return .room(room) }
             if isPrivate, let peer = to.first { return .peer(peer) }
             return isPrivate ? nil : .mesh

@@ -40,9 +40,9 @@ public struct CompletionNames: Sendable, Hashable {
         case .peer(let peer, _, _, _), .found(let peer, _, _, _), .reachability(let peer, _, _),
              .invitation(let peer, _, _, _), .route(let peer, _):
             note(id: peer.id.hex, name: peer.displayName)
-        case .message(_, let from, _, _, _, _, _, _):
+        case .message(_, let from, _, _, _, _, _, _, _):
             note(id: from.id.hex, name: from.displayName)
-        case .sent(_, _, let to, _, _, _):
+        case .sent(_, _, let to, _, _, _, _):
             for peer in to { note(id: peer.id.hex, name: peer.displayName) }
         case .peers(let rows):
             for row in rows { note(id: row.id, name: row.name) }

@@ -157,6 +157,22 @@ public struct Conversations: Sendable {
         return buffers[index].lines
     }
 
+    /// Replaces the last output of the buffer looked at when it is a `/map` picture (the same
+    /// map drawn again for a resized terminal); it keeps the time it was shown.
+    /// - Parameter lines: the new picture.
+    /// - Returns: whether the last output was a map (and was replaced).
+    public mutating func replaceLastMap(with lines: [String]) -> Bool {
+        guard let last = buffers[activeIndex].lines.last, case .map = last.output else { return false }
+        buffers[activeIndex].lines[buffers[activeIndex].lines.count - 1] = Entry(output: .map(lines), at: last.at)
+        return true
+    }
+
+    /// Whether the last output of the buffer looked at is a `/map` picture.
+    public var showsMapLast: Bool {
+        guard let last = buffers[activeIndex].lines.last, case .map = last.output else { return false }
+        return true
+    }
+
     /// Empties the scrollback of the buffer looked at (`/clear`: the screen, not the stored history).
     /// - Returns: the conversation looked at.
     public mutating func clearScrollback() -> ChatTarget {

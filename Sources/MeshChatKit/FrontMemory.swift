@@ -1,4 +1,5 @@
 import MeshPlaces
+import Places
 import MeshSession
 import MeshStore
 import Foundation
@@ -18,6 +19,7 @@ final class FrontMemory: Sendable {
         var query: PeerID??
         var conversations = Conversations()
         var presence: PresenceSummary?
+        var mapRadius: Distance?
     }
 
     private let state = Mutex(State())
@@ -31,6 +33,25 @@ final class FrontMemory: Sendable {
     var lastLookup: PlaceLookup? {
         get { state.withLock { $0.lookup } }
         set { state.withLock { $0.lookup = newValue } }
+    }
+
+    /// The radius of the last `/map`, to draw it again for a resized terminal.
+    var lastMapRadius: Distance? {
+        get { state.withLock { $0.mapRadius } }
+        set { state.withLock { $0.mapRadius = newValue } }
+    }
+
+    /// The conversation looked at and its scrollback, oldest first.
+    var activeScrollback: (target: ChatTarget, lines: [Conversations.Entry]) {
+        state.withLock { ($0.conversations.active, $0.conversations.scrollback) }
+    }
+
+    /// Whether the last output of the conversation looked at is a `/map` picture.
+    var showsMapLast: Bool { state.withLock { $0.conversations.showsMapLast } }
+
+    /// Replaces the last `/map` picture of the conversation looked at (``Conversations/replaceLastMap(with:)``).
+    func replaceLastMap(with lines: [String]) {
+        state.withLock { _ = $0.conversations.replaceLastMap(with: lines) }
     }
 
     var lastPins: [SharedPin] {
@@ -60,6 +81,11 @@ final class FrontMemory: Sendable {
             defer { state.presence = summary }
             return summary.take(output, at: now)
         }
+    }
+
+    /// The held presence line of an output's author, to show before it (``PresenceSummary/release(before:)``).
+    func releasePresence(before output: ChatOutput) -> ChatOutput? {
+        state.withLock { $0.presence?.release(before: output) }
     }
 
     /// Ends the presence summary's window (``PresenceSummary/flush(at:)``).

@@ -35,22 +35,24 @@ public struct JSONRenderer: Sendable {
                 ])))
             }
             return .object(members)
-        case .message(let id, let from, let text, let sentAt, let hops, let isPrivate, let room, let mention):
+        case .message(let id, let from, let text, let sentAt, let hops, let isPrivate, let room, let mention, let action):
             var members: [(String, JSONValue)] = [("event", "message"), ("id", .string(id)), ("from", Self.peer(from)),
                                                   ("text", .string(text)), ("sent_at", .string(Self.iso8601(sentAt))),
                                                   ("hops", .int(hops)), ("private", .bool(isPrivate))]
             if let room { members += Self.room(room) }
             // Only where it applies (additive: scripts that do not know it see the same events).
             if mention { members.append(("mention", .bool(true))) }
+            if action { members.append(("action", .bool(true))) }
             return .object(members)
         case .data(let from, let mode, let payload):
             return .object([("event", "data"), ("from", Self.peer(from)), ("mode", .string("\(mode)")),
                             ("bytes", .int(payload.count)), ("base64", .string(payload.base64EncodedString()))])
-        case .sent(let id, let text, let to, let isPrivate, let status, let room):
+        case .sent(let id, let text, let to, let isPrivate, let status, let room, let action):
             var members: [(String, JSONValue)] = [("event", "sent"), ("id", .string(id)), ("text", .string(text)), ("to", .array(to.map(Self.peer))),
                                                   ("private", .bool(isPrivate)), ("status", .string(status))]
             // Where the line went, always: a room (with whether it has a password) or none.
             members += room.map(Self.room) ?? [("room", .null)]
+            if action { members.append(("action", .bool(true))) }
             return .object(members)
         case .receipt(let id, let status, let to):
             var members: [(String, JSONValue)] = [("event", "receipt"), ("id", .string(id)), ("status", .string(status))]
@@ -225,6 +227,7 @@ public struct JSONRenderer: Sendable {
                     ("private", .bool(line.with != nil)), ("outgoing", .bool(line.isOutgoing)), ("status", .string(line.status))]
         if let hops = line.hops { members.append(("hops", .int(hops))) }
         if let room = line.room { members += Self.room(room) }
+        if line.isAction { members.append(("action", .bool(true))) }
         return .object(members)
     }
 

@@ -1,7 +1,13 @@
+import MeshLink
+
 /// The version of meshchat, in one place: `meshchat --version`, every command's help, and
 /// `scripts/install`'s man page read it from here.
 public enum MeshChatVersion {
-    /// The version: `MAJOR.MINOR.PATCH` (the minor number counts development sessions until 1.0),
-    /// with the mesh protocol's version after it (PROTOCOL.md §1).
-    public static let current = "0.11.0 (protocol 3)"
+    /// The release: `MAJOR.MINOR.PATCH` (the minor number counts development sessions until 1.0).
+    public static let release = "0.11.0"
+    /// The mesh protocol version this build speaks (PROTOCOL.md §1, §4.2): the handshake's own
+    /// constant, so the version string cannot disagree with the wire.
+    public static let protocolVersion = HandshakeStateMachine.protocolVersion
+    /// The version: the release with the protocol's version after it, `0.11.0 (protocol 5)`.
+    public static let current = "\(release) (protocol \(protocolVersion))"
 }

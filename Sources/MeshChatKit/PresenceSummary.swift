@@ -134,6 +134,21 @@ public struct PresenceSummary: Sendable {
         return pending.isEmpty ? nil : .notice(Self.sentence(pending.map { ($0.peer.shownName, $0.change) }))
     }
 
+    /// A line from a peer whose presence change is held comes after that change: the held change
+    /// of that peer is taken out of the window and returned, to be shown first (the others stay).
+    /// - Parameter output: an output about to be shown.
+    /// - Returns: the held presence line of the output's author, or `nil`.
+    public mutating func release(before output: ChatOutput) -> ChatOutput? {
+        let author: PeerID
+        switch output {
+        case .message(_, let from, _, _, _, _, _, _, _): author = from
+        case .data(let from, _, _): author = from
+        default: return nil
+        }
+        guard let index = pending.firstIndex(where: { $0.peer.id == author.id }) else { return nil }
+        return pending.remove(at: index).line
+    }
+
     /// `bob, carol and 3 others joined; dave left`: one clause a change, in the order each first came.
     static func sentence(_ changes: [(name: String, change: Change)]) -> String {
         var order: [Change] = []

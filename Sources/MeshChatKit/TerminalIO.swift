@@ -15,7 +15,8 @@ import Glibc
 /// blocking thread pool, feeds them to the decoder and the editor, and hands each entered line
 /// to the body as an `AsyncSequence` (the one ``ChatFront/run(lines:)`` reads). ``show(_:)`` prints
 /// an output above the input line. Both go through one lock, so output never cuts into a half-drawn
-/// input line. A terminal resize (SIGWINCH) redraws the input line for the new width.
+/// input line. A terminal resize (SIGWINCH) redraws the input line for the new width at once, and
+/// ``resizes`` tells the chat front, which draws the conversation looked at again for the new size.
 ///
 /// The terminal is put back as it was when the body returns or throws, when the input ends
 /// (Ctrl-D on an empty line; the chat may go on with `--keep-running`, and the terminal is then in
@@ -53,6 +54,11 @@ public final class TerminalIO: Sendable {
 
     /// The colour mode of everything written.
     public let colour: ColourMode
+    /// One element per terminal resize (SIGWINCH), after the input line was drawn for the new
+    /// width: the chat front draws the conversation looked at again for the new size. Resizes in
+    /// quick succession may come as one.
+    public let resizes: AsyncStream<Void>
+    private let resized: AsyncStream<Void>.Continuation
     private let state: Mutex<State>
     private let saved: termios
     private let wakeRead: Int32
@@ -84,6 +90,7 @@ public final class TerminalIO: Sendable {
         self.wakeRead = wake.read
         self.wakeWrite = wake.write
         self.colour = colour
+        (resizes, resized) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         state = Mutex(State(screen: TerminalScreen(prompt: prompt, width: Self.width(), colour: colour)))
     }
 
@@ -266,7 +273,10 @@ public final class TerminalIO: Sendable {
     // MARK: Input
 
     private func readKeys(into lines: Lines.Continuation) async {
-        defer { lines.finish() }
+        defer {
+            lines.finish()
+            resized.finish()
+        }
         let reader = KeyReader(input: STDIN_FILENO, wake: wakeRead)
         while true {
             guard let event = try? await EventLoops.runBlocking({ reader.next() }) else { return }
@@ -277,6 +287,7 @@ public final class TerminalIO: Sendable {
                 guard goesOn else { return }
             case .resized:
                 state.withLock { state in Self.write(state.screen.resize(width: Self.width())) }
+                resized.yield()
             case .ended:
                 state.withLock { state in
                     state.inputEnded = true

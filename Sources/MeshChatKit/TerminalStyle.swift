@@ -65,9 +65,11 @@ public struct TerminalStyle: Sendable {
         case .nick(let peer, _, let isMe):
             if isMe { me = (peer.id.hex, peer.displayName) }
             return notices(TextRenderer().render(output), stamp: stamp)
-        case .message(_, let from, let text, let sentAt, let hops, let isPrivate, let room, let mention):
+        case .message(_, let from, let text, let sentAt, let hops, let isPrivate, let room, let mention, let action):
             var line = stamp
-            if let room {
+            if action {
+                line = actionHeader(stamp, room: room, to: isPrivate ? ("you", .me) : nil, author: from.shownName, .peer(id: from.id.hex))
+            } else if let room {
                 line.append("<", .detail)
                 line.append(Self.safe(room.description) + " ", .room)
                 line.append(Self.safe(from.shownName), .peer(id: from.id.hex))
@@ -89,10 +91,13 @@ public struct TerminalStyle: Sendable {
             }
             // A line that calls me (a mention, a private line) is highlighted.
             return body(line, text, role: mention || isPrivate ? .mention : .plain)
-        case .sent(let id, let text, let to, let isPrivate, let status, let room):
+        case .sent(let id, let text, let to, let isPrivate, let status, let room, let action):
             remember(id, text: text, to: isPrivate ? to.first.map { Self.safe($0.shownName) } : nil)
             var line = stamp
-            if let room {
+            if action {
+                let peer = isPrivate ? to.first.map { ($0.shownName, TextRole.peer(id: $0.id.hex)) } : nil
+                line = actionHeader(stamp, room: room, to: peer, author: me?.name ?? "you", .me)
+            } else if let room {
                 line.append("<", .detail)
                 line.append(Self.safe(room.description) + " ", .room)
                 line.append(Self.safe(me?.name ?? "you"), .me)
@@ -177,6 +182,25 @@ public struct TerminalStyle: Sendable {
 
     /// A message body after its header: the first line on the header's row, further lines of a
     /// multi-line text indented beneath it.
+    /// The start of an action line: `<#dev> * alice`, `[→ bob] * alice`, `* alice` (then the text).
+    private func actionHeader(_ start: StyledText, room: RoomRef?, to: (name: String, role: TextRole)?, author: String,
+                              _ role: TextRole) -> StyledText {
+        var line = start
+        if let room {
+            line.append("<", .detail)
+            line.append(Self.safe(room.description), .room)
+            line.append("> ", .detail)
+        } else if let to {
+            line.append("[→ ", .privateMarker)
+            line.append(Self.safe(to.name), to.role)
+            line.append("] ", .privateMarker)
+        }
+        line.append("*", .notice)
+        line.append(" ")
+        line.append(Self.safe(author), role)
+        return line
+    }
+
     private func body(_ header: StyledText, _ text: String, role: TextRole = .plain) -> [StyledText] {
         let parts = text.split(separator: "\n", omittingEmptySubsequences: false).map { Self.safe(String($0)) }
         let indent = String(repeating: " ", count: TerminalText.displayWidth(header.plain) + 1)
@@ -217,7 +241,10 @@ public struct TerminalStyle: Sendable {
         // The date too: an old line must not look like a live one.
         var line = StyledText(TextRenderer.dated(entry.sentAt, timeZone: timeZone) + " ", .timestamp)
         let author: TextRole = entry.isOutgoing ? .me : .peer(id: entry.from.id.hex)
-        if let with = entry.with {
+        if entry.isAction {
+            let to = entry.with.map { entry.isOutgoing ? ($0.shownName, TextRole.peer(id: $0.id.hex)) : ("you", .me) }
+            line = actionHeader(line, room: entry.room, to: to, author: entry.from.shownName, author)
+        } else if let with = entry.with {
             line.append("[", .privateMarker)
             if entry.isOutgoing {
                 line.append("you", .me)

@@ -67,13 +67,14 @@ public struct TextRenderer: Sendable {
                 return "* \(peer.shown) lost: \(reason.message) (\(reason.code))"
             default: return "* \(peer.shown) \(state)\(at)"
             }
-        case .message(_, let from, let text, _, let hops, let isPrivate, let room, _):
+        case .message(_, let from, let text, _, let hops, let isPrivate, let room, _, let action):
             let via = hops > 1 ? " (\(hops) hops)" : ""
+            if action { return Self.actionMarker(room: room, to: isPrivate ? "you" : nil) + "* \(from.shownName)\(via) \(text)" }
             if let room { return "<\(room) \(from.shownName)>\(via) \(text)" }
             return isPrivate ? "[\(from.shownName) → you]\(via) \(text)" : "<\(from.shownName)>\(via) \(text)"
         case .data(let from, let mode, let payload):
             return "* \(payload.count) bytes of \(mode) data from \(from.shown)"
-        case .sent(let id, _, let to, let isPrivate, let status, _):
+        case .sent(let id, _, let to, let isPrivate, let status, _, _):
             if status == "queued" {
                 let target = isPrivate ? to.first.map { "\($0.shownName) is reachable" } ?? "a route appears" : "a peer connects"
                 return "* queued \(id.prefix(8)): it goes out when \(target)"
@@ -209,11 +210,30 @@ extension TextRenderer {
     /// `2026-11-25 10:50 <#dev bob> hi`.
     static func historyText(_ lines: [ChatOutput.HistoryLine]) -> String {
         lines.map { line in
+            if line.isAction {
+                let to = line.with.map { line.isOutgoing ? $0.shownName : "you" }
+                return "\(dated(line.sentAt)) \(actionMarker(room: line.room, to: to))* \(line.from.shownName) \(line.text)\(deliveryMark(line))"
+            }
             let who = line.with.map { line.isOutgoing ? "[you → \($0.shownName)]" : "[\(line.from.shownName) → you]" }
                 ?? line.room.map { "<\($0) \(line.from.shownName)>" } ?? "<\(line.from.shownName)>"
-            let mark = line.isOutgoing ? (line.status == "delivered" ? " ✓✓" : line.status == "sent" ? " ✓" : " (\(line.status))") : ""
-            return "\(dated(line.sentAt)) \(who) \(line.text)\(mark)"
+            return "\(dated(line.sentAt)) \(who) \(line.text)\(deliveryMark(line))"
         }.joined(separator: "\n")
+    }
+
+    private static func deliveryMark(_ line: ChatOutput.HistoryLine) -> String {
+        line.isOutgoing ? (line.status == "delivered" ? " ✓✓" : line.status == "sent" ? " ✓" : " (\(line.status))") : ""
+    }
+
+    /// What goes before an action line's `* NAME TEXT`: its room (`<#dev> `), the other party
+    /// of a private one (`[→ bob] `, `[→ you] `), or nothing for a line to everyone.
+    /// - Parameters:
+    ///   - room: the room of a room line.
+    ///   - to: the shown name of a private line's recipient.
+    /// - Returns: the marker with its trailing space, or "".
+    static func actionMarker(room: RoomRef?, to: String?) -> String {
+        if let room { return "<\(room)> " }
+        if let to { return "[→ \(to)] " }
+        return ""
     }
 
     /// `YYYY-MM-DD HH:MM` in a time zone (the system's by default).

@@ -43,11 +43,11 @@ extension MessageStore {
             if decision.placement == .held {
                 try db.execute(
                     sql: """
-                        INSERT INTO held (id, sender, sender_name, text, sent_at, hops, sequence, held_at)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                        INSERT INTO held (id, sender, sender_name, text, sent_at, hops, sequence, held_at, action)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [id, incoming.from.hex, incoming.fromName, incoming.text, Schema.column(incoming.sentAt),
-                                incoming.hops, Int64(incoming.sequence), Schema.column(now)])
+                                incoming.hops, Int64(incoming.sequence), Schema.column(now), incoming.isAction])
             }
             var deliver: [StoredMessage] = []
             for delivery in decision.deliveries {
@@ -56,7 +56,7 @@ extension MessageStore {
                     let message = StoredMessage(
                         id: id, conversation: .direct(incoming.from), isOutgoing: false, author: incoming.from,
                         authorName: incoming.fromName, text: incoming.text, sentAt: incoming.sentAt, recordedAt: now,
-                        hops: incoming.hops, status: .received, sequence: incoming.sequence)
+                        hops: incoming.hops, status: .received, sequence: incoming.sequence, isAction: incoming.isAction)
                     try Schema.insert(message, db)
                     deliver.append(message)
                 case .held(let sequence):
@@ -80,11 +80,12 @@ extension MessageStore {
     ///   - sentAt: when the author wrote it.
     ///   - hops: hops travelled.
     ///   - room: the room it was for, or `nil` for the whole mesh.
+    ///   - isAction: whether it is an action line (PROTOCOL.md §17.8).
     ///   - now: the current time.
     /// - Returns: the new history row to show, or `nil` when already seen, stale or malformed.
     /// - Throws: ``StoreError`` when the write fails.
     public func receiveBroadcast(id: String, from: NodeID, fromName: String, text: String, sentAt: Date, hops: Int?,
-                                 room: RoomRef? = nil, now: Date) throws(StoreError) -> StoredMessage? {
+                                 room: RoomRef? = nil, isAction: Bool = false, now: Date) throws(StoreError) -> StoredMessage? {
         guard let id = Schema.normalizedID(id) else { return nil }
         let limits = limits
         return try write("receiving a broadcast") { db in
@@ -93,7 +94,7 @@ extension MessageStore {
             try Self.remember(id, sentAt: sentAt, now: now, db)
             let message = StoredMessage(
                 id: id, conversation: room.map { .room($0) } ?? .mesh, isOutgoing: false, author: from, authorName: fromName, text: text,
-                sentAt: sentAt, recordedAt: now, hops: hops, status: .received, sequence: nil)
+                sentAt: sentAt, recordedAt: now, hops: hops, status: .received, sequence: nil, isAction: isAction)
             try Schema.insert(message, db)
             return message
         }
@@ -225,7 +226,7 @@ extension MessageStore {
     /// Moves a held message into history.
     static func releaseHeld(from sender: NodeID, sequence: UInt64, _ db: Database) throws -> StoredMessage {
         guard let row = try Row.fetchOne(
-            db, sql: "SELECT id, sender_name, text, sent_at, hops, held_at FROM held WHERE sender = ? AND sequence = ?",
+            db, sql: "SELECT id, sender_name, text, sent_at, hops, held_at, action FROM held WHERE sender = ? AND sequence = ?",
             arguments: [sender.hex, Int64(sequence)])
         else {
             throw Schema.BadRow(description: "held message \(sequence) from \(sender.shortHex) is missing")
@@ -233,7 +234,8 @@ extension MessageStore {
         let message = StoredMessage(
             id: row["id"], conversation: .direct(sender), isOutgoing: false, author: sender,
             authorName: row["sender_name"], text: row["text"], sentAt: Schema.date(row["sent_at"]),
-            recordedAt: Schema.date(row["held_at"]), hops: row["hops"], status: .received, sequence: sequence)
+            recordedAt: Schema.date(row["held_at"]), hops: row["hops"], status: .received, sequence: sequence,
+            isAction: row["action"])
         try db.execute(sql: "DELETE FROM held WHERE sender = ? AND sequence = ?", arguments: [sender.hex, Int64(sequence)])
         try Schema.insert(message, db)
         return message

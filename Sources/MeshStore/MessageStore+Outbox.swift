@@ -13,11 +13,12 @@ extension MessageStore {
     ///   - authorName: this node's display name.
     ///   - now: the current time (`sentAt`, `recordedAt`; expiry runs from it).
     ///   - id: the message id (32 hex digits) when the caller chose it, else a new random one.
+    ///   - isAction: whether it is an action line (`/me`, PROTOCOL.md §17.8).
     /// - Returns: the outbox entry, status ``DeliveryStatus/queued``.
     /// - Throws: ``StoreError`` `outboxFull` naming the limit (per destination or total) when
     ///   the outbox is full, `io` when the write fails.
     public func enqueue(text: String, to destination: NodeID?, room: RoomRef? = nil, author: NodeID, authorName: String,
-                        now: Date, id chosen: String? = nil) throws(StoreError) -> OutboxEntry {
+                        now: Date, id chosen: String? = nil, isAction: Bool = false) throws(StoreError) -> OutboxEntry {
         let id = chosen.flatMap(Schema.normalizedID) ?? Schema.newID()
         let limits = limits
         return try write("enqueuing a message") { db in
@@ -40,7 +41,7 @@ extension MessageStore {
             let message = StoredMessage(
                 id: id, conversation: destination.map { .direct($0) } ?? room.map { .room($0) } ?? .mesh, isOutgoing: true,
                 author: author, authorName: authorName, text: text, sentAt: now, recordedAt: now, hops: nil,
-                status: .queued, sequence: destination == nil ? nil : sequence)
+                status: .queued, sequence: destination == nil ? nil : sequence, isAction: isAction)
             let expiresAt = now.addingTimeInterval(limits.maxMessageAge.timeInterval)
             try Schema.insert(message, db)
             try db.execute(

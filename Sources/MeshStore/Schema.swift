@@ -126,6 +126,13 @@ enum Schema {
             // only the nodes that changed.
             try db.execute(sql: "CREATE TABLE name_record (node TEXT PRIMARY KEY, record TEXT NOT NULL)")
         }
+        migrator.registerMigration("v6 actions") { db in
+            // Action lines (`/me`, PROTOCOL.md §17.8), in history and among held private lines.
+            try db.execute(sql: """
+                ALTER TABLE message ADD COLUMN action INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE held ADD COLUMN action INTEGER NOT NULL DEFAULT 0;
+                """)
+        }
         return migrator
     }
 
@@ -156,7 +163,7 @@ enum Schema {
     }
 
     /// The columns of `message`, for `SELECT`.
-    static let messageColumns = "m.id, m.peer, m.room, m.outgoing, m.author, m.author_name, m.text, m.sent_at, m.recorded_at, m.hops, m.status, m.sequence"
+    static let messageColumns = "m.id, m.peer, m.room, m.outgoing, m.author, m.author_name, m.text, m.sent_at, m.recorded_at, m.hops, m.status, m.sequence, m.action"
 
     static func message(_ row: Row) throws -> StoredMessage {
         let peer: String? = row["peer"]
@@ -177,7 +184,8 @@ enum Schema {
             recordedAt: date(row["recorded_at"]),
             hops: row["hops"],
             status: status,
-            sequence: try sequence.map { try Self.sequence($0, "message sequence") })
+            sequence: try sequence.map { try Self.sequence($0, "message sequence") },
+            isAction: row["action"])
     }
 
     static func insert(_ message: StoredMessage, _ db: Database) throws {
@@ -190,12 +198,12 @@ enum Schema {
         }
         try db.execute(
             sql: """
-                INSERT INTO message (id, peer, room, outgoing, author, author_name, text, sent_at, recorded_at, hops, status, sequence)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO message (id, peer, room, outgoing, author, author_name, text, sent_at, recorded_at, hops, status, sequence, action)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [message.id, peer, room, message.isOutgoing, message.author.hex, message.authorName, message.text,
                         column(message.sentAt), column(message.recordedAt), message.hops, message.status.rawValue,
-                        message.sequence.map { Int64($0) }])
+                        message.sequence.map { Int64($0) }, message.isAction])
     }
 
     static func fetchMessage(id: String, _ db: Database) throws -> StoredMessage? {

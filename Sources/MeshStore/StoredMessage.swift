@@ -92,6 +92,8 @@ public struct StoredMessage: Sendable, Hashable {
     public var status: DeliveryStatus
     /// Its per-(sender → destination) sequence (private messages only).
     public var sequence: UInt64?
+    /// Whether it is an action line (`/me waves`, PROTOCOL.md §17.8): shown `* author text`.
+    public var isAction: Bool
 
     /// Creates a message value.
     /// - Parameters:
@@ -106,8 +108,10 @@ public struct StoredMessage: Sendable, Hashable {
     ///   - hops: hops travelled, for incoming messages.
     ///   - status: where it stands.
     ///   - sequence: the private sequence.
+    ///   - isAction: whether it is an action line.
     public init(id: String, conversation: Conversation, isOutgoing: Bool, author: NodeID, authorName: String,
-                text: String, sentAt: Date, recordedAt: Date, hops: Int?, status: DeliveryStatus, sequence: UInt64?) {
+                text: String, sentAt: Date, recordedAt: Date, hops: Int?, status: DeliveryStatus, sequence: UInt64?,
+                isAction: Bool = false) {
         self.id = id
         self.conversation = conversation
         self.isOutgoing = isOutgoing
@@ -119,6 +123,7 @@ public struct StoredMessage: Sendable, Hashable {
         self.hops = hops
         self.status = status
         self.sequence = sequence
+        self.isAction = isAction
     }
 }
 
@@ -178,6 +183,8 @@ public struct IncomingPrivate: Sendable, Hashable {
     /// The lowest sequence the sender still holds undelivered for this node, or its next
     /// sequence when none.
     public var floor: UInt64
+    /// Whether it is an action line (PROTOCOL.md §17.8).
+    public var isAction: Bool
 
     /// Creates an incoming message value.
     /// - Parameters:
@@ -189,8 +196,9 @@ public struct IncomingPrivate: Sendable, Hashable {
     ///   - hops: hops travelled.
     ///   - sequence: its sequence.
     ///   - floor: the sender's floor.
+    ///   - isAction: whether it is an action line.
     public init(id: String, from: NodeID, fromName: String, text: String, sentAt: Date, hops: Int?,
-                sequence: UInt64, floor: UInt64) {
+                sequence: UInt64, floor: UInt64, isAction: Bool = false) {
         self.id = id
         self.from = from
         self.fromName = fromName
@@ -199,6 +207,7 @@ public struct IncomingPrivate: Sendable, Hashable {
         self.hops = hops
         self.sequence = sequence
         self.floor = floor
+        self.isAction = isAction
     }
 }
 

@@ -74,7 +74,8 @@ struct SendCommand: AsyncParsableCommand {
             When a chat runs with the same data directory, the line goes through that chat (its control socket, \
             DATA-DIR/control): it is sent from the chat's node, shown in the chat, and the command exits 0 once the \
             chat has it on disk (status sent or queued: the chat delivers it); --to may then also name a joined \
-            #room, and --connect and discovery options are not used. Otherwise it \
+            #room, and without --to the line goes where the chat's typed lines go (the peer of /query, else the \
+            active room, else everyone); --connect and discovery options are not used. Otherwise it \
             starts a node as the chat does (same data directory, identity, message store, discovery, \
             --connect, --service and configuration file), waits until the peer given with --to is reachable \
             (a display name or an id prefix, as /msg takes it), writes the line to the outbox on disk, sends it \

@@ -13,7 +13,9 @@ import MeshFiles
 
 /// `meshchat`: peer-to-peer encrypted chat for the terminal and for scripts.
 struct MeshChat: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+    /// The chat's command; with the other roots' commands as subcommands while a shell completion
+    /// script is generated (``CompletionScripts``).
+    static var configuration: CommandConfiguration { CommandConfiguration(
         commandName: "meshchat",
         abstract: "Peer-to-peer encrypted chat between Linux machines, no server needed (meshchat \(MeshChatVersion.current)).",
         discussion: """
@@ -35,7 +37,9 @@ struct MeshChat: AsyncParsableCommand {
             An always-on relay node without a terminal: meshchat relay --help.
             One line from a script: meshchat send --help. A new identity key that peers accept as yours: meshchat rotate-key --help. Offline place data for scripts: meshchat places query --help.
             """,
-        version: MeshChatVersion.current)
+        version: MeshChatVersion.current,
+        subcommands: CompletionScripts.subcommands)
+    }
 
     /// Runs the chat: ``main()`` (an async context picks the async `main`, not ParsableCommand's).
     static func runChat() async { await main() }
@@ -134,6 +138,7 @@ struct MeshChat: AsyncParsableCommand {
             // Conversations in buffers of their own: the interactive terminal only (JSON and
             // text to a pipe show every line in order).
             options.buffers = terminal != nil
+            options.resizes = terminal?.resizes
             options.colour = ColourMode.detect(isTerminal: options.isTerminal, environment: ProcessInfo.processInfo.environment).isEnabled
             if options.isTerminal {
                 // Asked at each /map, so the picture follows a resize.

@@ -74,6 +74,17 @@ struct ControlSocketTests {
         let roomLine = try #require(JSONLine(try await bob.waitForEvent("\"event\":\"message\"", "to the room")))
         #expect(roomLine.string("room") == "#dev")
         #expect(roomLine.object("from")?["id"] as? String == aliceID)
+        // Without "to" a line goes where the chat's typed lines go: the room looked at, then,
+        // after /query @bob, to bob only (the /whois answer says the /query before it is done).
+        let typed = try #require(JSONLine(try UnixLineClient(socket).ask(#"{"op":"send","text":"where I look"}"#)))
+        #expect(typed.string("room") == "#dev", "\(typed)")
+        alice.send("/query @bob")
+        alice.send("/whois @bob")
+        try await alice.waitForEvent("\"event\":\"whois\"")
+        let queried = try #require(JSONLine(try UnixLineClient(socket).ask(#"{"op":"send","text":"to my query"}"#)))
+        #expect(queried.object["private"] as? Bool == true && queried.object("to")?["name"] as? String == "bob", "\(queried)")
+        let privateLine = try await bob.waitForEvent("\"event\":\"message\"", "to my query")
+        #expect(privateLine.contains("\"private\":true"), "\(privateLine)")
 
         // The chat removes its socket when it ends.
         alice.closeInput()

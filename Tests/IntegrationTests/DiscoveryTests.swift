@@ -122,10 +122,10 @@ struct DiscoveryTests {
         let big = String(repeating: "x", count: 240)
         // avahi-publish through sh so that the TXT strings may hold any bytes (printf octal escapes).
         let records: [(String, String)] = [
-            ("no-id", "'_v=4' '_n=no-id'"),
-            ("oversized", "'\(id)' '_v=4' '_n=oversized' " + (1...6).map { "'k\($0)=\(big)'" }.joined(separator: " ")),
-            ("not-utf8", "'\(id)' '_v=4' '_n=not-utf8' \"$(printf 'note=\\377\\376')\""),
-            ("duplicate", "'\(id)' '_v=4' '_n=duplicate' 'room=a' 'Room=b'"),
+            ("no-id", "'_v=5' '_n=no-id'"),
+            ("oversized", "'\(id)' '_v=5' '_n=oversized' " + (1...6).map { "'k\($0)=\(big)'" }.joined(separator: " ")),
+            ("not-utf8", "'\(id)' '_v=5' '_n=not-utf8' \"$(printf 'note=\\377\\376')\""),
+            ("duplicate", "'\(id)' '_v=5' '_n=duplicate' 'room=a' 'Room=b'"),
         ]
         var publishers: [Process] = []
         defer {

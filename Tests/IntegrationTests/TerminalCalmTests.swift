@@ -7,6 +7,16 @@ import Testing
 /// `/cancel` as a plain notice.
 @Suite("terminal calm", .serialized)
 struct TerminalCalmTests {
+    /// alice and bob as ``TerminalTests/aliceAndBob(_:environment:unset:shellSuffix:alice:bob:)`` makes them,
+    /// alice's location set (for `/map`).
+    static func aliceAndBobWithLocation(_ directory: TemporaryDirectory) async throws -> (TmuxSession, ChatProcess) {
+        let (alice, bob) = try await TerminalTests.aliceAndBob(directory)
+        try alice.type("/here 51.5074,-0.1278")
+        try alice.press("Enter")
+        try await alice.waitForScreen { rows in rows.contains { $0.contains("* you are at") } }
+        return (alice, bob)
+    }
+
     @Test("without --log-level a library notice (a hostile connection) stays out of the chat")
     func noLogLinesByDefault() async throws {
         let directory = TemporaryDirectory()
@@ -53,10 +63,7 @@ struct TerminalCalmTests {
     @Test("after a resize to 60 x 20, /map is drawn for the new size with its top edge on the screen, and /help wraps at word boundaries")
     func mapAndHelpFollowResize() async throws {
         let directory = TemporaryDirectory()
-        let (alice, bob) = try await TerminalTests.aliceAndBob(directory)
-        try alice.type("/here 51.5074,-0.1278")
-        try alice.press("Enter")
-        try await alice.waitForScreen { rows in rows.contains { $0.contains("* you are at") } }
+        let (alice, bob) = try await Self.aliceAndBobWithLocation(directory)
         try alice.run(["resize-window", "-t", alice.name, "-x", "60", "-y", "20"])
         try await alice.waitForScreen { _ in (try? alice.value("#{window_width}")) == "60" && (try? alice.value("#{window_height}")) == "20" }
         try alice.press("C-l")
@@ -91,7 +98,7 @@ struct TerminalCalmTests {
         for expected in ["first", "second", "third"] {
             let next = try await TerminalTests.nextMessage(bob, from: from)
             #expect(next.text == expected)
-            from = next.index + 1
+            from = next.index  // nextMessage gives the index after its line
         }
         try alice.run(["set-buffer", "-b", "calm", (1...7).map { "pasted \($0)" }.joined(separator: "\n")])
         try alice.run(["paste-buffer", "-p", "-d", "-b", "calm", "-t", alice.name])

@@ -280,3 +280,16 @@ extension ChatCommandTests {
         #expect(error.message.contains(fragment), "\(error.message)")
     }
 }
+
+/// `/me`: an action line where typed lines go.
+@Suite("chat commands: /me")
+struct ActionCommandTests {
+    @Test("/me TEXT is an action with the text as typed after the command; /me alone asks for the text")
+    func me() throws {
+        #expect(try ChatCommand.parse("/me waves") == .me("waves"))
+        #expect(try ChatCommand.parse("/ME  waves at bob  ") == .me("waves at bob"))
+        #expect(ChatCommandTests.parseError("/me")?.message.contains("the text is missing") == true)
+        #expect(ChatCommandTests.parseError("/me   ")?.message.contains("the text is missing") == true)
+        #expect(try ChatCommand.parse("//me waves") == .say("/me waves"))
+    }
+}

@@ -20,12 +20,28 @@ struct ConversationsTests {
     static func texts(_ entries: [Conversations.Entry]) -> [String] {
         entries.compactMap { entry in
             switch entry.output {
-            case .message(_, _, let text, _, _, _, _, _): text
-            case .sent(_, let text, _, _, _, _): text
+            case .message(_, _, let text, _, _, _, _, _, _): text
+            case .sent(_, let text, _, _, _, _, _): text
             case .notice(let text): text
             default: nil
             }
         }
+    }
+
+    @Test("a resize draws a /map shown last again: only the last output of the buffer looked at is replaced, with its time; an action line is still a line")
+    func replaceLastMap() {
+        var model = Conversations()
+        _ = model.record(.map(["old picture"]), mention: false, at: Self.at)
+        #expect(model.showsMapLast)
+        let replaced = model.replaceLastMap(with: ["new picture"])
+        #expect(replaced)
+        guard case .map(let lines) = model.scrollback.last?.output else { Issue.record("no map"); return }
+        #expect(lines == ["new picture"] && model.scrollback.last?.at == Self.at && model.scrollback.count == 1)
+        _ = model.record(.message(id: "x", from: Self.bob, text: "waves", sentAt: Self.at, action: true), mention: false, at: Self.at)
+        #expect(!model.showsMapLast)
+        let again = model.replaceLastMap(with: ["newer"])
+        #expect(!again)
+        #expect(Self.texts(model.scrollback) == ["waves"])
     }
 
     @Test("lines go to their conversation: the mesh, a room, a private conversation; notices to the one looked at")

@@ -98,3 +98,31 @@ struct PresenceSummaryTests {
         #expect(PresenceSummary.list(names) == expected)
     }
 }
+
+/// Presence lines beside chat lines and the names in a summary.
+@Suite("presence summary: order and names")
+struct PresenceOrderTests {
+    typealias P = PresenceSummaryTests
+
+    @Test("a line from a peer whose 'connected' is held comes after it: release gives that peer's line and keeps the others held")
+    func releaseBeforeLine() {
+        var summary = PresenceSummary()
+        _ = summary.take(P.connected(P.bob), at: P.t0)
+        _ = summary.take(P.connected(P.carol), at: P.t0)
+        let line = ChatOutput.message(id: "x", from: P.bob, text: "hi", sentAt: Date())
+        #expect(summary.take(line, at: P.t0) == .show)
+        #expect(P.text(summary.release(before: line)) == "* bob (01010101) connected at 10.0.0.1:7000")
+        #expect(summary.release(before: line) == nil, "released once")
+        #expect(summary.release(before: .message(id: "y", from: P.dave, text: "?", sentAt: Date())) == nil)
+        #expect(P.text(summary.flush(at: P.t0 + PresenceSummary.window)) == "* carol (02020202) connected at 10.0.0.1:7000")
+    }
+
+    @Test("a summary of several peers names them as everywhere else: a new key claiming a held name is flagged, a verified peer marked")
+    func summaryNamesMarked() {
+        var summary = PresenceSummary()
+        _ = summary.take(P.connected(TrustMarksTests.impostor), at: P.t0)
+        _ = summary.take(P.connected(TrustMarksTests.carol), at: P.t0)
+        let line = PeerMarks.$book.withValue(TrustMarksTests.book) { summary.flush(at: P.t0 + PresenceSummary.window) }
+        #expect(P.text(line) == "* Bob (new key 620da8ed) and carol ✓ joined")
+    }
+}

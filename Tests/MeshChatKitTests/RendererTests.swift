@@ -219,6 +219,13 @@ struct RendererTests {
              keys: ["peer", "reason"], nested: ["peer": peerKeys]),
         Case(label: "message (mention)", output: .message(id: "94c37e7313876e15166fe569eac5eac7", from: bob, text: "alice?", sentAt: sentAt, mention: true),
              keys: ["id", "from", "text", "sent_at", "hops", "private", "mention"], nested: ["from": peerKeys]),
+        Case(label: "message (action)", output: .message(id: "94c37e7313876e15166fe569eac5eac7", from: bob, text: "waves", sentAt: sentAt, action: true),
+             keys: ["id", "from", "text", "sent_at", "hops", "private", "action"], nested: ["from": peerKeys]),
+        Case(label: "sent (action)", output: .sent(id: "94c37e7313876e15166fe569eac5eac7", text: "waves", to: [bob], action: true),
+             keys: ["id", "text", "to", "private", "status", "room", "action"], nested: ["to": peerKeys]),
+        Case(label: "history (action)", output: .history([.init(id: "fd8095e0a793f5c229f0b9d96f65b7d4", from: bob, with: nil, text: "waves",
+                                                                sentAt: sentAt, isOutgoing: false, status: "received", hops: 1, isAction: true)]),
+             keys: ["messages"], nested: ["messages": ["id", "from", "text", "sent_at", "private", "outgoing", "status", "hops", "action"]]),
         Case(label: "search", output: .search("pizza", [.init(id: "fd8095e0a793f5c229f0b9d96f65b7d4", from: bob, with: nil, text: "pizza?",
                                                                sentAt: sentAt, isOutgoing: false, status: "received", hops: 1, room: lunch)]),
              keys: ["text", "messages"], nested: ["messages": ["id", "from", "text", "sent_at", "private", "outgoing", "status", "hops", "room", "password"]]),
@@ -305,6 +312,18 @@ struct RendererTests {
     func textMessage() {
         #expect(TextRenderer().render(.message(id: "94c37e7313876e15166fe569eac5eac7", from: Self.bob, text: "hello there", sentAt: Self.sentAt))
             == "<bob> hello there")
+    }
+
+    @Test("text: an action line (/me) shows as * name text, after its room or private marker; /history dates it")
+    func textAction() {
+        #expect(TextRenderer().render(.message(id: "x", from: Self.bob, text: "waves", sentAt: Self.sentAt, action: true)) == "* bob waves")
+        #expect(TextRenderer().render(.message(id: "x", from: Self.bob, text: "waves", sentAt: Self.sentAt, room: RoomRef(name: "#dev", hasPassword: false),
+                                               action: true)) == "<#dev> * bob waves")
+        #expect(TextRenderer().render(.message(id: "x", from: Self.bob, text: "nods", sentAt: Self.sentAt, hops: 2, isPrivate: true,
+                                               action: true)) == "[→ you] * bob (2 hops) nods")
+        let history = TextRenderer.historyText([.init(id: "x", from: Self.bob, with: nil, text: "waves", sentAt: Self.sentAt, isOutgoing: false,
+                                                      status: "received", hops: 1, isAction: true)])
+        #expect(history.hasSuffix(" * bob waves") && history.hasPrefix("2026-11-2"))
     }
 
     @Test("text: private and relayed lines, delivery marks, reachability and routes")

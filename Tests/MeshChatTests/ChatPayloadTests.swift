@@ -14,10 +14,23 @@ struct ChatPayloadTests {
             (.line(id: Self.id, text: "hello, mesh", sentAtMilliseconds: 1_790_000_000_000), .broadcast),
             (.privateLine(id: Self.id, text: "only for bob", sentAtMilliseconds: -5, sequence: 7, floor: 3), .sealed),
             (.receipt([Self.id, NodeID.random()]), .sealed),
+            (.line(id: Self.id, text: "waves", sentAtMilliseconds: 1, action: true), .broadcast),
+            (.privateLine(id: Self.id, text: "waves", sentAtMilliseconds: 1, sequence: 1, floor: 1, action: true), .sealed),
         ]
         for (message, delivery) in cases {
             #expect(try ChatPayload.decode(message.encoded, delivery: delivery) == message)
         }
+    }
+
+    @Test("an action line is a plain line with one more field: without it (an older peer's reading) the text is the same, and a plain line has no action byte")
+    func actionIsAdditive() throws {
+        let plain = ChatPayload.line(id: Self.id, text: "waves", sentAtMilliseconds: 1)
+        let action = ChatPayload.line(id: Self.id, text: "waves", sentAtMilliseconds: 1, action: true)
+        // Field 4 of Line, varint 1, at the end of the Line: a version 4 reader skips it as unknown.
+        #expect(action.encoded.count == plain.encoded.count + 2)
+        #expect(Array(action.encoded.suffix(2)) == [0x20, 0x01])
+        #expect(Array(action.encoded.prefix(plain.encoded.count).dropFirst(2)) == Array(plain.encoded.dropFirst(2)))
+        #expect(try ChatPayload.decode(plain.encoded, delivery: .broadcast) == plain)
     }
 
     @Test("a line to everyone must come broadcast; a private line and a receipt must come sealed")
@@ -33,10 +46,11 @@ struct ChatPayloadTests {
     @Test("the longest line fits one channel payload with the longest framing; one byte more is refused by the receiver")
     func lineLimit() throws {
         let longest = String(repeating: "x", count: ChatLimits.maxLineBytes)
-        let worst = ChatPayload.privateLine(id: Self.id, text: longest, sentAtMilliseconds: Int64.min, sequence: .max, floor: .max)
+        let worst = ChatPayload.privateLine(id: Self.id, text: longest, sentAtMilliseconds: Int64.min, sequence: .max, floor: .max,
+                                            action: true)
         #expect(worst.encoded.count <= Session.maxChannelPayload)
         #expect(try ChatPayload.decode(worst.encoded, delivery: .sealed) == worst)
-        let broadcast = ChatPayload.line(id: Self.id, text: longest, sentAtMilliseconds: Int64.min)
+        let broadcast = ChatPayload.line(id: Self.id, text: longest, sentAtMilliseconds: Int64.min, action: true)
         #expect(broadcast.encoded.count <= ChatLimits.channel.maxBroadcastSize)
         let over = ChatPayload.line(id: Self.id, text: longest + "x", sentAtMilliseconds: 1)
         #expect(throws: ChatPayload.Invalid.self) { try ChatPayload.decode(over.encoded, delivery: .broadcast) }

@@ -20,6 +20,13 @@ enum ChatVector {
                       sequence: 1, floor: 1)),
         ("receipt", "§17.4", "Receipt: for two private lines, ids e0e1…ef and e1e2…f0 (must come sealed)", .sealed,
          .receipt([try! NodeID(bytes: pattern(from: 0xe0, count: 16)), try! NodeID(bytes: pattern(from: 0xe1, count: 16))])),
+        ("actionLine", "§17.8", "Line with action (version 5): alice's action line \"waves\" to everyone (* alice waves), id d1d2…e0; "
+            + "a version 4 peer reads the line \"waves\" (must come broadcast)", .broadcast,
+         .line(id: try! NodeID(bytes: pattern(from: 0xd1, count: 16)), text: "waves", sentAtMilliseconds: AppVector.sentAt, action: true)),
+        ("actionPrivateLine", "§17.8", "PrivateLine with action (version 5): alice's action line \"nods\" to bob, id e2e3…f1, "
+            + "sequence 2, floor 1 (must come sealed)", .sealed,
+         .privateLine(id: try! NodeID(bytes: pattern(from: 0xe2, count: 16)), text: "nods", sentAtMilliseconds: AppVector.sentAt,
+                      sequence: 2, floor: 1, action: true)),
     ]
 
     static func compute() throws -> ChannelAppVector {

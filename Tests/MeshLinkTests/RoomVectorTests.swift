@@ -30,6 +30,17 @@ enum RoomVector {
         return text
     }
 
+    /// The action line of `roomAction`: "waves", marked action (§17.8).
+    static func actionText(_ key: RoomKey) -> RoomTextPayload {
+        var text = RoomTextPayload()
+        text.room = key.name
+        text.messageID = Data(pattern(from: 0x5f, count: 16))
+        text.text = "waves"
+        text.sentAtMs = AppVector.sentAt
+        text.action = true
+        return text
+    }
+
     static func compute() throws -> ChannelAppVector {
         let alice = FixedParty.alice.identity, bob = FixedParty.bob.identity
         let rooms = try keys()
@@ -48,6 +59,15 @@ enum RoomVector {
                                   description: "RoomText: the plaintext sealed in room\(index + 1), message id \(String(format: "%02x", 0x50 + index))…",
                                   payload: try text.serializedData().hexString))
         }
+        // Version 5 (§17.8): an action line to the first room ("* alice waves"), after the others.
+        let action = actionText(rooms[0].key)
+        messages.append(.init(name: "roomAction", section: "§15.2, §17.8",
+                              description: "RoomChat: alice's action line to #lunch (action, version 5): \"waves\", nonce 9091…9b",
+                              payload: try rooms[0].key.seal(action, origin: alice.nodeID, nonce: try ChaChaPoly.Nonce(data: nonce))
+                                .serializedData().hexString))
+        messages.append(.init(name: "roomActionText", section: "§15.2, §17.8",
+                              description: "RoomText: the plaintext sealed in roomAction, message id 5f60…6e, action true",
+                              payload: try action.serializedData().hexString))
         let deliveries = [ChannelAppVector.broadcast("roomBroadcast", channel: ChannelID.rooms.rawValue, first ?? Data(),
                                                      "room1 broadcast on channel 2")]
         return ChannelAppVector(
@@ -101,6 +121,19 @@ struct RoomVectorTests {
             }
             #expect(throws: RoomError.self, "bound to its origin") { try key.open(chat, origin: bob.nodeID) }
         }
+    }
+
+    @Test("§17.8: the room action line opens with #lunch's key as its RoomText, marked action; without the field it is the plain line")
+    func roomAction() throws {
+        let file = try Self.load()
+        let key = try RoomVector.keys()[0].key
+        let text = try key.open(try RoomChatPayload(serializedBytes: try file.payload("roomAction")), origin: alice.nodeID)
+        #expect(try text.serializedData() == (try file.payload("roomActionText")))
+        #expect(text.action && text.text == "waves" && text.room == "#lunch")
+        var plain = text
+        plain.action = false
+        // Field 5, varint 1, last: a version 4 reader skips those two bytes and reads the same line.
+        #expect(try text.serializedData() == (try plain.serializedData()) + Data([0x28, 0x01]))
     }
 
     @Test("§13.12: the broadcast verifies as alice's and carries room1 on channel 2")

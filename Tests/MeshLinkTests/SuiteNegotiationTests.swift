@@ -201,7 +201,7 @@ struct SuiteNegotiationTests {
         pump.run()
         let reason = try #require(pump.responderOutcome.reason)
         #expect(reason.code == .unsupportedVersion)
-        #expect(reason.message == "peer speaks protocol version 3; this peer speaks 4")
+        #expect(reason.message == "peer speaks protocol version 3; this peer speaks 5")
     }
 
     // MARK: Helpers

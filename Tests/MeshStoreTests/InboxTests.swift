@@ -153,3 +153,33 @@ struct InboxTests {
         #expect(try store.history(limit: 10, conversation: .mesh).count == 2)
     }
 }
+
+/// Action lines (`/me`, PROTOCOL.md §17.8) keep their flag on disk: sent, received, held.
+@Suite("MessageStore action lines")
+struct ActionLineStoreTests {
+    typealias F = Fixture
+
+    @Test("an action line is one in history after reopening: mine, a broadcast received, and a private line held then released")
+    func actionKept() throws {
+        let directory = TemporaryDirectory("meshstore")
+        do {
+            let store = try F.open(directory)
+            _ = try store.enqueue(text: "waves", to: nil, author: F.me, authorName: "me", now: F.t0, id: F.id(10), isAction: true)
+            _ = try store.enqueue(text: "plain", to: nil, author: F.me, authorName: "me", now: F.t0, id: F.id(11))
+            _ = try store.receiveBroadcast(id: F.id(12), from: F.bob, fromName: "bob", text: "nods", sentAt: F.t0, hops: 1,
+                                           isAction: true, now: F.t0)
+            _ = try store.receive(F.incoming(1, sequence: 1), now: F.t0)
+            var held = F.incoming(3, sequence: 3, floor: 2)
+            held.isAction = true
+            #expect(try store.receive(held, now: F.t0).deliver.isEmpty)
+            try store.close()
+        }
+        let store = try F.open(directory)
+        let fill = try store.receive(F.incoming(2, sequence: 2), now: F.at(1))
+        #expect(fill.deliver.map(\.isAction) == [false, true])
+        let byID = Dictionary(uniqueKeysWithValues: try store.history(limit: 10).map { ($0.id, $0.isAction) })
+        #expect(byID[F.id(10)] == true && byID[F.id(11)] == false && byID[F.id(12)] == true)
+        #expect(byID[F.id(1)] == false && byID[F.id(2)] == false && byID[F.id(3)] == true)
+        #expect(try store.message(id: F.id(10))?.isAction == true)
+    }
+}

@@ -94,6 +94,9 @@ public nonisolated struct Meshchat_Chat_V1_Line: Sendable {
   /// Unix ms when the author wrote it
   public var sentAtMs: Int64 = 0
 
+  /// version 5: an action line (/me), shown "* author text" (§17.8)
+  public var action: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -119,6 +122,9 @@ public nonisolated struct Meshchat_Chat_V1_PrivateLine: Sendable {
 
   /// the lowest sequence the sender still holds undelivered to this destination
   public var floor: UInt64 = 0
+
+  /// version 5: an action line (/me), shown "* author text" (§17.8)
+  public var action: Bool = false
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -229,7 +235,7 @@ nonisolated extension Meshchat_Chat_V1_ChatMessage: SwiftProtobuf.Message, Swift
 
 nonisolated extension Meshchat_Chat_V1_Line: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Line"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}message_id\0\u{1}text\0\u{3}sent_at_ms\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}message_id\0\u{1}text\0\u{3}sent_at_ms\0\u{1}action\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -240,6 +246,7 @@ nonisolated extension Meshchat_Chat_V1_Line: SwiftProtobuf.Message, SwiftProtobu
       case 1: try { try decoder.decodeSingularBytesField(value: &self.messageID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.text) }()
       case 3: try { try decoder.decodeSingularInt64Field(value: &self.sentAtMs) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.action) }()
       default: break
       }
     }
@@ -255,6 +262,9 @@ nonisolated extension Meshchat_Chat_V1_Line: SwiftProtobuf.Message, SwiftProtobu
     if self.sentAtMs != 0 {
       try visitor.visitSingularInt64Field(value: self.sentAtMs, fieldNumber: 3)
     }
+    if self.action != false {
+      try visitor.visitSingularBoolField(value: self.action, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -262,6 +272,7 @@ nonisolated extension Meshchat_Chat_V1_Line: SwiftProtobuf.Message, SwiftProtobu
     if lhs.messageID != rhs.messageID {return false}
     if lhs.text != rhs.text {return false}
     if lhs.sentAtMs != rhs.sentAtMs {return false}
+    if lhs.action != rhs.action {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -269,7 +280,7 @@ nonisolated extension Meshchat_Chat_V1_Line: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Meshchat_Chat_V1_PrivateLine: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".PrivateLine"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}message_id\0\u{1}text\0\u{3}sent_at_ms\0\u{1}sequence\0\u{1}floor\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}message_id\0\u{1}text\0\u{3}sent_at_ms\0\u{1}sequence\0\u{1}floor\0\u{1}action\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -282,6 +293,7 @@ nonisolated extension Meshchat_Chat_V1_PrivateLine: SwiftProtobuf.Message, Swift
       case 3: try { try decoder.decodeSingularInt64Field(value: &self.sentAtMs) }()
       case 4: try { try decoder.decodeSingularUInt64Field(value: &self.sequence) }()
       case 5: try { try decoder.decodeSingularUInt64Field(value: &self.floor) }()
+      case 6: try { try decoder.decodeSingularBoolField(value: &self.action) }()
       default: break
       }
     }
@@ -303,6 +315,9 @@ nonisolated extension Meshchat_Chat_V1_PrivateLine: SwiftProtobuf.Message, Swift
     if self.floor != 0 {
       try visitor.visitSingularUInt64Field(value: self.floor, fieldNumber: 5)
     }
+    if self.action != false {
+      try visitor.visitSingularBoolField(value: self.action, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -312,6 +327,7 @@ nonisolated extension Meshchat_Chat_V1_PrivateLine: SwiftProtobuf.Message, Swift
     if lhs.sentAtMs != rhs.sentAtMs {return false}
     if lhs.sequence != rhs.sequence {return false}
     if lhs.floor != rhs.floor {return false}
+    if lhs.action != rhs.action {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

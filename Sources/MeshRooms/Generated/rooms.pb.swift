@@ -68,6 +68,9 @@ public nonisolated struct Meshchat_Rooms_V1_RoomText: Sendable {
   /// Unix ms when the author wrote it
   public var sentAtMs: Int64 = 0
 
+  /// version 5: an action line (/me), shown "* author text" (§15.2, §17.8)
+  public var action: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -119,7 +122,7 @@ nonisolated extension Meshchat_Rooms_V1_RoomChat: SwiftProtobuf.Message, SwiftPr
 
 nonisolated extension Meshchat_Rooms_V1_RoomText: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".RoomText"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}room\0\u{3}message_id\0\u{1}text\0\u{3}sent_at_ms\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}room\0\u{3}message_id\0\u{1}text\0\u{3}sent_at_ms\0\u{1}action\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -131,6 +134,7 @@ nonisolated extension Meshchat_Rooms_V1_RoomText: SwiftProtobuf.Message, SwiftPr
       case 2: try { try decoder.decodeSingularBytesField(value: &self.messageID) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self.text) }()
       case 4: try { try decoder.decodeSingularInt64Field(value: &self.sentAtMs) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.action) }()
       default: break
       }
     }
@@ -149,6 +153,9 @@ nonisolated extension Meshchat_Rooms_V1_RoomText: SwiftProtobuf.Message, SwiftPr
     if self.sentAtMs != 0 {
       try visitor.visitSingularInt64Field(value: self.sentAtMs, fieldNumber: 4)
     }
+    if self.action != false {
+      try visitor.visitSingularBoolField(value: self.action, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -157,6 +164,7 @@ nonisolated extension Meshchat_Rooms_V1_RoomText: SwiftProtobuf.Message, SwiftPr
     if lhs.messageID != rhs.messageID {return false}
     if lhs.text != rhs.text {return false}
     if lhs.sentAtMs != rhs.sentAtMs {return false}
+    if lhs.action != rhs.action {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,0 +1,13 @@
+import MeshChatKit
+import Testing
+
+/// ``MeshChatVersion``: `meshchat --version` names the protocol the handshake speaks.
+@Suite("meshchat version")
+struct MeshChatVersionTests {
+    @Test("the version string is the release and the handshake's protocol version (5 since /me), not a copy of it")
+    func protocolVersion() {
+        #expect(MeshChatVersion.protocolVersion == 5)
+        #expect(MeshChatVersion.current == "\(MeshChatVersion.release) (protocol 5)")
+        #expect(!MeshChatVersion.current.contains("protocol 3"))
+    }
+}
