@@ -209,7 +209,10 @@ extension ChatFront {
             whois.hops = route.hops
             whois.route = route.path
         }
-        if session.connectedPeers.contains(where: { $0.id == peer.id }) { whois.address = session.remoteAddress(of: peer) }
+        if session.connectedPeers.contains(where: { $0.id == peer.id }) {
+            whois.address = session.remoteAddress(of: peer)
+            whois.suite = session.cipherSuite(of: peer)
+        }
         whois.dataSets = places.placeSets(of: peer).map(\.name)
         whois.away = messenger.away(of: peer)
         return whois

@@ -15,6 +15,8 @@ extension ChatOutput {
         public var route: [PeerID] = []
         /// Its address, when it is a direct neighbour.
         public var address: String?
+        /// The cipher suite of the link to it (PROTOCOL.md §4.11), when it is a direct neighbour.
+        public var suite: CipherSuite?
         /// The place data sets it advertises (names).
         public var dataSets: [String] = []
         /// Its away text (`/away`, PROTOCOL.md §17.7), when it set one.

@@ -240,6 +240,7 @@ public struct JSONRenderer: Sendable {
                                               ("data_sets", .array(whois.dataSets.map { .string($0) })),
                                               ("away", whois.away.map { .string($0) } ?? .null)]
         if let address = whois.address { members.insert(("address", .string(address)), at: 6) }
+        if let suite = whois.suite { members.insert(("suite", .string(suite.description)), at: whois.address == nil ? 6 : 7) }
         return .object(members)
     }
 

@@ -257,6 +257,7 @@ extension TextRenderer {
             lines.append("  out of reach")
         }
         if let address = whois.address { lines.append("  address: \(address)") }
+        if let suite = whois.suite { lines.append("  link: \(suite.noiseProtocol)") }
         lines.append("  data sets: " + (whois.dataSets.isEmpty ? "none" : whois.dataSets.joined(separator: ", ")))
         lines.append("  away: " + (whois.away ?? "no"))
         return lines.joined(separator: "\n")

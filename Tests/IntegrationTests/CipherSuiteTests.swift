@@ -28,6 +28,11 @@ struct CipherSuiteTests {
         try await bob.waitForStderr("link.suite=\(expected)")
         #expect(!alice.errors.contains("link.suite=\(other)") && !bob.errors.contains("link.suite=\(other)"))
 
+        // /whois names the link's suite (Session.cipherSuite(of:)).
+        alice.send("/whois bob")
+        let whois = try await alice.waitForEvent("\"event\":\"whois\"")
+        #expect(JSONLine(whois)?.string("suite") == expected)
+
         bob.send("over \(expected), bob to alice")
         let message = try await alice.waitForEvent("\"event\":\"message\"")
         #expect(JSONLine(message)?.string("text") == "over \(expected), bob to alice")

@@ -231,9 +231,9 @@ struct RendererTests {
              keys: ["text", "messages"], nested: ["messages": ["id", "from", "text", "sent_at", "private", "outgoing", "status", "hops", "room", "password"]]),
         Case(label: "whois", output: .whois({ var whois = ChatOutput.Whois(peer: carol)
                                                whois.fingerprint = String(repeating: "012345", count: 5); whois.hops = 1; whois.route = [carol]
-                                               whois.address = "127.0.0.1:53296"; whois.dataSets = ["london.geojson"]; whois.away = "lunch"
+                                               whois.address = "127.0.0.1:53296"; whois.suite = .aesGCM; whois.dataSets = ["london.geojson"]; whois.away = "lunch"
                                                return whois }()),
-             keys: ["peer", "fingerprint", "verified", "hops", "route", "address", "data_sets", "away"], nested: ["peer": peerKeys, "route": peerKeys]),
+             keys: ["peer", "fingerprint", "verified", "hops", "route", "address", "suite", "data_sets", "away"], nested: ["peer": peerKeys, "route": peerKeys]),
         Case(label: "away", output: .away("back at 2"), keys: ["text"]),
         Case(label: "peers (away)", output: .peers([{ var row = ChatOutput.PeerRow(id: carol.id.hex, name: "carol", state: "connected", address: nil)
                                                      row.hops = 1; row.away = "lunch"; return row }()]),
