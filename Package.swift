@@ -94,11 +94,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // libavahi-client (C), the system's mDNS/DNS-SD daemon client.
-        .systemLibrary(
+        // libavahi-client (C), the system's mDNS/DNS-SD daemon client, loaded with dlopen on first
+        // use (shim.c) so that a process that never discovers does not map it, libdbus and libsystemd.
+        // Building needs its headers (apt: libavahi-client-dev); running without discovery needs nothing.
+        .target(
             name: "CAvahi",
-            pkgConfig: "avahi-client",
-            providers: [.apt(["libavahi-client-dev"])]
+            cSettings: [.define("_REENTRANT")],
+            linkerSettings: [.linkedLibrary("dl")]
         ),
         // DNS-SD discovery: TXT codec and peer directory (pure), Avahi and in-memory backends.
         .target(

@@ -178,6 +178,10 @@ final class AvahiCore: @unchecked Sendable {
     private let callbackThread = Atomic<UInt>(0)
 
     init(logger: Logger) throws(DiscoveryError) {
+        // libavahi-client is loaded on first use (CAvahi's shim.c), not linked.
+        if let failure = cavahi_load() {
+            throw .daemonNotRunning("libavahi-client.so.3 could not be loaded: \(String(cString: failure))")
+        }
         guard let poll = avahi_threaded_poll_new() else {
             throw .daemonFailure("starting the Avahi event loop", "out of memory")
         }

@@ -6,6 +6,9 @@ import Foundation
 /// framing, no crypto) and raw TCP + ChaChaPoly (the same program with each frame sealed and
 /// opened with swift-crypto's ChaChaPoly and nothing else, ``RawSealing``). The second baseline's
 /// ratio to the first is the best a transport that encrypts every byte with swift-crypto can do.
+/// The throughput and rate rows also have a `zeromq` baseline (``ZeroMQBaseline``: pyzmq
+/// PUSH/PULL, same count and size), and the relay rows compare one meshchat relay with `raw-relay`
+/// (``SuiteRelayRows``).
 struct Suite: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run all session benchmarks and print the comparison table.")
 
@@ -15,6 +18,8 @@ struct Suite: AsyncParsableCommand {
     @Option(help: "Round trips per latency round.") var latencyCount = 10_000
     @Option(help: "Path of the meshchat binary for the idle-RSS figure (default: beside meshbench).") var meshchat: String?
     @Option(help: "Round trips per latency round with a CPU hog on one core (0 leaves that row out).") var busyCount = 5_000
+    @Option(name: .customLong("zeromq"), help: "Path of scripts/bench-zmq.py for the zeromq baselines (without it they are null).")
+    var zeromqScript: String?
     @Flag(help: "Print one JSON object, {\"rows\": [{\"key\", \"unit\", \"meshchat\", \"baselines\": {…}}]}, instead of the table.")
     var json = false
 
@@ -42,6 +47,12 @@ struct Suite: AsyncParsableCommand {
         let sealedPort = try sealedSink.readPort()
         let meshPort = try meshSink.readPort()
         let aesPort = try aesSink.readPort()
+        var relay = try SuiteRelayRows.start(me.path, echoPort: rawPort)
+        defer { relay.stop() }
+        var zeromq = zeromqScript.map(ZeroMQBaseline.init(script:))
+        if zeromq == nil { progress("bench: no --zeromq script given; the zeromq baselines are null") }
+        /// pyzmq PUSH/PULL: 1 MiB throughput (Gbit/s) and 64-byte rate (msg/s); `nil` when it could not run.
+        var zeromqBulk: [Double?] = [], zeromqRate: [Double?] = []
         /// Raw TCP + AES-GCM, 1 MiB messages: the ceiling of a link on the AESGCM suite (version 4).
         var aesBulk: [Double] = []
 
@@ -64,6 +75,9 @@ struct Suite: AsyncParsableCommand {
         for round in 1...rounds {
             FileHandle.standardError.write(Data("bench: round \(round) of \(rounds)\n".utf8))
             aesBulk.append(try await source(me.path, .aesGCM, aesPort, .bulk, count: bulkMiB, size: 1 << 20).gbitPerSecond)
+            zeromqBulk.append(zeromq?.run(count: bulkMiB, size: 1 << 20)?.gbitPerSecond)
+            zeromqRate.append(zeromq?.run(count: rateCount, size: 64)?.messagesPerSecond)
+            try await relay.measureRound(suite: self, me.path, echoPort: rawPort)
             for transport in [Transport.raw, .sealed, .mesh] {
                 let port = switch transport {
                 case .raw: rawPort
@@ -104,19 +118,30 @@ struct Suite: AsyncParsableCommand {
         let handshakes = try HandshakeRate.handshakes(), x25519 = try HandshakeRate.x25519()
         let mb = 1024.0 * 1024.0
 
+        /// The zeromq figure: the median of the rounds, or `nil` when any round could not run.
+        func zeromqMedian(_ values: [Double?]) -> Double? {
+            let figures = values.compactMap { $0 }
+            return figures.isEmpty || figures.count < values.count ? nil : median(figures)
+        }
+        let zeromqFigures = ["throughput_1mib": zeromqMedian(zeromqBulk), "rate_64b": zeromqMedian(zeromqRate)]
+
         if json {
             var out: [[String: Any]] = rows.map { row in
-                ["key": row.key, "unit": row.unit, "meshchat": median(row.mesh),
-                 "baselines": row.key == "throughput_1mib"
-                    ? ["raw_tcp": median(row.raw), "raw_tcp_chachapoly": median(row.sealed), "raw_tcp_aesgcm": median(aesBulk),
-                       "raw_tcp_aead": max(median(row.sealed), median(aesBulk))]
-                    : ["raw_tcp": median(row.raw)]]
+                var baselines: [String: Any] = ["raw_tcp": median(row.raw)]
+                if row.key == "throughput_1mib" {
+                    baselines["raw_tcp_chachapoly"] = median(row.sealed)
+                    baselines["raw_tcp_aesgcm"] = median(aesBulk)
+                    baselines["raw_tcp_aead"] = max(median(row.sealed), median(aesBulk))
+                }
+                if let zeromq = zeromqFigures[row.key] { baselines["zeromq"] = zeromq ?? NSNull() }
+                return ["key": row.key, "unit": row.unit, "meshchat": median(row.mesh), "baselines": baselines]
             }
             if busyCount > 0 {
                 out.append(["key": busy.key, "unit": busy.unit, "meshchat": median(busy.mesh), "baselines": ["raw_tcp": median(busy.raw)]])
             }
             out.append(["key": "idle_rss_mb", "unit": "MB", "meshchat": Double(idle) / mb, "baselines": ["raw_sink": Double(rawRSS) / mb]])
             out.append(["key": "handshakes_per_s", "unit": "1/s", "meshchat": handshakes, "baselines": ["x25519_ops_per_s": x25519]])
+            out += relay.jsonRows(median)
             let data = try JSONSerialization.data(withJSONObject: ["rows": out], options: [.sortedKeys])
             print(String(decoding: data, as: UTF8.self))
             return
@@ -131,6 +156,11 @@ struct Suite: AsyncParsableCommand {
             let raw = median(row.raw)
             let ratio = { (value: Double) in String(format: "%.2f×", raw > 0 ? value / raw : 0) }
             print("| \(row.label) | \(format(mesh)) \(row.unit) | \(format(sealed)) \(row.unit) | \(format(raw)) \(row.unit) | \(ratio(mesh)) | \(ratio(sealed)) | \(row.target) |")
+            if let zeromq = zeromqFigures[row.key] {
+                let figure = zeromq.map { "\(format($0)) \(row.unit)" } ?? "not measured (no pyzmq)"
+                let ratio = zeromq.map { String(format: "%.2f×", $0 > 0 ? mesh / $0 : 0) } ?? "—"
+                print("| \(row.label), ZeroMQ (pyzmq PUSH/PULL) baseline | — | — | \(figure) | meshchat ÷ ZeroMQ: \(ratio) | — | \(row.key == "rate_64b" ? "≥ 1× ZeroMQ" : "—") |")
+            }
         }
         print("| reliable throughput, 1 MiB messages, raw TCP + AES-256-GCM (the AESGCM suite's ceiling) | — | \(format(median(aesBulk))) Gbit/s | "
               + "\(format(median(rows[0].raw))) Gbit/s | meshchat ÷ this: \(String(format: "%.2f×", median(aesBulk) > 0 ? median(rows[0].mesh) / median(aesBulk) : 0)) | "
@@ -141,6 +171,7 @@ struct Suite: AsyncParsableCommand {
         }
         print("| link handshakes per second, one core (Noise XX + identity proofs, no sockets) | \(format(handshakes)) | — | "
               + "\(format(x25519)) X25519/s | \(String(format: "%.2f×", x25519 > 0 ? handshakes / x25519 : 0)) of X25519 (5 per handshake: ≤ 0.20×) | — | ≥ 2,000/s |")
+        for line in relay.tableRows(median, format) { print(line) }
         print("| idle peer RSS (one peer connected) | \(String(format: "%.1f", Double(idle) / mb)) MB | — | \(String(format: "%.1f", Double(rawRSS) / mb)) MB (raw sink process) | \(String(format: "%.2f×", rawRSS > 0 ? Double(idle) / Double(rawRSS) : 0)) | — | ≤ 30 MB |")
         print("")
         print("¹ raw TCP + ChaChaPoly: the raw-TCP program with each frame's body (flags byte and up to 65,518 data bytes)")
@@ -150,12 +181,13 @@ struct Suite: AsyncParsableCommand {
     }
 
     /// The transports a round measures.
-    private enum Transport {
+    enum Transport {
         case raw, sealed, mesh, aesGCM
     }
 
-    private func source(_ executable: String, _ transport: Transport, _ port: Int, _ workload: Workload,
-                        count: Int, size: Int) async throws -> SourceResult {
+    /// One `source` (meshchat) or `raw-source` run against the sink at `port`, `hops` away.
+    func source(_ executable: String, _ transport: Transport, _ port: Int, _ workload: Workload,
+                count: Int, size: Int, hops: Int = 1) async throws -> SourceResult {
         let command = transport == .mesh ? "source" : "raw-source"
         let cipher = switch transport {
         case .sealed: ["--sealed"]
@@ -163,7 +195,8 @@ struct Suite: AsyncParsableCommand {
         case .raw, .mesh: [String]()
         }
         let child = try Child.start(executable, [command, "--port", "\(port)", "--workload", workload.rawValue,
-                                                 "--count", "\(count)", "--size", "\(size)"] + cipher)
+                                                 "--count", "\(count)", "--size", "\(size)"] + cipher
+                                                 + (hops == 1 ? [] : ["--hops", "\(hops)"]))
         let line = try child.readLine()
         child.process.waitUntilExit()
         guard child.process.terminationStatus == 0, let data = line.data(using: .utf8) else {
@@ -172,12 +205,12 @@ struct Suite: AsyncParsableCommand {
         return try JSONDecoder().decode(SourceResult.self, from: data)
     }
 
-    private func median(_ values: [Double]) -> Double {
+    func median(_ values: [Double]) -> Double {
         let sorted = values.sorted()
         return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
     }
 
-    private func format(_ value: Double) -> String {
+    func format(_ value: Double) -> String {
         if value >= 1_000_000 { return String(format: "%.2fM", value / 1_000_000) }
         if value >= 10_000 { return String(format: "%.0fk", value / 1000) }
         if value >= 100 { return String(format: "%.0f", value) }

@@ -1,5 +1,8 @@
 // CAvahi: libavahi-client (the avahi-daemon D-Bus client) for Swift.
 //
+// The library is not linked: shim.c loads it on first use (cavahi_load), so a process that never
+// discovers (meshchat --no-discovery) never maps it, libdbus or libsystemd.
+//
 // The headers below are what MeshDiscovery's Avahi backend uses. Avahi's variadic helpers
 // (avahi_entry_group_add_service, avahi_string_list_new) do not import into Swift; the
 // backend uses the *_strlst / avahi_string_list_add_arbitrary forms instead. The static
@@ -22,6 +25,11 @@
 #include <avahi-common/strlst.h>
 #include <avahi-common/thread-watch.h>
 #include <avahi-common/timeval.h>
+
+/// Loads libavahi-client.so.3 (once; later calls return the first result). Call it before any
+/// avahi_* function.
+/// - Returns: NULL when loaded, else dlerror's reason (static text; do not free).
+const char *cavahi_load(void);
 
 /// AVAHI_IF_UNSPEC as an AvahiIfIndex: every interface.
 static inline AvahiIfIndex cavahi_if_unspec(void) { return AVAHI_IF_UNSPEC; }
