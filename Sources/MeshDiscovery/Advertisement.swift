@@ -4,8 +4,9 @@ import MeshCore
 /// protocol version and display name, plus the application's discoveryInfo.
 ///
 /// The TXT record holds one `key=value` string per entry:
-/// `_id=<32 hex digits>`, `_v=<protocol version>`, `_n=<display name>`, then the discoveryInfo
-/// entries sorted by key. Keys beginning with `_` are reserved for meshchat.
+/// `_id=<32 hex digits>`, `_v=<protocol version>`, `_n=<display name>`, `_s=<cipher suite ids>`
+/// (when the advertiser gives them), then the discoveryInfo entries sorted by key. Keys beginning
+/// with `_` are reserved for meshchat.
 ///
 /// Limits: each `key=value` string at most 255 bytes (DNS); the discoveryInfo entries together
 /// at most ``maxDiscoveryInfoBytes`` bytes as encoded (one length byte per string included); a
@@ -25,6 +26,10 @@ public struct Advertisement: Sendable, Hashable {
     public static let versionKey = "_v"
     /// The reserved key of the display name.
     public static let nameKey = "_n"
+    /// The reserved key of the cipher suites offered (PROTOCOL.md §4.11, §12.2).
+    public static let suitesKey = "_s"
+    /// The most suite ids a `_s` entry may list (as a hello's offer, PROTOCOL.md §4.11).
+    public static let maxSuites = 8
 
     /// The advertising node.
     public var nodeID: NodeID
@@ -34,6 +39,10 @@ public struct Advertisement: Sendable, Hashable {
     public var protocolVersion: UInt32
     /// The application's key/value pairs (Multipeer's `discoveryInfo`).
     public var discoveryInfo: [String: String]
+    /// The cipher suite ids the advertiser offers on its links, most preferred first (PROTOCOL.md
+    /// §4.11); empty when it does not say. A hint for the first handshake message only, so a
+    /// malformed `_s` received is read as empty rather than refusing the advertisement.
+    public var suites: [UInt8] = []
 
     /// Creates an advertisement, validating the discoveryInfo.
     /// - Parameters:
@@ -93,6 +102,9 @@ public struct Advertisement: Sendable, Hashable {
             Array("\(Self.versionKey)=\(protocolVersion)".utf8),
             Array("\(Self.nameKey)=\(displayName)".utf8),
         ]
+        if !suites.isEmpty {
+            strings.append(Array("\(Self.suitesKey)=\(suites.prefix(Self.maxSuites).map(String.init).joined(separator: ","))".utf8))
+        }
         for (key, value) in discoveryInfo.sorted(by: { $0.key < $1.key }) {
             strings.append(Array("\(key)=\(value)".utf8))
         }
@@ -143,8 +155,29 @@ public struct Advertisement: Sendable, Hashable {
         guard let name = pairs.removeValue(forKey: nameKey), PeerID.displayNameProblem(name) == nil else {
             throw .invalidAdvertisement("the TXT record has no valid \(nameKey) (display name, 1–63 bytes) entry")
         }
+        let suites = pairs.removeValue(forKey: suitesKey).flatMap(Self.suites(decoding:)) ?? []
         // Unknown reserved keys are from a later version: ignored (PROTOCOL.md §12.2).
         let info = pairs.filter { !$0.key.hasPrefix("_") }
-        return Advertisement(unchecked: id, displayName: name, protocolVersion: version, discoveryInfo: info)
+        var advertisement = Advertisement(unchecked: id, displayName: name, protocolVersion: version, discoveryInfo: info)
+        advertisement.suites = suites
+        return advertisement
+    }
+
+    /// Reads a `_s` value: 1 to ``maxSuites`` decimal ids from 1 to 255 separated by commas, none
+    /// twice (PROTOCOL.md §12.2). Anything else is `nil`: the hint is dropped, the record kept.
+    /// - Parameter value: the value as received.
+    /// - Returns: the ids in the advertiser's order, or `nil`.
+    static func suites(decoding value: String) -> [UInt8]? {
+        let parts = value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false)
+        guard (1...maxSuites).contains(parts.count) else { return nil }
+        var ids: [UInt8] = []
+        for part in parts {
+            // At most three ASCII digits, so the conversion below cannot overflow an Int.
+            guard (1...3).contains(part.count), part.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+            let number = part.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+            guard let id = UInt8(exactly: number), id != 0, !ids.contains(id) else { return nil }
+            ids.append(id)
+        }
+        return ids
     }
 }

@@ -58,6 +58,12 @@ public struct HandshakeStateMachine: Sendable {
         /// The cipher suites this node offers, most preferred first (§4.11); ChaChaPoly is added
         /// when missing. Defaults to ``CipherSuite/localOffer`` (hardware AES, `MESHCHAT_SUITES`).
         public var suites: [CipherSuite] = CipherSuite.localOffer
+        /// Initiator only: the responder's offer as learnt before dialling (its DNS-SD TXT `_s`,
+        /// PROTOCOL.md §12.2), most preferred first; `nil` when unknown. Message 1 is then written
+        /// with the suite the two offers select, which saves a RETRY when the responder lacks this
+        /// node's first suite. A guess, never trusted: the negotiation of §4.11 is unchanged, so a
+        /// wrong or forged hint costs one RETRY and can never make the link use a weaker suite.
+        public var peerSuites: [CipherSuite]?
 
         /// Creates a configuration.
         /// - Parameters:
@@ -153,11 +159,20 @@ public struct HandshakeStateMachine: Sendable {
         self.role = role
         self.configuration = configuration
         self.offer = CipherSuite.normalizedOffer(configuration.suites)
-        self.suite = offer[0]
+        self.suite = Self.firstSuite(offer: offer, role: role, peerSuites: configuration.peerSuites)
         self.ephemeralKey = ephemeralKey
         self.retryEphemeralKey = retryEphemeralKey
         self.noise = role == .initiator ? try Self.makeNoise(self.suite, role: role, configuration: configuration, retry: nil, ephemeralKey: ephemeralKey) : nil
         self.state = role == .initiator ? .idle : .awaitingMessage1
+    }
+
+    /// The suite message 1 is first written with: the one this node's offer selects against the
+    /// responder's offer learnt before dialling (§4.11, "one it learnt otherwise"), else this node's
+    /// most preferred suite. A responder's first suite is decided by the hello it reads.
+    static func firstSuite(offer: [CipherSuite], role: Role, peerSuites: [CipherSuite]?) -> CipherSuite {
+        guard role == .initiator, let peerSuites,
+              let selected = CipherSuite.select(initiator: offer, responder: peerSuites) else { return offer[0] }
+        return selected
     }
 
     /// A Noise handshake for one attempt.

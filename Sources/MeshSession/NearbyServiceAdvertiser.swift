@@ -95,9 +95,11 @@ public final class NearbyServiceAdvertiser: Sendable {
         let peer = self.peer
         do {
             let backend = try self.backend.get()
-            let advertisement = try Advertisement(nodeID: peer.id, displayName: peer.displayName,
+            var advertisement = try Advertisement(nodeID: peer.id, displayName: peer.displayName,
                                                   protocolVersion: HandshakeStateMachine.protocolVersion,
                                                   discoveryInfo: discoveryInfo)
+            // The offer its links make (§4.11), so that browsers write message 1 with the right suite.
+            advertisement.suites = CipherSuite.normalizedOffer(CipherSuite.localOffer).map(\.rawValue)
             let registration = ServiceRegistration(name: peer.displayName, type: serviceType.dnsType, port: port,
                                                    txt: advertisement.txt)
             let sink = self.sink

@@ -138,7 +138,8 @@ public final class NearbyServiceBrowser: Sendable {
             throw DiscoveryError(.notRunning, "peer \(peer) is not found by this browser")
         }
         logger.debug("inviting", metadata: ["mesh.peer": "\(peer.id)", "link.remote": "\(endpoints.map(\.description).joined(separator: ","))"])
-        session.invite(peer, endpoints: endpoints, context: context, timeout: timeout)
+        let suiteIDs = directory.withLockedValue { $0.peer(peer.id)?.advertisement.suites } ?? []
+        session.invite(peer, endpoints: endpoints, context: context, timeout: timeout, suiteIDs: suiteIDs)
     }
 
     // MARK: Events

@@ -117,7 +117,7 @@ public final class Session: Sendable {
         case dial(host: String, port: Int)
         case redial(host: String, port: Int, token: UInt64)
         case nearby(NearbyConnectionData)
-        case invite(PeerID, endpoints: [Endpoint], InvitationRequest)
+        case invite(PeerID, endpoints: [Endpoint], InvitationRequest, peerSuites: [CipherSuite]?)
         case meshTimer
         case stop
     }
@@ -301,8 +301,10 @@ public final class Session: Sendable {
                         group.addTask { await self.redial(host: host, port: port, token: token, transport: transport) }
                     case .nearby(let data):
                         group.addTask { await self.dial(data, transport: transport) }
-                    case .invite(let peer, let endpoints, let request):
-                        group.addTask { await self.invite(peer, endpoints: endpoints, request: request, transport: transport) }
+                    case .invite(let peer, let endpoints, let request, let peerSuites):
+                        group.addTask {
+                            await self.invite(peer, endpoints: endpoints, request: request, peerSuites: peerSuites, transport: transport)
+                        }
                     case .meshTimer:
                         group.addTask { await self.perform(self.mesh.timerFired()) }
                     case .stop:
@@ -391,21 +393,27 @@ public final class Session: Sendable {
     }
 
     /// Opens an invitation link to a discovered peer (PROTOCOL.md §4.8); the outcome is an event.
-    func invite(_ peer: PeerID, endpoints: [Endpoint], context: Data, timeout: Duration) {
+    /// `suiteIDs` is the cipher suite offer the peer advertised (TXT `_s`, §12.2), a hint for the
+    /// handshake's first message (§4.11); empty when it gave none.
+    func invite(_ peer: PeerID, endpoints: [Endpoint], context: Data, timeout: Duration, suiteIDs: [UInt8] = []) {
         let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
         let clamped = min(max(milliseconds, Int64(WireLimits.invitationTimeoutMilliseconds.lowerBound)),
                           Int64(WireLimits.invitationTimeoutMilliseconds.upperBound))
-        commandSink.yield(.invite(peer, endpoints: endpoints, InvitationRequest(context: context, timeoutMilliseconds: UInt32(clamped))))
+        let known = suiteIDs.compactMap(CipherSuite.init(rawValue:))
+        commandSink.yield(.invite(peer, endpoints: endpoints, InvitationRequest(context: context, timeoutMilliseconds: UInt32(clamped)),
+                                  peerSuites: known.isEmpty ? nil : known))
     }
 
-    private func invite(_ peer: PeerID, endpoints: [Endpoint], request: InvitationRequest, transport: TCPTransport) async {
+    private func invite(_ peer: PeerID, endpoints: [Endpoint], request: InvitationRequest, peerSuites: [CipherSuite]?,
+                        transport: TCPTransport) async {
         let deadline = loopNow + .milliseconds(Int64(request.timeoutMilliseconds))
         var failures: [String] = []
         for endpoint in endpoints {
             if loopNow >= deadline { break }
             let link: LinkChannel
             do {
-                link = try await transport.connect(host: endpoint.address, port: endpoint.port, invitation: request)
+                link = try await transport.connect(host: endpoint.address, port: endpoint.port, invitation: request,
+                                                   peerSuites: peerSuites)
             } catch {
                 failures.append("\(endpoint): \(Self.describe(error))")
                 logger.debug("invitation connect failed", metadata: ["mesh.peer": "\(peer.id)", "link.remote": "\(endpoint)", "error": "\(error)"])

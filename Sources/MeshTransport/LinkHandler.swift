@@ -262,6 +262,10 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         switch state {
         case .handshaking(var machine):
+            if frame.type == .retry {
+                // Message 1's suite was not the one the offers select (§4.11): one round trip lost.
+                logger.debug("cipher suite RETRY received", metadata: ["link.first_suite": "\(machine.suite)"])
+            }
             let action = machine.receivedFrame(frame)
             state = .handshaking(machine)
             perform(action, context: context)

@@ -122,14 +122,18 @@ public struct TCPTransport: Sendable {
     ///   - invitation: makes the link an invitation (PROTOCOL.md §4.8); `nil` for a plain link.
     ///   - expecting: the node id the peer must prove; a peer with another one is refused with
     ///     `invalidIdentity` before message 3 (PROTOCOL.md §4.10). `nil` takes any peer.
+    ///   - peerSuites: the peer's cipher suite offer as learnt before dialling (its DNS-SD TXT,
+    ///     PROTOCOL.md §12.2), so that message 1 is written with the suite the offers select;
+    ///   `nil` when unknown (see ``HandshakeStateMachine/Configuration/peerSuites``).
     /// - Returns: the link; its first event is ``LinkEvent/established(_:)`` or ``LinkEvent/closed(_:)``.
     /// - Throws: when the TCP connection cannot be made.
     public func connect(host: String, port: Int, invitation: InvitationRequest? = nil,
-                        expecting: NodeID? = nil) async throws -> LinkChannel {
+                        expecting: NodeID? = nil, peerSuites: [CipherSuite]? = nil) async throws -> LinkChannel {
         let settings = self.settings
         let handshake = {
             var configuration = self.handshake
             configuration.invitation = invitation
+            configuration.peerSuites = peerSuites
             return configuration
         }()
         let logger = self.logger

@@ -34,6 +34,33 @@ struct AdvertisementTests {
         #expect(try Advertisement.decode(ad.txt) == ad)
     }
 
+    @Test("the cipher suite offer (_s) goes after the name and round-trips; a record without it has none")
+    func suitesRoundTrip() throws {
+        var ad = try Advertisement(nodeID: Self.node, displayName: "bob", protocolVersion: 5, discoveryInfo: ["room": "blue"])
+        #expect(try Advertisement.decode(ad.txt).suites == [])
+        ad.suites = [2, 1]
+        #expect(ad.txt.map { String(decoding: $0, as: UTF8.self) }
+                == ["_id=00112233445566778899aabbccddeeff", "_v=5", "_n=bob", "_s=2,1", "room=blue"])
+        #expect(try Advertisement.decode(ad.txt) == ad)
+        #expect(try Advertisement.decode(ad.txt).discoveryInfo == ["room": "blue"], "_s is not discoveryInfo")
+    }
+
+    @Test("a malformed _s is dropped and the advertisement kept", arguments: [
+        "", ",", "1,", "0", "256", "1,1", "1,2,3,4,5,6,7,8,9", "a", "+1", " 1", "0001", "-1", "99999999999999999999999",
+    ])
+    func malformedSuites(_ value: String) throws {
+        let txt = ["_id=00112233445566778899aabbccddeeff", "_v=5", "_n=bob", "_s=\(value)"].map { Array($0.utf8) }
+        let ad = try Advertisement.decode(txt)
+        #expect(ad.suites == [])
+        #expect(ad.displayName == "bob")
+    }
+
+    @Test("_s takes up to 8 ids of 1 to 255, unknown ones included, in the advertiser's order")
+    func suitesLimits() throws {
+        let txt = ["_id=00112233445566778899aabbccddeeff", "_v=5", "_n=bob", "_s=255,9,1,2,3,4,5,6"].map { Array($0.utf8) }
+        #expect(try Advertisement.decode(txt).suites == [255, 9, 1, 2, 3, 4, 5, 6])
+    }
+
     @Test("discoveryInfo limits", arguments: [
         (["_id": "x"], "reserved"), (["a=b": "c"], "\"=\""), (["": "v"], "empty"), (["Room": "a", "room": "b"], "ignore case"),
         (["k": String(repeating: "v", count: 254)], "at most 255"), (["tab\tkey": "v"], "byte 0x9"),

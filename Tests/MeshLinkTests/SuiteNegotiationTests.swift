@@ -41,6 +41,33 @@ struct SuiteNegotiationTests {
         try Self.expectTraffic(initiator, responder)
     }
 
+    @Test("with the responder's offer learnt from its TXT record (§12.2), message 1 uses the selected suite: no RETRY", arguments: [
+        Case(initiator: withAES, responder: withoutAES, expected: .chaChaPoly, retries: 0),
+        Case(initiator: withAES, responder: withAES, expected: .aesGCM, retries: 0),
+        Case(initiator: withoutAES, responder: withAES, expected: .chaChaPoly, retries: 0),
+    ])
+    func learntOffer(_ test: Case) throws {
+        var initiator = try randomConfiguration("i", suites: test.initiator)
+        initiator.peerSuites = test.responder
+        var pump = try machinePump(initiator, try randomConfiguration("r", suites: test.responder))
+        pump.run()
+        let link = try #require(pump.initiatorOutcome.link, "\(String(describing: pump.initiatorOutcome.reason))")
+        #expect(link.suite == test.expected && pump.responderOutcome.link?.suite == test.expected)
+        #expect(pump.frames(.retry).count == test.retries)
+        #expect(pump.frames(.handshake).count == 3)
+    }
+
+    @Test("a forged TXT offer (ChaChaPoly only, for two AES ends) costs one RETRY and the link still runs AESGCM")
+    func forgedLearntOffer() throws {
+        var initiator = try randomConfiguration("i", suites: Self.withAES)
+        initiator.peerSuites = Self.withoutAES
+        var pump = try machinePump(initiator, try randomConfiguration("r", suites: Self.withAES))
+        pump.run()
+        let link = try #require(pump.initiatorOutcome.link, "\(String(describing: pump.initiatorOutcome.reason))")
+        #expect(link.suite == .aesGCM && pump.responderOutcome.link?.suite == .aesGCM)
+        #expect(pump.frames(.retry).count == 1)
+    }
+
     @Test("a link's records and datagrams go both ways under its suite, and not under the other")
     func trafficUsesTheSuite() throws {
         var pump = try machinePump(try randomConfiguration("i", suites: Self.withAES), try randomConfiguration("r", suites: Self.withAES))
