@@ -246,6 +246,12 @@ extension Session {
         case .replaced:
             attach(inbound, to: peer.id)
             return .admitted(peer, inbound)
+        case .tookOver:
+            // The peer retired its previous link for this one (§4.7) and was never reported gone:
+            // the application and the router see one uninterrupted connection.
+            logger.debug("a link took over from the one the peer retired", metadata: ["mesh.peer": "\(peer.id)"])
+            attach(inbound, to: peer.id)
+            return .admitted(peer, inbound)
         case .lost:
             // Keep reading: the peer may have written to this link before it learned that it
             // lost; everything up to its goodbye is delivered.
@@ -269,6 +275,10 @@ extension Session {
             let wasCurrent = registry.withLockedValue { $0.remove(peer.id, channel: channel) }
             if wasCurrent {
                 sockets.withLockedValue { $0?.udp }?.unregister(node: peer.id)
+                if let closeReason, closeReason.code == .duplicateConnection, closeReason.isRemote,
+                   await !handedOver(peer) {
+                    return
+                }
                 let reason = closeReason.map {
                     DisconnectReason(code: "\($0.code)", message: $0.message, isRemote: $0.isRemote)
                 }
@@ -315,9 +325,39 @@ extension Session {
         }
     }
 
+    /// How long a peer that retired this node's current link for another one (§4.7) may take to
+    /// complete that other link here before it is reported gone. The other link may still be
+    /// waiting for an invitation's answer, which the peer sent on that link while its goodbye came
+    /// on this one: two connections, no order between them.
+    static let handoverGrace = Duration.seconds(5)
+
+    /// The peer closed this node's current link to it with a `duplicateConnection` goodbye: another
+    /// link won the tie-break at its end. Waits up to ``handoverGrace`` for that link to be
+    /// admitted here (``Registration/tookOver``).
+    /// - Returns: `true` when no link took over, so the peer is to be reported gone; `false` when
+    ///   one did, and nothing is reported.
+    private func handedOver(_ peer: PeerID) async -> Bool {
+        registry.withLockedValue { _ = $0.handingOver.insert(peer.id) }
+        logger.debug("the peer retired its link here; waiting for the link that replaces it",
+                     metadata: ["mesh.peer": "\(peer.id)", "grace": "\(Self.handoverGrace)"])
+        try? await sleep(for: Self.handoverGrace)
+        // Still marked: no link took over (admitting one clears the mark under the same lock).
+        return registry.withLockedValue { $0.handingOver.remove(peer.id) != nil }
+    }
+
     // MARK: Registry
 
-    private enum Registration { case first, replaced, lost }
+    private enum Registration {
+        /// The peer's first link: it is connected now.
+        case first
+        /// The link replaces the peer's current one, which is retired.
+        case replaced
+        /// The link arrived while the peer's previous one, retired by the peer, was waiting for its
+        /// successor (``handedOver(_:)``): it is registered and nothing is reported.
+        case tookOver
+        /// Another link to the peer wins (§4.7): this one is retired.
+        case lost
+    }
 
     private func registerLink(_ info: LinkInfo, peer: PeerID, channel: any Channel, writer: LinkWriter) -> Registration {
         let me = localID
@@ -326,7 +366,7 @@ extension Session {
         let (result, loser): (Registration, (any Channel)?) = registry.withLockedValue { registry in
             guard let existing = registry.entries[peer.id] else {
                 registry.entries[peer.id] = entry
-                return (.first, nil)
+                return (registry.handingOver.remove(peer.id) != nil ? .tookOver : .first, nil)
             }
             // §4.7: keep the link initiated by the lower node id; between two links with the
             // same initiator keep the newer (the older one is a leftover from before a restart).

@@ -575,6 +575,9 @@ struct LinkRegistry {
     }
 
     var entries: [NodeID: Entry] = [:]
+    /// Peers whose current link the peer itself retired for another (a remote `duplicateConnection`
+    /// goodbye, §4.7), not reported gone while that other link may still be admitted here.
+    var handingOver: Set<NodeID> = []
     /// Per link: envelopes passed up its async stream and not yet handed on by its serving task
     /// (from the first one, until the task ends). Envelopes take the inbound path directly only while this is 0, so that a
     /// link's messages are handled in order (see `Session.intercept`).
