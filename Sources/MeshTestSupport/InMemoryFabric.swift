@@ -28,6 +28,9 @@ public final class InMemoryFabric: Sendable {
 
     private struct Wire {
         let pair: Pair
+        /// The address that dialled the link.
+        let dialler: String
+        /// The dialling end's channel, then the accepting end's.
         let ends: [NIOAsyncTestingChannel]
         /// Each direction's queues, by the address that sends on it.
         let queues: [String: Queued]
@@ -122,6 +125,39 @@ public final class InMemoryFabric: Sendable {
         }
     }
 
+    /// Holds back what `source` sends to `destination` on the links between them that `dialler`
+    /// dialled (those open now): the bytes wait in the fabric with their write promises open, as
+    /// on a congested path, until ``release(from:to:)``. Other links between the two, and the
+    /// other direction, go on. For races between two links of one pair of nodes.
+    /// - Parameters:
+    ///   - source: the sending node's address.
+    ///   - destination: the receiving node's address.
+    ///   - dialler: the address that dialled the links to stall.
+    public func stall(from source: String, to destination: String, dialledBy dialler: String) {
+        let queues = state.withLockedValue { state in
+            state.wires.filter { $0.pair == Pair(source, destination) && $0.dialler == dialler }.compactMap { $0.queues[source] }
+        }
+        for queue in queues { queue.stalled.withLockedValue { $0 = true } }
+    }
+
+    /// Lets the stalled bytes from `source` to `destination` go on (``stall(from:to:dialledBy:)``).
+    /// - Parameters:
+    ///   - source: the sending node's address.
+    ///   - destination: the receiving node's address.
+    public func release(from source: String, to destination: String) async {
+        let ends = state.withLockedValue { state -> [NIOAsyncTestingChannel] in
+            state.wires.filter { $0.pair == Pair(source, destination) }.compactMap { wire in
+                guard let queue = wire.queues[source], queue.stalled.withLockedValue({ $0 }) else { return nil }
+                queue.stalled.withLockedValue { $0 = false }
+                return wire.dialler == source ? wire.ends[0] : wire.ends[1]
+            }
+        }
+        guard !ends.isEmpty else { return }
+        try? await loop.submit {
+            for channel in ends { try? channel.pipeline.syncOperations.handler(type: Pipe.self).resume() }
+        }.get()
+    }
+
     /// Whether a link between two nodes is open now.
     public func isLinked(_ a: String, _ b: String) -> Bool {
         state.withLockedValue { $0.wires.contains { $0.pair == Pair(a, b) && $0.ends.allSatisfy(\.isActive) } }
@@ -170,7 +206,9 @@ public final class InMemoryFabric: Sendable {
         let client = NIOAsyncTestingChannel(loop: loop)
         let server = NIOAsyncTestingChannel(loop: loop)
         let (up, down, capacity) = (Queued(), Queued(), bufferBytes)
-        state.withLockedValue { $0.wires.append(Wire(pair: Pair(source, host), ends: [client, server], queues: [source: up, host: down])) }
+        state.withLockedValue {
+            $0.wires.append(Wire(pair: Pair(source, host), dialler: source, ends: [client, server], queues: [source: up, host: down]))
+        }
         return try await loop.flatSubmit { () -> EventLoopFuture<LinkChannel> in
             // As a bootstrap does: addresses, then the initializer, then registration and activity;
             // the accepting side is ready before the dialling side writes its first byte.
@@ -222,6 +260,8 @@ public final class InMemoryFabric: Sendable {
         let buffered = NIOLockedValueBox(0)
         /// Bytes the writer wrote and flushed that the fabric has not taken yet (its buffer was full).
         let held = NIOLockedValueBox(0)
+        /// The direction is stalled (``InMemoryFabric/stall(from:to:dialledBy:)``): nothing moves.
+        let stalled = NIOLockedValueBox(false)
     }
 
     /// One end of a link, modelled on a TCP socket with finite buffers and reads on demand.
@@ -287,7 +327,7 @@ public final class InMemoryFabric: Sendable {
         /// Hands held writes to the other end while its buffer has room (all of them when `force`:
         /// this end is closing and the bytes were sent before the end), completing their promises.
         private func transfer(force: Bool) {
-            guard let partner, !partner.dropped else { return }
+            guard let partner, !partner.dropped, force || !outgoing.stalled.withLockedValue({ $0 }) else { return }
             var moved: [ByteBuffer] = []
             var bytes = 0
             while let first = held.first, force || partner.inboxBytes + bytes == 0 || partner.inboxBytes + bytes + first.bytes.readableBytes <= capacity {
@@ -300,6 +340,9 @@ public final class InMemoryFabric: Sendable {
             outgoing.held.withLockedValue { $0 -= bytes }
             partner.arrived(moved, bytes: bytes)
         }
+
+        /// A stalled direction was released: what waits moves on.
+        func resume() { transfer(force: false) }
 
         // MARK: Reading side
 
