@@ -96,12 +96,11 @@ extension ChatFront {
     /// A peer rotated its key (§20.2; the session verified the statement, the messenger moved the
     /// conversation): the name book hands the old node's names and verification to the new one, saved
     /// before it is shown. Said once: only when the book knew the old node.
-    func keyRotated(_ peer: PeerID, previous: NodeID) {
+    func keyRotated(_ peer: PeerID, previous: NodeID) async {
         if memory.lastPrivateSender?.id == previous { memory.lastPrivateSender = peer }
         // The messenger carried a block over to the new key, saved before this event came: the
-        // places service and file transfers hear of it too.
-        let front = self
-        Task { try? await front.shareBlocked() }
+        // places service and file transfers hear of it too, before the next event is handled.
+        await shareBlockedAfterRotation()
         guard let verified = trust.rotate(from: previous, to: peer.id) else { return }
         emit(.keyRotated(peer, previous: previous, verified: verified))
     }
@@ -110,11 +109,20 @@ extension ChatFront {
     /// may be an impostor. The conversation and names stay where the first statement put them, the
     /// verification carried there is withdrawn, the claimant gets nothing (it stays a new, flagged
     /// peer) and the user is warned; a block of the retired key covers the claimant too.
-    func keyRotationDisputed(_ claimant: PeerID, previous: NodeID, successor: NodeID) {
-        let front = self
-        Task { try? await front.shareBlocked() }
+    func keyRotationDisputed(_ claimant: PeerID, previous: NodeID, successor: NodeID) async {
+        await shareBlockedAfterRotation()
         let withdrawn = trust.dispute(successor)
         emit(.keyDisputed(previous: previous, first: name(of: successor), claimant: claimant, unverified: withdrawn))
+    }
+
+    /// Hands the block list, which a rotation may have changed, to the places service and file
+    /// transfers; a store that cannot be read is said as an error line.
+    private func shareBlockedAfterRotation() async {
+        do {
+            try await shareBlocked()
+        } catch {
+            emit(.error("could not read the block list to share it after a key rotation: \(error)"))
+        }
     }
 
     /// Saves the name book every ``nameBookSaveInterval`` while sightings changed it, until cancelled.

@@ -413,7 +413,7 @@ public struct ChatFront: Sendable {
         for await event in messenger.events {
             switch event {
             case .session(let event):
-                show(event)
+                await show(event)
                 for change in await places.handle(event) { await show(change) }
             case .message(let message):
                 var isPrivate = false
@@ -439,7 +439,7 @@ public struct ChatFront: Sendable {
         }
     }
 
-    private func show(_ event: SessionEvent) {
+    private func show(_ event: SessionEvent) async {
         finder?.sessionEvent(event)
         switch event {
         case .peerChanged(let peer, _), .reachabilityChanged(let peer, _), .invitationFailed(let peer, _):
@@ -474,9 +474,9 @@ public struct ChatFront: Sendable {
             if memory.lastPrivateSender?.id == peer.id { memory.lastPrivateSender = peer }
             emit(.nick(peer, previous: previous, isMe: false))
         case .keyRotated(let peer, let previous):
-            keyRotated(peer, previous: previous)
+            await keyRotated(peer, previous: previous)
         case .keyRotationDisputed(let peer, let previous, let successor):
-            keyRotationDisputed(peer, previous: previous, successor: successor)
+            await keyRotationDisputed(peer, previous: previous, successor: successor)
         }
     }
 }
