@@ -68,7 +68,7 @@ let package = Package(
         // Pure end-to-end sessions: signed prekeys, the X3DH agreement and the Double Ratchet.
         .target(
             name: "MeshRatchet",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+            dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto")]
         ),
         // Pure identity trust: safety numbers, key rotation statements, names bound to keys (TOFU).
         .target(

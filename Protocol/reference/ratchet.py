@@ -12,7 +12,6 @@ Usage: python3 Protocol/reference/ratchet.py > Protocol/vectors/ratchet.json
        python3 Protocol/reference/ratchet.py --check    (the sealed packets of Protocol/vectors/)
 """
 import hashlib
-import hmac
 import json
 import os
 import struct
@@ -21,6 +20,7 @@ import sys
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
@@ -49,12 +49,18 @@ def kdf_rk(rk, dh_out):
 
 
 def kdf_ck(ck):
-    return hmac.new(ck, b"\x02", hashlib.sha256).digest(), hmac.new(ck, b"\x01", hashlib.sha256).digest()
+    """§19.3 (version 6): the first ChaCha20 block under ck (RFC 8439, nonce 0, counter 0): next ck, message key."""
+    # cryptography's ChaCha20 takes the 16 bytes counter (4, little-endian) ‖ nonce (12): all zero.
+    block = Cipher(algorithms.ChaCha20(ck, b"\x00" * 16), mode=None).encryptor().update(b"\x00" * 64)
+    return block[:32], block[32:]
+
+
+MESSAGE_NONCE = b"\x00" * 12
 
 
 def seal(mk, plaintext, ad):
-    out = hkdf(mk, b"\x00" * 32, b"meshchat-ratchet-message", 44)
-    return ChaCha20Poly1305(out[:32]).encrypt(out[32:], plaintext, ad)
+    """§19.3: the message key is the ChaCha20-Poly1305 key of this one message; the nonce is all zero."""
+    return ChaCha20Poly1305(mk).encrypt(MESSAGE_NONCE, plaintext, ad)
 
 
 def header(dh_pub, pn, n):
@@ -104,8 +110,7 @@ class End:
             self.skip(n)
             self.ckr, mk = kdf_ck(self.ckr)
             self.nr += 1
-        out = hkdf(mk, b"\x00" * 32, b"meshchat-ratchet-message", 44)
-        return ChaCha20Poly1305(out[:32]).decrypt(out[32:], body, self.ad + h + extra)
+        return ChaCha20Poly1305(mk).decrypt(MESSAGE_NONCE, body, self.ad + h + extra)
 
 
 def main():
@@ -155,8 +160,12 @@ def main():
             step["delayed"] = True
         steps.append(step)
 
+    # One chain step (KDF_CK, §19.3) on its own, from a chain key that is SHA-256 of a label.
+    chain_key = hashlib.sha256(b"chain key").digest()
+    next_chain_key, message_key = kdf_ck(chain_key)
+
     print(json.dumps({
-        "description": "PROTOCOL.md §19: a signed prekey, the X3DH agreement and a Double Ratchet conversation. "
+        "description": "PROTOCOL.md §19 (protocol version 6): a signed prekey, the X3DH agreement and a Double Ratchet conversation. "
                        "Private keys are SHA-256 of their labels; each end takes its ratchet keys in order. "
                        "Steps run in order; a delayed message is delivered by a later {\"deliver\": index} step.",
         "bob_identity_private": hashlib.sha256(b"bob identity").hexdigest(),
@@ -170,6 +179,8 @@ def main():
         "alice_ratchet_private": [priv_bytes(k).hex() for k in alice_keys],
         "bob_ratchet_private": [priv_bytes(k).hex() for k in bob_keys],
         "steps": steps,
+        "chain_step": {"chain_key": chain_key.hex(), "next_chain_key": next_chain_key.hex(),
+                       "message_key": message_key.hex()},
     }, indent=2, ensure_ascii=False))
 
 

@@ -2,11 +2,15 @@ import Crypto
 import struct Foundation.Data
 
 extension DoubleRatchet {
-    /// The version byte of ``serialized``.
-    static let storageVersion: UInt8 = 1
+    /// The version byte of ``serialized``: 2 since protocol version 6 (its chain and message keys are
+    /// derived with ChaCha20, §19.3).
+    static let storageVersion: UInt8 = 2
+    /// The version byte of states protocol version 5 stored: their chain keys belong to its HMAC
+    /// derivations, so they are refused (the node begins new sessions, §19.7) rather than kept.
+    static let protocolFiveStorageVersion: UInt8 = 1
 
     /// The whole state as bytes, to be stored where only this node's user can read it (it holds
-    /// private and chain keys): version 1, then the root key, our ratchet private key, the other
+    /// private and chain keys): version 2, then the root key, our ratchet private key, the other
     /// end's ratchet key, both chain keys (each present or not), the three counters, the limits,
     /// the associated data and the skipped keys in storage order.
     public var serialized: Data {
@@ -36,12 +40,17 @@ extension DoubleRatchet {
 
     /// Restores a state from ``serialized`` bytes.
     /// - Parameter data: the stored bytes (checked: they may have been damaged or tampered with on disk).
-    /// - Throws: ``RatchetError`` `malformed` for an unknown version, a truncated or oversized record,
-    ///   or invalid keys.
+    /// - Throws: ``RatchetError`` `malformed` for an unknown version (also version 1, a state protocol
+    ///   version 5 stored: its keys would derive other keys than its peer's), a truncated or
+    ///   oversized record, or invalid keys.
     public init(serialized data: Data) throws(RatchetError) {
         var reader = StateReader(data)
-        guard try reader.byte() == Self.storageVersion else {
-            throw RatchetError(.malformed, "a stored ratchet state of an unknown version")
+        let version = try reader.byte()
+        guard version != Self.protocolFiveStorageVersion else {
+            throw RatchetError(.malformed, "a stored ratchet state of protocol version 5 (other key derivations): begun again")
+        }
+        guard version == Self.storageVersion else {
+            throw RatchetError(.malformed, "a stored ratchet state of an unknown version \(version)")
         }
         rootKey = SymmetricKey(data: try reader.bytes(32))
         guard let ratchet = try? Curve25519.KeyAgreement.PrivateKey(rawRepresentation: try reader.bytes(32)) else {

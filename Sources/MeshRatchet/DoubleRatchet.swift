@@ -1,7 +1,8 @@
 import Crypto
 import Foundation
 
-/// One end of a Double Ratchet session (Signal's specification, revision 1): a new symmetric key
+/// One end of a Double Ratchet session (Signal's specification, revision 1; since protocol version 6
+/// each chain step is one ChaCha20 block, PROTOCOL.md §19.3, ``RatchetKDF``): a new symmetric key
 /// for every message and a new Diffie-Hellman exchange whenever the direction of the conversation
 /// turns, which gives forward secrecy (a key leaked later does not open earlier messages) and
 /// post-compromise security (a session whose state leaked heals after one round trip).
@@ -104,9 +105,8 @@ public struct DoubleRatchet: Sendable {
         guard sentCount < UInt32.max else { throw RatchetError(.tooManySkipped, "a sending chain of 2^32 - 1 messages") }
         let (next, messageKey) = RatchetKDF.chain(chain)
         let header = RatchetHeader(ratchetKey: sendingRatchetKey, previousCount: previousSentCount, number: sentCount)
-        let (key, nonce) = RatchetKDF.aead(messageKey)
         // Sealing with a valid key and nonce cannot fail in swift-crypto.
-        let box = try! ChaChaPoly.seal(plaintext, using: key, nonce: nonce,
+        let box = try! ChaChaPoly.seal(plaintext, using: messageKey, nonce: RatchetKDF.messageNonce,
                                        authenticating: authenticated(header, additionalBytes))
         sendingChain = next
         sentCount += 1
@@ -133,7 +133,7 @@ public struct DoubleRatchet: Sendable {
         let header = message.header
         let index = SkippedIndex(ratchetKey: header.ratchetKey, number: header.number)
         if !skipped.isEmpty, let messageKey = skipped[index] {
-            let plaintext = try open(message, messageKey: RatchetKDF.aead(messageKey), additionalData: additionalData)
+            let plaintext = try open(message, messageKey: messageKey, additionalData: additionalData)
             skipped[index] = nil
             return plaintext
         }
@@ -142,7 +142,7 @@ public struct DoubleRatchet: Sendable {
         if header.number == receivedCount, header.number < UInt32.max, let chain = receivingChain,
            header.ratchetKey == receivingRatchet {
             let (nextChain, messageKey) = RatchetKDF.chain(chain)
-            let plaintext = try open(message, messageKey: RatchetKDF.aead(messageKey), additionalData: additionalData)
+            let plaintext = try open(message, messageKey: messageKey, additionalData: additionalData)
             receivingChain = nextChain
             receivedCount = header.number + 1
             return plaintext
@@ -160,7 +160,7 @@ public struct DoubleRatchet: Sendable {
         let (nextChain, messageKey) = RatchetKDF.chain(chain)
         next.receivingChain = nextChain
         next.receivedCount = header.number + 1
-        let plaintext = try next.open(message, messageKey: RatchetKDF.aead(messageKey), additionalData: additionalData)
+        let plaintext = try next.open(message, messageKey: messageKey, additionalData: additionalData)
         next.forgetOldestSkipped()
         self = next
         return plaintext
@@ -191,19 +191,19 @@ public struct DoubleRatchet: Sendable {
 
     // MARK: Internals
 
-    /// Opens `message` with the AEAD key and nonce of its message key (``RatchetKDF/aead(_:)``).
-    private func open(_ message: RatchetMessage, messageKey: (key: SymmetricKey, nonce: ChaChaPoly.Nonce),
+    /// Opens `message` with its message key (the AEAD key, with ``RatchetKDF/messageNonce``).
+    private func open(_ message: RatchetMessage, messageKey: SymmetricKey,
                       additionalData: some Collection<UInt8>) throws(RatchetError) -> Data {
         guard message.ciphertext.count >= 16 else {
             throw RatchetError(.malformed, "a ratchet message of \(message.ciphertext.count) bytes (at least 16)")
         }
         // `nonce ‖ ciphertext ‖ tag` in one buffer, the box's own layout (no further copy).
         var combined = Data(capacity: Self.nonceByteCount + message.ciphertext.count)
-        messageKey.nonce.withUnsafeBytes { combined.append(contentsOf: $0) }
+        RatchetKDF.messageNonce.withUnsafeBytes { combined.append(contentsOf: $0) }
         combined.append(message.ciphertext)
         do {
             let box = try ChaChaPoly.SealedBox(combined: combined)
-            return try ChaChaPoly.open(box, using: messageKey.key, authenticating: authenticated(message.header, additionalData))
+            return try ChaChaPoly.open(box, using: messageKey, authenticating: authenticated(message.header, additionalData))
         } catch {
             throw RatchetError(.authenticationFailed, "a ratchet message did not authenticate")
         }
@@ -231,7 +231,7 @@ public struct DoubleRatchet: Sendable {
         while receivedCount < until {
             let (next, messageKey) = RatchetKDF.chain(chain)
             let index = SkippedIndex(ratchetKey: ratchetKey, number: receivedCount)
-            skipped[index] = SymmetricKey(data: messageKey)
+            skipped[index] = messageKey
             skippedOrder.append(index)
             chain = next
             receivedCount += 1

@@ -6,8 +6,8 @@ import Testing
 struct MeshChatVersionTests {
     @Test("the version string is the release and the handshake's protocol version (5 since /me), not a copy of it")
     func protocolVersion() {
-        #expect(MeshChatVersion.protocolVersion == 5)
-        #expect(MeshChatVersion.current == "\(MeshChatVersion.release) (protocol 5)")
+        #expect(MeshChatVersion.protocolVersion == 6)
+        #expect(MeshChatVersion.current == "\(MeshChatVersion.release) (protocol 6)")
         #expect(!MeshChatVersion.current.contains("protocol 3"))
     }
 }

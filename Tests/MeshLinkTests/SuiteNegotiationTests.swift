@@ -228,7 +228,19 @@ struct SuiteNegotiationTests {
         pump.run()
         let reason = try #require(pump.responderOutcome.reason)
         #expect(reason.code == .unsupportedVersion)
-        #expect(reason.message == "peer speaks protocol version 3; this peer speaks 5")
+        #expect(reason.message == "peer speaks protocol version 3; this peer speaks 6")
+    }
+
+    @Test("a version 5 hello (the HMAC ratchet, otherwise version 6's hello) gets unsupportedVersion naming both versions, with either suite",
+          arguments: [CipherSuite.chaChaPoly, .aesGCM])
+    func versionFiveHello(suite: CipherSuite) throws {
+        let hello = helloPayload(version: 5, serviceType: "meshchat", suites: [suite])
+        let fake = try FakeNoisePeer(initiator: true, hello: hello, identity: Data())
+        var pump = Pump(fake, try HandshakeStateMachine(role: .responder, configuration: try randomConfiguration("r", suites: Self.withAES)))
+        pump.run()
+        let reason = try #require(pump.responderOutcome.reason)
+        #expect(reason.code == .unsupportedVersion)
+        #expect(reason.message == "peer speaks protocol version 5; this peer speaks 6")
     }
 
     // MARK: Helpers

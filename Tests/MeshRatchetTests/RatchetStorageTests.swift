@@ -51,6 +51,37 @@ struct RatchetStorageTests {
         }
     }
 
+    @Test("a state protocol version 5 stored (version byte 1: HMAC chain keys) is refused, alone and in a pair's sessions, never opened with the new derivations")
+    func protocolFiveStateRefused() throws {
+        var pair = try RatchetPair(seed: 24)
+        _ = try pair.bobReads(pair.aliceSends("before the upgrade"))
+        // Version 5 wrote this very layout with version byte 1; only its chain keys meant other keys.
+        var old = pair.bob.serialized
+        #expect(old[old.startIndex] == 2)
+        old[old.startIndex] = 1
+        #expect(throws: RatchetError.self) { try DoubleRatchet(serialized: old) }
+        do {
+            _ = try DoubleRatchet(serialized: old)
+        } catch {
+            #expect(error.code == .malformed)
+            #expect("\(error)".contains("protocol version 5"), "\(error)")
+        }
+        // A pair's stored sessions holding such a state are refused whole: the store drops the file
+        // and begins new sessions (§19.7), as for a damaged one.
+        // PairSessions' own layout (§19.7, version 1, unchanged): count 1, id, peer static key, no flags, the state.
+        var stored = Data([1, 1]) + Data(count: 8) + Data(repeating: 9, count: 32) + Data([0])
+        withUnsafeBytes(of: UInt32(old.count).bigEndian) { stored.append(contentsOf: $0) }
+        stored.append(old)
+        var current = stored
+        current[current.count - old.count] = 2
+        #expect(try PairSessions(serialized: current).count == 1)
+        #expect(throws: RatchetError(.malformed, "")) { try PairSessions(serialized: stored) }
+        // The same bytes with the current version byte restore and go on.
+        old[old.startIndex] = 2
+        pair.bob = try DoubleRatchet(serialized: old)
+        #expect(try pair.bobReads(pair.aliceSends("after the upgrade")) == "after the upgrade")
+    }
+
     @Test("message and header encodings round-trip; short or malformed ones are refused")
     func encodings() throws {
         var pair = try RatchetPair(seed: 23)

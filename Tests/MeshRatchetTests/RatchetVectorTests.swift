@@ -28,6 +28,20 @@ struct RatchetVectorTests {
         var alice_ratchet_private: [String]
         var bob_ratchet_private: [String]
         var steps: [Step]
+        struct ChainStep: Decodable { var chain_key: String; var next_chain_key: String; var message_key: String }
+        var chain_step: ChainStep
+    }
+
+    @Test("one chain step (KDF_CK, §19.3: the first ChaCha20 block under the chain key) matches the vector")
+    func chainStep() throws {
+        let v = try JSONDecoder().decode(Vectors.self, from: VectorFiles.data("ratchet"))
+        let (next, message) = RatchetKDF.chain(SymmetricKey(data: try Hex.decode(v.chain_step.chain_key)))
+        #expect(next.withUnsafeBytes { Data($0) } == Data(try Hex.decode(v.chain_step.next_chain_key)))
+        #expect(message.withUnsafeBytes { Data($0) } == Data(try Hex.decode(v.chain_step.message_key)))
+        // RFC 8439 §2.3.2's all-zero key: its first block is the published keystream.
+        let zero = RatchetKDF.chain(SymmetricKey(data: Data(count: 32)))
+        #expect((zero.chain.withUnsafeBytes { Data($0) } + zero.message.withUnsafeBytes { Data($0) }).hexString
+            == "76b8e0ada0f13d90405d6ae55386bd28bdd219b8a08ded1aa836efcc8b770dc7da41597c5157488d7724e03fb8d84a376a43b8f41518a11cc387b669b2ee6586")
     }
 
     @Test("the signed prekey, the X3DH secret and every message of the conversation match the vectors")
