@@ -57,7 +57,8 @@ public final class LinkWriter: Sendable {
 
     /// Creates a writer for a link's channel.
     /// - Parameters:
-    ///   - channel: the link's channel (its pipeline takes ``Envelope``s).
+    ///   - channel: the link's channel (its pipeline takes ``Envelope``s, and its ``LinkHandler``
+    ///     carries out the ``LinkHandler/Flush`` that ends a burst of writes made on its loop).
     ///   - highWaterMark: bytes in flight above which writers wait.
     ///   - lowWaterMark: bytes in flight at which they resume.
     public init(channel: any Channel, highWaterMark: Int, lowWaterMark: Int) {
