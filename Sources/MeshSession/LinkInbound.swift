@@ -152,10 +152,10 @@ final class LinkInbound: @unchecked Sendable {
         if !blocked { channel.triggerUserOutboundEvent(LinkHandler.HoldReads(false), promise: nil) }
     }
 
-    /// A callback for queues and timers: resume on the loop.
-    private var resumer: @Sendable () -> Void {
-        let loop = self.loop
-        return { [self] in loop.execute { self.resume() } }
+    /// A callback for queues and timers: resume on the loop. Made once (it is passed with every
+    /// event offered, and called only when a queue was full).
+    private lazy var resumer: @Sendable () -> Void = { [loop, weak self] in
+        loop.execute { self?.resume() }
     }
 
     private func close() {
@@ -217,7 +217,8 @@ final class LinkInbound: @unchecked Sendable {
                 return .closed
             }
             guard let message = Session.message(from: envelope, sender: sender) else { return .done }
-            return .expanded([.event(.received(message))])
+            // Offered at once (no list of one to insert): blocked, the event waits in its place.
+            return handle(.event(.received(message)), session: session)
         default:
             // Handshake-time messages (an invitation's answer) mean nothing once admitted.
             return .done

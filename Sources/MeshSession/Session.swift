@@ -456,6 +456,16 @@ public final class Session: Sendable {
     /// - Throws: ``SessionError``: `payloadTooLarge`, `notConnected` (a peer is neither connected
     ///   nor reachable; the others still get the data), `noUnreliableLink`.
     public func send(_ data: Data, to peers: [PeerID], mode: SendMode) async throws(SessionError) {
+        // The usual case, one connected peer over its reliable link: one look-up, nothing built.
+        if mode == .reliable, peers.count == 1, data.count <= Self.maxReliablePayload,
+           let writer = registry.withLockedValue({ $0.entries[peers[0].id]?.writer }) {
+            do {
+                try await writer.write(.data(data), size: SecureChannel.wireSize(ofMessage: data.count + 8))
+            } catch {
+                throw .notConnected(peers[0])
+            }
+            return
+        }
         let connected = registry.withLockedValue { registry in Set(peers.map(\.id).filter { registry.entries[$0] != nil }) }
         let direct = peers.filter { connected.contains($0.id) }
         var firstError: SessionError?

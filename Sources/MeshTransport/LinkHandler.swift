@@ -84,6 +84,14 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
+    /// Asks the handler to pass its sealed frames to the socket and flush (send with
+    /// `channel.triggerUserOutboundEvent`); the promise completes once the socket has taken every
+    /// byte written before it: one completion for a whole burst of writes (``LinkWriter``).
+    public struct Flush: Sendable {
+        /// Creates the command.
+        public init() {}
+    }
+
     /// Asks the handler to withhold `read()` from the socket, or to pass it on again (send with
     /// `channel.triggerUserOutboundEvent`). The layer above holds reads while it cannot take more
     /// of this link's messages (a full queue, a neighbour over its budget, its share of the event
@@ -129,6 +137,10 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var handshakeRoundTrip: UInt64?
     private var ticker: RepeatedTask?
     private var context: ChannelHandlerContext?
+    /// Frames sealed and not yet passed to the socket.
+    private var outgoing = OutgoingFrames()
+    /// Bytes passed to the socket that liveness has counted as accepted.
+    private var bytesCounted = 0
     private let timing: Timing
 
     /// The link's timers, in nanoseconds; protocol defaults unless a test shortens them.
@@ -371,34 +383,51 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
     // MARK: Outbound
 
     /// Encrypts an application envelope into TRANSPORT frames; fails before establishment or after retirement.
+    ///
+    /// The frames join the link's ``OutgoingFrames``, passed to the socket as one buffer at the next
+    /// flush (``flush(context:)`` or ``Flush``): a burst of small messages costs one write and one
+    /// syscall, and no promise unless the caller gave one.
     public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let envelope = unwrapOutboundIn(data)
         guard !retired, case .established(var link) = state else {
             promise?.fail(ChannelError.ioOnClosedChannel)
             return
         }
-        var buffer = context.channel.allocator.buffer(capacity: 0)
+        let (first, mark) = outgoing.prepare(forMessageOf: envelope.plainDataPayload?.count ?? 0)
+        if let first { context.write(wrapOutboundOut(first.bytes), promise: first.promise) }
+        state = .modifying
         do {
-            try link.channel.seal(envelope, into: &buffer)
+            try link.channel.seal(envelope, into: &outgoing.buffer)
             state = .established(link)
         } catch {
             state = .established(link)
+            outgoing.rollBack(to: mark)
             promise?.fail(error)
             return
         }
         liveness.frameSent(now: self.now())
-        // When the socket has taken the bytes, count them towards proof that the peer is alive
-        // (Liveness.bytesAccepted): a loop busy sending may not get to read the peer's pings.
-        let size = buffer.readableBytes
-        let written = context.eventLoop.makePromise(of: Void.self)
-        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        written.futureResult.whenSuccess { bound.value.liveness.bytesAccepted(size, now: bound.value.now()) }
-        written.futureResult.cascade(to: promise)
-        context.write(wrapOutboundOut(buffer), promise: written)
+        outgoing.sealed(promise: promise)
     }
 
-    /// Handles ``Retire``, ``Close``, ``Marker`` and ``HoldReads``; passes other events on.
+    /// Passes the sealed frames to the socket, then flushes.
+    public func flush(context: ChannelHandlerContext) {
+        passDown(context: context, promise: nil)
+        context.flush()
+    }
+
+    /// Passes the sealed frames down (no flush), with `promise` after them.
+    private func passDown(context: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
+        guard let write = outgoing.take(promise: promise) else { return }
+        context.write(wrapOutboundOut(write.bytes), promise: write.promise)
+    }
+
+    /// Handles ``Flush``, ``Retire``, ``Close``, ``Marker`` and ``HoldReads``; passes other events on.
     public func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        if event is Flush {
+            passDown(context: context, promise: promise)
+            context.flush()
+            return
+        }
         if let hold = event as? HoldReads {
             promise?.succeed()
             // A closing link reads on regardless (its bytes are discarded, see lingerThenClose).
@@ -579,6 +608,7 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func tick() {
         guard let context, case .established = state else { return }
+        countAcceptedBytes(context: context)
         switch liveness.tick(now: self.now()) {
         case .none:
             break
@@ -590,6 +620,17 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
             close(context: context, reason: LinkCloseReason(.keepaliveTimeout,
                 "nothing received for \(String(format: "%.1f", seconds)) s (limit \(timing.deadAfter / 1_000_000_000) s)"), tellPeer: false)
         }
+    }
+
+    /// Tells liveness how many bytes the socket took since the last tick: those passed down less
+    /// those the channel still holds (no promise per write; see ``Liveness/bytesAccepted(_:now:)``).
+    private func countAcceptedBytes(context: ChannelHandlerContext) {
+        let passed = outgoing.bytesPassedDown
+        let held = (try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
+        let accepted = passed - max(0, min(held, passed))
+        guard accepted > bytesCounted else { return }
+        liveness.bytesAccepted(accepted - bytesCounted, now: self.now())
+        bytesCounted = accepted
     }
 
     private func handshakeTimedOut() {
@@ -611,26 +652,31 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func writeFrame(_ frame: Frame, context: ChannelHandlerContext) {
+        passDown(context: context, promise: nil)
         var buffer = context.channel.allocator.buffer(capacity: WireLimits.frameHeaderSize + frame.body.readableBytes)
         frame.encode(into: &buffer)
         context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
     }
 
-    /// Writes a keepalive or goodbye straight to the socket, bypassing the application's queue.
+    /// Writes a keepalive or goodbye straight to the socket, bypassing the application's queue
+    /// (after the frames already sealed: the nonces keep their order).
     private func writeControl(_ envelope: Envelope, context: ChannelHandlerContext, flush: Bool) {
         guard case .established(var link) = state else { return }
-        var buffer = context.channel.allocator.buffer(capacity: 64)
+        let (first, mark) = outgoing.prepare(forMessageOf: 0)
+        if let first { context.write(wrapOutboundOut(first.bytes), promise: first.promise) }
+        state = .modifying
         do {
-            try link.channel.seal(envelope, into: &buffer)
+            try link.channel.seal(envelope, into: &outgoing.buffer)
         } catch {
+            state = .established(link)
+            outgoing.rollBack(to: mark)
             return
         }
         state = .established(link)
         liveness.frameSent(now: self.now())
         if flush {
-            context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
-        } else {
-            context.write(wrapOutboundOut(buffer), promise: nil)
+            passDown(context: context, promise: nil)
+            context.flush()
         }
     }
 
@@ -675,6 +721,8 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func cancelTimers() {
+        // Frames sealed but never passed down go with the link; their writes fail.
+        outgoing.fail(ChannelError.ioOnClosedChannel)
         handshakeTimeout?.cancel()
         handshakeTimeout = nil
         ticker?.cancel()

@@ -10,8 +10,9 @@ import NIOCore
 /// runs its socket, so a sender can neither buffer without bound nor keep that loop from reading.
 ///
 /// Writes made on the link's own event loop (the usual case when tasks run on SwiftNIO's loops)
-/// are coalesced: they are queued without a flush, and one flush runs when the writing task next
-/// suspends, so a burst of small messages can leave in one `writev`. Every ``burstMessages`` messages
+/// are coalesced: they are queued without a flush or a promise, and one ``LinkHandler/Flush`` runs
+/// when the writing task next suspends, so a burst of small messages leaves as one buffer in one
+/// `write` (the handler seals them into one buffer), and its bytes are counted out together. Every ``burstMessages`` messages
 /// or ``burstBytes`` bytes written on the loop, the writer pauses until the loop has polled its
 /// sockets: SwiftNIO runs every ready task before it polls, and a task's `await`s re-enqueue it on
 /// the loop, so a task that never waited for I/O would keep the loop from reading the link (and its
@@ -39,6 +40,8 @@ public final class LinkWriter: Sendable {
         var closed = false
         /// A flush is queued on the loop for writes made there.
         var flushQueued = false
+        /// Bytes written on the loop since the last flush (counted out together when it completes).
+        var unflushed = 0
         /// Messages and bytes written on the loop since the last pause.
         var burstMessages = 0
         var burstBytes = 0
@@ -54,7 +57,8 @@ public final class LinkWriter: Sendable {
 
     /// Creates a writer for a link's channel.
     /// - Parameters:
-    ///   - channel: the link's channel (its pipeline takes ``Envelope``s).
+    ///   - channel: the link's channel (its pipeline takes ``Envelope``s, and its ``LinkHandler``
+    ///     carries out the ``LinkHandler/Flush`` that ends a burst of writes made on its loop).
     ///   - highWaterMark: bytes in flight above which writers wait.
     ///   - lowWaterMark: bytes in flight at which they resume.
     public init(channel: any Channel, highWaterMark: Int, lowWaterMark: Int) {
@@ -75,19 +79,50 @@ public final class LinkWriter: Sendable {
     public var bytesInFlight: Int { state.withLockedValue { $0.inFlight } }
 
     /// Queues an envelope, waiting first while too much is in flight.
+    ///
+    /// On the link's loop the write costs no promise: the burst's bytes are counted in flight at
+    /// once, and one ``LinkHandler/Flush`` with one promise at the end of the burst sends them and
+    /// counts them out when the socket has taken them all.
     /// - Parameters:
     ///   - envelope: the envelope.
     ///   - size: its approximate size on the wire, for the accounting.
     /// - Throws: ``Closed`` when the link is closed.
     public func write(_ envelope: Envelope, size: Int) async throws {
-        try await waitForRoom()
-        let onLoop = channel.eventLoop.inEventLoop
-        let admitted = state.withLockedValue { state -> Admission in
+        var admitted = admit(size: size, onLoop: channel.eventLoop.inEventLoop, mayWait: true)
+        if admitted == .wait {
+            try await waitForRoom()
+            // (The task may go on on another thread.)
+            admitted = admit(size: size, onLoop: channel.eventLoop.inEventLoop, mayWait: false)
+        }
+        switch admitted {
+        case .closed, .wait:
+            throw Closed()
+        case .writeAndFlush:
+            channel.writeAndFlush(envelope).whenComplete(written(size))
+            return
+        case .write, .writeThenPause:
+            channel.write(envelope, promise: nil)
+        case .writeQueueFlush, .writeQueueFlushThenPause:
+            channel.write(envelope, promise: nil)
+            channel.eventLoop.execute { [self] in flushBurst() }
+        }
+        if admitted == .writeThenPause || admitted == .writeQueueFlushThenPause {
+            // The queued flush runs first, then the loop polls (the pause is still running), then we go on.
+            try? await channel.eventLoop.scheduleTask(in: Self.pollPause) {}.futureResult.get()
+        }
+    }
+
+    /// Counts a write in (one lock): what to do with it. `mayWait`: `.wait` when too much is in
+    /// flight (a writer that has waited once goes on regardless).
+    private func admit(size: Int, onLoop: Bool, mayWait: Bool) -> Admission {
+        state.withLockedValue { state -> Admission in
             guard !state.closed else { return .closed }
+            if mayWait, state.inFlight > highWaterMark { return .wait }
             state.inFlight += size
             guard onLoop else { return .writeAndFlush }
             state.burstMessages += 1
             state.burstBytes += size
+            state.unflushed += size
             let pause = state.burstMessages >= Self.burstMessages || state.burstBytes >= Self.burstBytes
             if pause {
                 state.burstMessages = 0
@@ -97,26 +132,18 @@ public final class LinkWriter: Sendable {
             state.flushQueued = true
             return pause ? .writeQueueFlushThenPause : .writeQueueFlush
         }
-        let completion = written(size)
-        switch admitted {
-        case .closed:
-            throw Closed()
-        case .writeAndFlush:
-            channel.writeAndFlush(envelope).whenComplete(completion)
-            return
-        case .write, .writeThenPause:
-            channel.write(envelope).whenComplete(completion)
-        case .writeQueueFlush, .writeQueueFlushThenPause:
-            channel.write(envelope).whenComplete(completion)
-            channel.eventLoop.execute { [state, channel] in
-                state.withLockedValue { $0.flushQueued = false }
-                channel.flush()
-            }
+    }
+
+    /// Ends a burst of writes made on the loop: one flush, one promise for all of them.
+    private func flushBurst() {
+        let bytes = state.withLockedValue { state -> Int in
+            state.flushQueued = false
+            defer { state.unflushed = 0 }
+            return state.unflushed
         }
-        if admitted == .writeThenPause || admitted == .writeQueueFlushThenPause {
-            // The queued flush runs first, then the loop polls (the pause is still running), then we go on.
-            try? await channel.eventLoop.scheduleTask(in: Self.pollPause) {}.futureResult.get()
-        }
+        let promise = channel.eventLoop.makePromise(of: Void.self)
+        promise.futureResult.whenComplete(written(bytes))
+        channel.triggerUserOutboundEvent(LinkHandler.Flush(), promise: promise)
     }
 
     /// Writes without waiting, for packets this node relays or originates on the mesh (PROTOCOL.md
@@ -155,6 +182,7 @@ public final class LinkWriter: Sendable {
 
     private enum Admission: Equatable {
         case closed
+        case wait
         case writeAndFlush
         case write
         case writeThenPause

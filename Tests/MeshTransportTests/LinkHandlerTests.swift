@@ -93,6 +93,33 @@ struct LinkHandlerTests {
         #expect(a.closeReasons.isEmpty && b.closeReasons.isEmpty)
     }
 
+    @Test("writes before a flush leave as one buffer; a Flush's promise completes once they are written, and a large message is not copied into the small ones' buffer")
+    func burstLeavesAsOneBuffer() throws {
+        let (a, b, loop) = try establishedPair()
+        let small: [Envelope] = (0..<50).map { .data(testBytes(64, seed: UInt8($0))) }
+        for envelope in small { a.channel.write(envelope, promise: nil) }
+        #expect(try a.takeOutbound().isEmpty)  // nothing before the flush
+        let flushed = loop.makePromise(of: Void.self)
+        a.channel.triggerUserOutboundEvent(LinkHandler.Flush(), promise: flushed)
+        let bytes = try a.takeOutbound()
+        #expect(bytes.count == 1)
+        #expect(try frameTypes(bytes).count == 50)
+        #expect(throws: Never.self) { try flushed.futureResult.wait() }
+
+        // A large message after small ones: the small ones go first as their own buffer.
+        a.channel.write(small[0], promise: nil)
+        a.channel.write(Envelope.data(testBytes(100_000, seed: 9)), promise: nil)
+        a.channel.flush()
+        let mixed = try a.takeOutbound()
+        #expect(mixed.count == 2)
+        #expect(try frameTypes(mixed).count == 1 + 2)
+
+        try b.deliver(bytes + mixed)
+        try b.collect()
+        #expect(b.envelopes == small + [small[0], .data(testBytes(100_000, seed: 9))])
+        #expect(a.closeReasons.isEmpty && b.closeReasons.isEmpty)
+    }
+
     @Test("a write before the handshake completes fails")
     func writeBeforeEstablished() throws {
         let side = try LinkSide(.initiator, name: "a", loop: EmbeddedEventLoop())
