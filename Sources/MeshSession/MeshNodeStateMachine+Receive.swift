@@ -209,11 +209,27 @@ extension MeshNodeStateMachine {
         }
     }
 
-    /// How long a neighbour's broadcast must wait for its budget (§13.11), or `nil` when it may go on
-    /// now (or is not a broadcast): the link's reader waits instead of dropping it.
+    /// How long a neighbour's packet must wait for its budget (§13.11), or `nil` when it may go on
+    /// now: the link's reader waits instead of dropping it. Broadcasts wait (they have no receipts),
+    /// and so do session messages for another node (kind 2, §19.6): a bulk sender across this relay
+    /// is slowed by TCP to the budget's pace instead of losing what is over it. Everything else
+    /// over budget is dropped by ``admit(_:from:now:work:)``.
     func budgetWait(_ routed: RoutedPayload, from neighbor: NodeID, now: RouterInstant) -> Duration? {
-        guard case .broadcast? = routed.payload else { return nil }
-        return router.budgetWait(.broadcast, from: neighbor, now: now)
+        switch routed.payload {
+        case .broadcast?:
+            return router.budgetWait(.broadcast, from: neighbor, now: now)
+        case .sealed(let sealed)? where sealed.first == RatchetPacket.sessionKind && !routed.destination.isEmpty
+            && !routed.destination.elementsEqual(identity.nodeID.bytes):
+            return router.budgetWait(.sessionRelaying, units: Self.sessionRelayingUnits(sealed), from: neighbor, now: now)
+        default:
+            return nil
+        }
+    }
+
+    /// What relaying a session message costs in ``NeighborWork/sessionRelaying`` units: one per
+    /// packet and one per started 16 KiB (§13.11).
+    static func sessionRelayingUnits(_ sealed: Data) -> Int {
+        1 + (sealed.count + 16_383) / 16_384
     }
 
     private static func violation(_ reason: String) -> Step {
@@ -252,7 +268,7 @@ extension MeshNodeStateMachine {
         case .sealed(let sealed):
             let blocks = (sealed.count + 16_383) / 16_384
             guard header.destination == identity.nodeID else {
-                charges = sealed.first == RatchetPacket.sessionKind ? [(.sessionRelaying, 1 + blocks)] : [(.relaying, 1)]
+                charges = sealed.first == RatchetPacket.sessionKind ? [(.sessionRelaying, Self.sessionRelayingUnits(sealed))] : [(.relaying, 1)]
                 break
             }
             if router.hasSeen(header.packetID, now: now) { return false }

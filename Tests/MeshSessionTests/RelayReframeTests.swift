@@ -7,7 +7,8 @@ import SwiftProtobuf
 import Testing
 
 /// A relay passes a packet on as it came, changing only its hop fields (PROTOCOL.md §13.1,
-/// §13.2.2). Node values on a line A—B—C, explicit time.
+/// §13.2.2), and makes a neighbour's link wait when its relayed session messages are over budget
+/// (§13.11). Node values on a line A—B—C, explicit time.
 @Suite("Relays re-frame packets")
 struct RelayReframeTests {
     typealias Line = MeshNodeStateMachineTests.Line
@@ -62,5 +63,34 @@ struct RelayReframeTests {
         #expect(MeshNodeStateMachine.reframe(packet, as: other) == nil)
         other.origin = line.ids[0]
         #expect(MeshNodeStateMachine.reframe(packet, as: other) == nil, "another packet id")
+    }
+
+    @Test("relayed session messages over budget make the reader wait; prekey messages and packets for this node do not (§13.11)")
+    func sessionRelayingWaits() {
+        var line = Line.settled()
+        let (origin, destination) = (line.ids[0], line.ids[2])
+        var random = line.random
+        func chunk(kind: UInt8, to node: NodeID) -> RoutedPayload {
+            var packet = MeshNodeStateMachineTests.transit(from: origin, to: node, random: &random)
+            packet.sealed = Data([kind]) + Data(count: 59_999)
+            return packet
+        }
+        let burst = NeighborWork.sessionRelaying.budget
+        var relayed = 0
+        while line.nodes[1].budgetWait(chunk(kind: RatchetPacket.sessionKind, to: destination), from: origin, now: line.now) == nil {
+            let step = line.nodes[1].received(chunk(kind: RatchetPacket.sessionKind, to: destination), from: origin, now: line.now,
+                                              nowMilliseconds: line.nowMilliseconds, random: &random)
+            relayed += step.sends.count
+            guard relayed <= burst.burst else { break }
+        }
+        // A 60,000-byte chunk costs 5 units: the reader waits before the burst is overdrawn.
+        #expect(relayed == burst.burst / 5)
+        #expect(line.nodes[1].router.budgets.dropped[.sessionRelaying] == nil, "nothing was dropped")
+        let wait = line.nodes[1].budgetWait(chunk(kind: RatchetPacket.sessionKind, to: destination), from: origin, now: line.now)
+        #expect(wait.map { $0 > .zero && $0 <= .milliseconds(1) } == true, "5 units at 8,192 a second")
+        #expect(line.nodes[1].budgetWait(chunk(kind: RatchetPacket.prekeyKind, to: destination), from: origin, now: line.now) == nil)
+        #expect(line.nodes[1].budgetWait(chunk(kind: RatchetPacket.sessionKind, to: line.ids[1]), from: origin, now: line.now) == nil)
+        line.now = line.now + wait!
+        #expect(line.nodes[1].budgetWait(chunk(kind: RatchetPacket.sessionKind, to: destination), from: origin, now: line.now) == nil)
     }
 }
