@@ -22,19 +22,22 @@ public struct TokenBucket: Sendable, Hashable {
         self.updatedAt = now
     }
 
-    /// How long until a token is due, or `nil` when one is there now (nothing is taken).
-    /// - Parameter now: the current time.
+    /// How long until `units` tokens are due, or `nil` when they are there now (nothing is taken).
+    /// - Parameters:
+    ///   - units: the tokens wanted (one by default; more than ``burst`` counts as ``burst``).
+    ///   - now: the current time.
     /// - Returns: the wait, or `nil`.
-    public func wait(now: RouterInstant) -> Duration? {
+    public func wait(units: Int = 1, now: RouterInstant) -> Duration? {
+        let units = Double(min(max(1, units), burst))
         var tokens = self.tokens
         if now > updatedAt {
             let elapsed = now - updatedAt
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             tokens = min(Double(burst), tokens + seconds * Double(perSecond))
         }
-        guard tokens < 1 else { return nil }
+        guard tokens < units else { return nil }
         guard perSecond > 0 else { return .seconds(1) }
-        return .microseconds(Int64(((1 - tokens) / Double(perSecond) * 1e6).rounded(.up)) + 1)
+        return .microseconds(Int64(((units - tokens) / Double(perSecond) * 1e6).rounded(.up)) + 1)
     }
 
     /// Whether the bucket has refilled to its capacity (a new bucket would be the same).
@@ -184,14 +187,16 @@ public struct NeighborBudgets: Sendable {
     }
 
     /// Forgets a neighbour whose link went down (a reconnect starts with full buckets).
-    /// How long `neighbor`'s packet must wait for `work`, or `nil` when a token is there (nothing taken).
+    /// How long `neighbor`'s packet must wait for `units` of `work`, or `nil` when they are there
+    /// (nothing taken).
     /// - Parameters:
     ///   - work: the kind of work.
+    ///   - units: the units the packet costs (one unless the kind counts more).
     ///   - neighbor: the neighbour the packet came from.
     ///   - now: the current time.
     /// - Returns: the wait, or `nil`.
-    public func wait(_ work: NeighborWork, from neighbor: NodeID, now: RouterInstant) -> Duration? {
-        buckets[neighbor]?[work]?.wait(now: now)
+    public func wait(_ work: NeighborWork, units: Int = 1, from neighbor: NodeID, now: RouterInstant) -> Duration? {
+        buckets[neighbor]?[work]?.wait(units: units, now: now)
     }
 
     public mutating func forget(_ neighbor: NodeID) {

@@ -129,11 +129,11 @@ public struct Router: Sendable {
         duplicates.contains(.packet(packetID), now: now)
     }
 
-    /// How long a live neighbour's packet must wait before its `work` fits the budget, or `nil`
-    /// when it fits now (PROTOCOL.md §13.11). Nothing is taken.
-    public func budgetWait(_ work: NeighborWork, from neighbor: NodeID, now: RouterInstant) -> Duration? {
+    /// How long a live neighbour's packet must wait before its `units` of `work` fit the budget, or
+    /// `nil` when they fit now (PROTOCOL.md §13.11). Nothing is taken.
+    public func budgetWait(_ work: NeighborWork, units: Int = 1, from neighbor: NodeID, now: RouterInstant) -> Duration? {
         guard live[neighbor] != nil else { return nil }
-        return budgets.wait(work, from: neighbor, now: now)
+        return budgets.wait(work, units: units, from: neighbor, now: now)
     }
 
     /// Takes `units` of work (one unless the kind counts more, ``NeighborWork``) from a live

@@ -198,7 +198,7 @@ package final class MeshNode: Sendable {
         }
         var random = SystemRandomNumberGenerator()
         let (step, answered) = state.withLockedValue { state in
-            let step = state.machine.apply(checked, from: neighbor, now: now, nowMilliseconds: milliseconds, random: &random)
+            let step = state.machine.apply(checked, received: routed, from: neighbor, now: now, nowMilliseconds: milliseconds, random: &random)
             var answered: [CheckedContinuation<Bool, Never>] = []
             for nonce in step.answeredPings {
                 guard let waiter = state.waiters.removeValue(forKey: nonce) else { continue }

@@ -45,6 +45,23 @@ extension MeshNodeStateMachine {
         init(_ description: String) { self.description = description }
     }
 
+    /// The copy of a received packet that a relay sends on (§13.1, §13.2.2): the packet as it came,
+    /// with only `hop_limit` and `hops` taken from the router's copy. The signed or sealed part (and
+    /// any field a newer peer added) is passed on as it came, without decoding or encoding it again.
+    /// - Parameters:
+    ///   - received: the routed packet as the neighbour sent it (its header checked, §13.1).
+    ///   - packet: the router's copy to send: the same origin and packet id.
+    /// - Returns: the re-framed packet, or `nil` when `packet` is not a copy of `received` (an
+    ///   action for another packet, which is encoded instead).
+    static func reframe(_ received: RoutedPayload, as packet: RoutedPacket) -> RoutedPayload? {
+        guard PacketID(bytes: received.packetID) == packet.packetID,
+              received.origin.elementsEqual(packet.origin.bytes) else { return nil }
+        var routed = received
+        routed.hopLimit = UInt32(packet.hopLimit)
+        routed.hops = UInt32(packet.hops)
+        return routed
+    }
+
     static func encode(_ packet: RoutedPacket) -> RoutedPayload {
         var routed = RoutedPayload()
         routed.origin = Data(packet.origin.bytes)

@@ -36,7 +36,7 @@ extension MeshNodeStateMachine {
     /// verify or open it, learn from it and let the router relay and deliver it.
     ///
     /// The three phases, ``admit(_:from:now:)``, ``check(_:header:originKey:from:identity:nowMilliseconds:logger:)``
-    /// (the signature check or the open, which reads no state) and ``apply(_:from:now:nowMilliseconds:random:)``,
+    /// (the signature check or the open, which reads no state) and ``apply(_:received:from:now:nowMilliseconds:random:)``,
     /// in one call; a shell may run the middle one outside its lock.
     /// - Parameters:
     ///   - routed: the packet as it came.
@@ -53,7 +53,7 @@ extension MeshNodeStateMachine {
         case .admitted(let header, let originKey):
             let checked = Self.check(routed, header: header, originKey: originKey, from: neighbor, identity: identity,
                                      endToEnd: endToEnd, nowMilliseconds: nowMilliseconds, logger: logger)
-            return apply(checked, from: neighbor, now: now, nowMilliseconds: nowMilliseconds, random: &random)
+            return apply(checked, received: routed, from: neighbor, now: now, nowMilliseconds: nowMilliseconds, random: &random)
         }
     }
 
@@ -118,7 +118,9 @@ extension MeshNodeStateMachine {
             } else {
                 opened = event(for: broadcast, origin: header.origin, hops: Int(header.hops) + 1).map(Opened.event)
             }
-            return .broadcast(header.packet(kind: .broadcast, payload: signed.serialized), opened)
+            // No payload: the copies a relay sends on are the received packet re-framed (``reframe(_:as:)``),
+            // so the signed part is not serialized again here.
+            return .broadcast(header.packet(kind: .broadcast, payload: Data()), opened)
         case .sealed(let sealed):
             guard let destination = header.destination else { return .violation("a sealed packet without a destination") }
             let packet = header.packet(kind: .unicast(destination: destination), payload: sealed)
@@ -135,8 +137,11 @@ extension MeshNodeStateMachine {
 
     /// Receiving, phase 3: learns from a verified advert, answers a ping (within the pong budget,
     /// §13.10), matches a pong to this node's ping, and lets the router relay and deliver.
-    mutating func apply(_ checked: Checked, from neighbor: NodeID, now: RouterInstant, nowMilliseconds: Int64,
-                        random: inout some RandomNumberGenerator) -> Step {
+    ///
+    /// The copies the router sends on are `received` re-framed (``reframe(_:as:)``): its signed or
+    /// sealed part is passed on as it came, not decoded and encoded again (§13.2.2).
+    mutating func apply(_ checked: Checked, received routed: RoutedPayload, from neighbor: NodeID, now: RouterInstant,
+                        nowMilliseconds: Int64, random: inout some RandomNumberGenerator) -> Step {
         switch checked {
         case .violation(let reason):
             return Self.violation(reason)
@@ -145,7 +150,7 @@ extension MeshNodeStateMachine {
         case .advert(let advert, let packet, let prekey):
             let renamed = learn(advert, origin: packet.origin, prekey: prekey)
             let actions = router.received(packet, from: neighbor, now: now)
-            var step = execute(actions)
+            var step = execute(actions, relaying: routed)
             if let renamed { step.events.append(renamed) }
             if packet.origin != identity.nodeID {
                 // Before the reachability events: the application hears of the successor first.
@@ -155,10 +160,10 @@ extension MeshNodeStateMachine {
             return step
         case .broadcast(let packet, let opened):
             let actions = router.received(packet, from: neighbor, now: now)
-            return execute(actions, opened: opened)
+            return execute(actions, opened: opened, relaying: routed)
         case .sealed(let packet, nil, let repair):
             let actions = router.received(packet, from: neighbor, now: now)
-            var step = execute(actions)
+            var step = execute(actions, relaying: routed)
             if let repair { step.sends += sendRepair(repair, to: packet.origin, now: now, nowMilliseconds: nowMilliseconds, random: &random) }
             return step
         case .sealed(let packet, let (plaintext, sender)?, _):
@@ -195,7 +200,7 @@ extension MeshNodeStateMachine {
                 logger.debug("ignored a sealed packet with unknown content (a newer peer's)", metadata: ["mesh.origin": "\(packet.origin.shortHex)"])
             }
             let actions = router.received(packet, from: neighbor, now: now)
-            var step = execute(actions, opened: opened)
+            var step = execute(actions, opened: opened, relaying: routed)
             if let answered { step.answeredPings.append(answered) }
             if let reply, let answer = try? sendSealed(reply, to: packet.origin, now: now, nowMilliseconds: nowMilliseconds, random: &random) {
                 step.sends += answer.sends
@@ -204,11 +209,27 @@ extension MeshNodeStateMachine {
         }
     }
 
-    /// How long a neighbour's broadcast must wait for its budget (§13.11), or `nil` when it may go on
-    /// now (or is not a broadcast): the link's reader waits instead of dropping it.
+    /// How long a neighbour's packet must wait for its budget (§13.11), or `nil` when it may go on
+    /// now: the link's reader waits instead of dropping it. Broadcasts wait (they have no receipts),
+    /// and so do session messages for another node (kind 2, §19.6): a bulk sender across this relay
+    /// is slowed by TCP to the budget's pace instead of losing what is over it. Everything else
+    /// over budget is dropped by ``admit(_:from:now:work:)``.
     func budgetWait(_ routed: RoutedPayload, from neighbor: NodeID, now: RouterInstant) -> Duration? {
-        guard case .broadcast? = routed.payload else { return nil }
-        return router.budgetWait(.broadcast, from: neighbor, now: now)
+        switch routed.payload {
+        case .broadcast?:
+            return router.budgetWait(.broadcast, from: neighbor, now: now)
+        case .sealed(let sealed)? where sealed.first == RatchetPacket.sessionKind && !routed.destination.isEmpty
+            && !routed.destination.elementsEqual(identity.nodeID.bytes):
+            return router.budgetWait(.sessionRelaying, units: Self.sessionRelayingUnits(sealed), from: neighbor, now: now)
+        default:
+            return nil
+        }
+    }
+
+    /// What relaying a session message costs in ``NeighborWork/sessionRelaying`` units: one per
+    /// packet and one per started 16 KiB (§13.11).
+    static func sessionRelayingUnits(_ sealed: Data) -> Int {
+        1 + (sealed.count + 16_383) / 16_384
     }
 
     private static func violation(_ reason: String) -> Step {
@@ -247,7 +268,7 @@ extension MeshNodeStateMachine {
         case .sealed(let sealed):
             let blocks = (sealed.count + 16_383) / 16_384
             guard header.destination == identity.nodeID else {
-                charges = sealed.first == RatchetPacket.sessionKind ? [(.sessionRelaying, 1 + blocks)] : [(.relaying, 1)]
+                charges = sealed.first == RatchetPacket.sessionKind ? [(.sessionRelaying, Self.sessionRelayingUnits(sealed))] : [(.relaying, 1)]
                 break
             }
             if router.hasSeen(header.packetID, now: now) { return false }

@@ -372,12 +372,19 @@ package struct MeshNodeStateMachine: Sendable {
     /// Callers take the router's actions into a local first: in `execute(router.received(…))` Swift
     /// holds a copy of `self` for the call while the argument mutates `self.router`, so the router's
     /// duplicate cache (8,192 entries) was copied on every packet.
-    func execute(_ actions: [RouterAction], opened: Opened? = nil) -> Step {
+    ///
+    /// `relaying` is the packet as it came, when the actions answer a received one: the router's
+    /// copies of it go out re-framed from it (``reframe(_:as:)``), everything else is encoded.
+    func execute(_ actions: [RouterAction], opened: Opened? = nil, relaying received: RoutedPayload? = nil) -> Step {
         var step = Step()
         for action in actions {
             switch action {
             case .send(let packet, let neighbor):
-                step.sends.append((neighbor, Self.encode(packet)))
+                if let received, let relayed = Self.reframe(received, as: packet) {
+                    step.sends.append((neighbor, relayed))
+                } else {
+                    step.sends.append((neighbor, Self.encode(packet)))
+                }
             case .deliver(let packet):
                 if case .advert = packet.kind { continue }
                 switch opened {

@@ -52,13 +52,32 @@ extension Session {
     }
 
     /// Sends data to a node that is reachable but not connected, sealed end to end.
+    ///
+    /// The packet waits while the link to the first hop is above its high-water mark, as a send to a
+    /// neighbour does, instead of being dropped there; the relays on the way make the link wait in
+    /// turn when the sender is over their budget (PROTOCOL.md §13.11), so a bulk sender is slowed by
+    /// TCP rather than losing what it sent.
     func sendRelayed(_ data: Data, to peer: PeerID) async throws(SessionError) {
         guard data.count <= WireLimits.maxRelayedPayload else {
             throw .payloadTooLarge(data.count, limit: WireLimits.maxRelayedPayload, mode: .reliable)
         }
         var payload = Meshchat_V1_Data()
         payload.payload = data
-        try await sendSealed(.data(payload), to: peer)
+        var step = try sealedStep(.data(payload), to: peer)
+        for (neighbor, routed) in step.sends {
+            guard let writer = registry.withLockedValue({ $0.entries[neighbor]?.writer }) else { continue }
+            let size = SecureChannel.wireSize(ofMessage: Self.estimatedSize(routed))
+            // Written and flushed at once when there is room (a relayed round trip waits for no
+            // queued flush); otherwise the send waits for room.
+            if writer.offer(.routed(routed), size: size) { continue }
+            do {
+                try await writer.write(.routed(routed), size: size)
+            } catch {
+                logger.debug("dropped a routed packet: the link to the next hop closed", metadata: ["mesh.peer": "\(neighbor.shortHex)"])
+            }
+        }
+        step.sends = []
+        await perform(step)
     }
 
     func sendSealed(_ content: SealedPayload.OneOf_Content, to peer: PeerID) async throws(SessionError) {

@@ -447,8 +447,9 @@ public final class Session: Sendable {
     /// full and return once the data is queued, in order; ``SendMode/unreliable`` sends go as UDP
     /// datagrams and never wait. To a peer reachable only through relays (``reachablePeers``), the
     /// data is sealed end to end (PROTOCOL.md §13.6) and routed hop by hop in either mode, at most
-    /// ``WireLimits/maxRelayedPayload`` bytes; relays never wait, so such sends may be lost when a
-    /// link on the path is congested or breaks (acknowledge at the application level when it matters).
+    /// ``WireLimits/maxRelayedPayload`` bytes; such sends wait while the link to the first hop is
+    /// full, and relays slow a sender above their budget (§13.11), but they may still be lost when a
+    /// link further on is congested or breaks (acknowledge at the application level when it matters).
     /// - Parameters:
     ///   - data: the payload.
     ///   - peers: connected or reachable peers.

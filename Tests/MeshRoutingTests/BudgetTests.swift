@@ -38,6 +38,23 @@ struct BudgetTests {
         #expect(router.budgetWait(.broadcast, from: node(2), now: .zero) == nil, "another neighbour does not")
     }
 
+    @Test("a bucket says how long until several units are due, and a wait above its burst counts as the burst")
+    func tokenBucketWaitForUnits() {
+        var bucket = TokenBucket(burst: 8, perSecond: 4, now: .zero)
+        #expect(bucket.wait(units: 8, now: .zero) == nil)
+        let tookSix = bucket.take(6, now: .zero)
+        #expect(tookSix)
+        #expect(bucket.wait(units: 2, now: .zero) == nil)
+        let wait = bucket.wait(units: 5, now: .zero)
+        #expect(wait.map { $0 >= .milliseconds(750) && $0 <= .milliseconds(751) } == true, "3 units at 4 a second: \(String(describing: wait))")
+        let early = bucket.take(5, now: at(ms: 749))
+        #expect(!early)
+        #expect(bucket.wait(units: 5, now: at(ms: 751)) == nil)
+        let onTime = bucket.take(5, now: at(ms: 751))
+        #expect(onTime)
+        #expect(bucket.wait(units: 100, now: at(ms: 60_000)) == nil, "more than the burst waits for a full bucket, not forever")
+    }
+
     @Test("several kinds of work for one packet are taken all or none; units count against the burst")
     func takeAll() {
         var router = makeRouter()
