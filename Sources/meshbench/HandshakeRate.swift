@@ -44,7 +44,8 @@ enum HandshakeRate {
         return try rate(seconds: seconds) { _ = try mine.sharedSecretFromKeyAgreement(with: peer) }
     }
 
-    private static func rate(seconds: Double, _ body: () throws -> Void) throws -> Double {
+    /// How many times per second `body` runs, over `seconds` of wall time (in batches of 16).
+    static func rate(seconds: Double, _ body: () throws -> Void) throws -> Double {
         let clock = ContinuousClock()
         let start = clock.now
         let end = start + .milliseconds(Int64(seconds * 1000))

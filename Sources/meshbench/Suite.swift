@@ -266,7 +266,9 @@ final class Child {
 
 /// Starts two meshchat processes, connects them, lets them idle and reads the first one's RSS.
 enum IdleMeasurement {
-    static func measure(meshchat: String) throws -> Int {
+    /// The idle RSS in bytes of a `meshchat --no-discovery --keep-running` process with one peer
+    /// connected, read three seconds after the connection; `inspect` sees its pid just before.
+    static func measure(meshchat: String, inspect: (Int32) -> Void = { _ in }) throws -> Int {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("meshbench-idle-\(getpid())").path
         let a = try Child.start(meshchat, ["--name", "idle-a", "--json", "--keep-running", "--no-discovery",
                                            "--data-dir", directory + "/a", "--log-level", "error"])
@@ -282,6 +284,7 @@ enum IdleMeasurement {
         while !(try a.readLine()).contains("\"state\":\"connected\"") {}
         // Idle: a few keepalive periods pass with nothing else to do.
         Thread.sleep(forTimeInterval: 3)
+        inspect(a.process.processIdentifier)
         return residentBytes(pid: a.process.processIdentifier) ?? 0
     }
 }
