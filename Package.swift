@@ -14,6 +14,23 @@
 //   CZlib, Places              offline place data: loaders and an exact spatial index (no networking)
 //   MeshChatKit, meshchat      the chat front: line mode for pipes, an interactive terminal otherwise
 import PackageDescription
+#if os(Linux)
+import Glibc
+
+/// Whether this machine's C library reads packed relative relocations (DT_RELR, glibc 2.36 and
+/// later): a binary linked with them needs it (Ubuntu 22.04 has 2.35; Debian 12 has 2.36).
+let libcReadsRELR: Bool = {
+    // "glibc 2.36"
+    var buffer = [CChar](repeating: 0, count: 64)
+    guard confstr(Int32(_CS_GNU_LIBC_VERSION), &buffer, buffer.count) > 0 else { return false }
+    let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    let parts = text.split(separator: " ").last?.split(separator: ".").compactMap { Int($0) } ?? []
+    guard parts.count >= 2 else { return false }
+    return parts[0] > 2 || (parts[0] == 2 && parts[1] >= 36)
+}()
+#else
+let libcReadsRELR = false
+#endif
 
 let package = Package(
     name: "meshchat",
@@ -192,10 +209,10 @@ let package = Package(
             linkerSettings: [
                 .unsafeFlags([
                     "-use-ld=lld",
-                    "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
                     "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/meshchat/startup.order",
                     "-Xlinker", "--no-warn-symbol-ordering",
-                ], .when(platforms: [.linux], configuration: .release)),
+                ] + (libcReadsRELR ? ["-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"] : []),
+                .when(platforms: [.linux], configuration: .release)),
             ]
         ),
         // Benchmarks: meshchat sessions beside a raw-TCP baseline with the same framing.
