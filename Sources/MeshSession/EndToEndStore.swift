@@ -49,8 +49,8 @@ final class EndToEndStore: Sendable {
     private let logger: Logger
     private let state: NIOLockedValueBox<State>
     /// The ratchet's limits for sealed packets (§19.4): a message may make this node derive at most 128
-    /// skipped keys (a forged header costs up to twice that in HMACs before the tag fails, about a
-    /// millisecond, not the 10–20 ms of the general MAX_SKIP of 1,000), and a session keeps at most 512.
+    /// skipped keys (a forged header costs that many chain steps, one ChaCha20 block each, before the
+    /// tag fails: well under a millisecond, not the 10–20 ms of the general MAX_SKIP of 1,000), and a session keeps at most 512.
     /// Larger gaps end in a repair (§19.7).
     let limits: RatchetLimits = {
         var limits = RatchetLimits()

@@ -6,10 +6,10 @@ import MeshNoise
 /// it computes: the `handshakes_per_s` row of `meshbench suite` (issue 16).
 ///
 /// A handshake here is `Noise_XX_25519_ChaChaPoly_SHA256` with both sides in this thread (three
-/// messages, five X25519 operations in all, fresh ephemeral keys) plus what a meshchat link adds per
-/// side: one Ed25519 signature made and one verified (PROTOCOL.md §2.4, §4.4). No sockets: it is the
-/// CPU a listener spends per accepted link, so that the ceiling is the X25519 rate ÷ 5, less the
-/// signatures. The X25519 baseline is `Curve25519.KeyAgreement` on the same core.
+/// messages: `ee`, `es` and `se` on both sides, six X25519 agreements, plus two fresh ephemeral keys)
+/// plus what a meshchat link adds per side: one Ed25519 signature made and one verified (PROTOCOL.md
+/// §2.4, §4.4). No sockets: it is the CPU a listener spends per accepted link, so that the ceiling
+/// is below the X25519 rate ÷ 8 (six agreements and two key generations), less the signatures. The X25519 baseline is `Curve25519.KeyAgreement` on the same core.
 enum HandshakeRate {
     /// Handshakes per second over `seconds` of wall time.
     static func handshakes(seconds: Double = 1) throws -> Double {

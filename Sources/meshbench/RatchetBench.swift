@@ -72,12 +72,12 @@ struct RatchetBench: ParsableCommand {
         }
         var sealedPacket: Cost?
         if wanted("sealed packet") || (wanted("relay") && relayCount > 0) {
-            // The whole version 3 path of a line (§13.6, §19.6): the Sealed plaintext, the ratchet
+            // The whole path of a line (§13.6, §19.6): the Sealed plaintext, the ratchet
             // packet bound to its routed header, and the open with its checks; one direction. Until
             // bob replies, alice's packets are prekey messages (prekey header, identity fields inside).
             var pair = try SealedPair(alice: alice, bob: bob, header: header, payload: payload, using: &rng)
             let packet = measure { pair.line(using: &rng) }
-            print(row("v3 sealed packet, one direction (§19.6, all of it)", packet, baseline: noise))
+            print(row("sealed packet, one direction (§19.6, all of it)", packet, baseline: noise))
             sealedPacket = packet
             // After one reply the session is established and alice sends session messages.
             try pair.reply(using: &rng)
@@ -94,7 +94,7 @@ struct RatchetBench: ParsableCommand {
         }
     }
 
-    /// Two nodes' sessions for the sealed-packet rows: alice seals lines for bob on the version 3 path.
+    /// Two nodes' sessions for the sealed-packet rows: alice seals lines for bob on the sealed-packet path (§19.6).
     private struct SealedPair {
         let alice: LocalIdentity, bob: LocalIdentity
         let header: SealHeader
@@ -132,11 +132,11 @@ struct RatchetBench: ParsableCommand {
     }
 
     /// Issue 15's second figure: a private line's round trip across one relay, A→B→C→B→A, on the
-    /// real version 3 path (``RelayPingCommand``'s relayed pings: sealed end to end by A, relayed
+    /// real sealed-packet path (``RelayPingCommand``'s relayed pings: sealed end to end by A, relayed
     /// by B, opened and echoed sealed by C, opened by A; loopback TCP, one process per node). The
     /// version 2 baseline is not a second mesh (the session no longer seals with `Noise_X`): it is
     /// the measured round trip plus twice (a ping and its echo) the difference between `Noise_X`
-    /// seal+open and the version 3 sealed packet's seal+open, both measured above in this run.
+    /// seal+open and the sealed packet's seal+open, both measured above in this run.
     private func relayRoundTrip(sealedPacket: Double, noise: Double) throws {
         let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
         let (sinks, bPort) = try RelayLatencyBench.startMeshLine(me)
@@ -147,7 +147,7 @@ struct RatchetBench: ParsableCommand {
             label.padding(toLength: 50, withPad: " ", startingAt: 0) + String(format: " %9.1f µs p50  %9.1f µs p99", p50, p99)
         }
         print("private-line round trip across one relay, A→B→C→B→A (\(relayCount) round trips, 64 bytes):")
-        print(line("version 3, measured", ping.relayedP50, ping.relayedP99))
+        print(line("ratchet (version 6), measured", ping.relayedP50, ping.relayedP99))
         print(line("with Noise_X sealing (+ 2 × seal+open difference)", ping.relayedP50 + difference, ping.relayedP99 + difference))
         print(line("for scale: to the neighbour, A→B→A (link only)", ping.directP50, ping.directP99))
     }
