@@ -6,6 +6,11 @@ extension MeshFuzz {
     /// to itself, and goes, twice, into an opener and a reader that have moved some bytes, then
     /// their timers.
     @Sendable static func fuzzStreams(_ bytes: [UInt8]) {
+        if StreamWire.plainData(in: Data(bytes)) != nil {
+            // The hand-read data packet is the protobuf decoder's (StreamWire.decode reads it by hand).
+            let byDecoder = try? StreamWire.decodeWithProtobuf(Data(bytes))
+            precondition(byDecoder == (try? StreamWire.decode(Data(bytes))), "the data packet fast path disagrees with the decoder")
+        }
         guard let packet = try? StreamWire.decode(Data(bytes)) else { return }
         precondition((try? StreamWire.decode(StreamWire.encode(packet))) == packet, "a stream packet does not survive a round trip")
         var limits = StreamLimits()

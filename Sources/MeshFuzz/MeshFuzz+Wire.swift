@@ -44,8 +44,8 @@ extension MeshFuzz {
         precondition(out == message, "a fragmented message reassembles to other bytes")
     }
 
-    /// The envelope (§6): a decoded envelope re-encodes and decodes to itself; the fast path for a
-    /// plain data envelope agrees with the protobuf decoder.
+    /// The envelope (§6): a decoded envelope re-encodes and decodes to itself; the fast paths for
+    /// plain data and direct envelopes agree with the protobuf decoder.
     @Sendable static func fuzzEnvelope(_ bytes: [UInt8]) {
         let message = Data(bytes)
         _ = Envelope.serializedSize(fromPrefix: message)
@@ -58,6 +58,16 @@ extension MeshFuzz {
         }
         let framed = Data(Envelope.dataHeader(payloadCount: message.count)) + message
         precondition((try? Envelope(decoding: framed)) == Envelope.data(message), "dataHeader + payload is not that data envelope")
+        // The direct fast path (§6.3) agrees with the protobuf decoder, and its header frames any payload.
+        if let direct = Envelope.plainDirect(in: message) {
+            let expected = Envelope.direct(channel: direct.channel, payload: Data(direct.payload), sentAtMilliseconds: direct.sentAtMilliseconds)
+            precondition((try? Envelope(serializedBytes: message)) == expected, "the direct fast path disagrees with the protobuf decoder")
+        }
+        let channel = bytes.prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        let time = Int64(bitPattern: bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+        let direct = Data(Envelope.directHeader(channel: channel, sentAtMilliseconds: time, payloadCount: message.count)) + message
+        precondition((try? Envelope(decoding: direct)) == Envelope.direct(channel: channel, payload: message, sentAtMilliseconds: time),
+                     "directHeader + payload is not that direct envelope")
     }
 
     /// UDP datagrams (§8): a decoded header re-encodes to the bytes it came from; the replay window

@@ -46,8 +46,8 @@ public struct SecureChannel: Sendable {
 
     /// Encrypts an envelope; see ``seal(_:into:)``.
     ///
-    /// A plain data envelope is not serialized first: its records are cut straight from the
-    /// payload behind the envelope header (the bytes on the wire are the same).
+    /// A plain data or direct envelope is not serialized first: its records are cut straight from
+    /// the payload behind the envelope header (the bytes on the wire are the same).
     /// - Parameters:
     ///   - envelope: the envelope.
     ///   - buffer: the output buffer.
@@ -55,6 +55,10 @@ public struct SecureChannel: Sendable {
     public mutating func seal(_ envelope: Envelope, into buffer: inout ByteBuffer) throws(LinkCloseReason) {
         if let payload = envelope.plainDataPayload {
             try seal(header: Envelope.dataHeader(payloadCount: payload.count), body: payload, into: &buffer)
+        } else if let direct = envelope.plainDirect {
+            let header = Envelope.directHeader(channel: direct.channel, sentAtMilliseconds: direct.sentAtMilliseconds,
+                                               payloadCount: direct.payload.count)
+            try seal(header: header, body: direct.payload, into: &buffer)
         } else {
             try seal(header: [], body: envelope.encoded, into: &buffer)
         }

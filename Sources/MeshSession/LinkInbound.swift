@@ -219,6 +219,17 @@ final class LinkInbound: @unchecked Sendable {
             guard let message = Session.message(from: envelope, sender: sender) else { return .done }
             // Offered at once (no list of one to insert): blocked, the event waits in its place.
             return handle(.event(.received(message)), session: session)
+        case .direct(let direct):
+            if let violation = Session.violation(in: envelope) {
+                session.logger.notice("closing a link: message over a receive limit", metadata: ["mesh.peer": "\(sender.id)", "error": "\(violation)"])
+                channel.triggerUserOutboundEvent(LinkHandler.Close(code: .protocolViolation, reason: violation), promise: nil)
+                return .closed
+            }
+            guard let delivery = Session.directDelivery(direct, from: sender, nowMilliseconds: session.mesh.wallMilliseconds) else {
+                session.logger.debug("dropped a direct channel message for channel 0", metadata: ["mesh.peer": "\(sender.id.shortHex)"])
+                return .done
+            }
+            return handle(.channel(delivery, admitted: false), session: session)
         default:
             // Handshake-time messages (an invitation's answer) mean nothing once admitted.
             return .done

@@ -105,6 +105,9 @@ package final class MeshNode: Sendable {
     /// The route to one node, if it is reachable.
     func route(to node: NodeID) -> MeshRoute? { state.withLockedValue { $0.machine.route(to: node) } }
 
+    /// The neighbour packets to a node go to first, if it is reachable.
+    func nextHop(to node: NodeID) -> NodeID? { state.withLockedValue { $0.machine.nextHop(to: node) } }
+
     /// The peer handle of a node known from its advert or handshake.
     func peer(_ node: NodeID) -> PeerID? { state.withLockedValue { $0.machine.peer(node) } }
 

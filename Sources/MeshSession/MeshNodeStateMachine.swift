@@ -183,6 +183,9 @@ package struct MeshNodeStateMachine: Sendable {
     /// The route to one node, if it is reachable.
     func route(to node: NodeID) -> MeshRoute? { router.route(to: node).map { meshRoute($0) } }
 
+    /// The neighbour packets to a node go to first, if it is reachable (no path built).
+    func nextHop(to node: NodeID) -> NodeID? { router.route(to: node)?.nextHop }
+
     /// The peer handle of a node known from its advert or handshake.
     func peer(_ node: NodeID) -> PeerID? { known[node]?.peer }
 

@@ -444,6 +444,9 @@ extension Session {
     /// a chat line over ``WireLimits/maxChatTextBytes`` or with a message id that is not 16 bytes.
     /// `nil` when it is within the limits.
     static func violation(in envelope: Envelope) -> String? {
+        if case .direct(let direct)? = envelope.body, direct.payload.count > WireLimits.maxRelayedPayload {
+            return "a direct channel message of \(direct.payload.count) bytes (maximum \(WireLimits.maxRelayedPayload))"
+        }
         guard case .chat(let chat)? = envelope.body else { return nil }
         if chat.text.utf8.count > WireLimits.maxChatTextBytes {
             return "a chat line of \(chat.text.utf8.count) bytes (maximum \(WireLimits.maxChatTextBytes))"

@@ -393,7 +393,7 @@ public final class LinkHandler: ChannelDuplexHandler, RemovableChannelHandler {
             promise?.fail(ChannelError.ioOnClosedChannel)
             return
         }
-        let (first, mark) = outgoing.prepare(forMessageOf: envelope.plainDataPayload?.count ?? 0)
+        let (first, mark) = outgoing.prepare(forMessageOf: envelope.plainDataPayload?.count ?? envelope.plainDirect?.payload.count ?? 0)
         if let first { context.write(wrapOutboundOut(first.bytes), promise: first.promise) }
         state = .modifying
         do {

@@ -37,6 +37,8 @@ public final class LinkWriter: Sendable {
     private struct State {
         var inFlight = 0
         var waiters: [CheckedContinuation<Void, any Error>] = []
+        /// Called once when there is room again (or the link closed), for senders that do not wait.
+        var roomCallbacks: [@Sendable () -> Void] = []
         var closed = false
         /// A flush is queued on the loop for writes made there.
         var flushQueued = false
@@ -66,12 +68,16 @@ public final class LinkWriter: Sendable {
         self.highWaterMark = highWaterMark
         self.lowWaterMark = lowWaterMark
         channel.closeFuture.whenComplete { [state] _ in
-            let waiters = state.withLockedValue { state -> [CheckedContinuation<Void, any Error>] in
+            let (waiters, callbacks) = state.withLockedValue { state in
                 state.closed = true
-                defer { state.waiters = [] }
-                return state.waiters
+                defer {
+                    state.waiters = []
+                    state.roomCallbacks = []
+                }
+                return (state.waiters, state.roomCallbacks)
             }
             waiters.forEach { $0.resume(throwing: Closed()) }
+            callbacks.forEach { $0() }
         }
     }
 
@@ -166,17 +172,38 @@ public final class LinkWriter: Sendable {
         return true
     }
 
-    /// What a finished write does: `size` bytes are no longer in flight, and waiting writers go on
-    /// once the buffer is down to the low-water mark.
+    /// Whether ``offer(_:size:force:)`` would take a message now: the link is open and at most
+    /// ``highWaterMark`` bytes are in flight.
+    public var hasRoom: Bool { state.withLockedValue { !$0.closed && $0.inFlight <= highWaterMark } }
+
+    /// Calls `callback` once, on whatever thread completes a write, when writes have brought the bytes
+    /// in flight down to ``lowWaterMark`` or the link closed; at once when there is room already
+    /// (``hasRoom``). For senders that never wait (``offer(_:size:force:)``) and were refused.
+    /// - Parameter callback: what to call; it must not block.
+    public func whenRoom(_ callback: @escaping @Sendable () -> Void) {
+        let now = state.withLockedValue { state -> Bool in
+            if state.closed || state.inFlight <= highWaterMark { return true }
+            state.roomCallbacks.append(callback)
+            return false
+        }
+        if now { callback() }
+    }
+
+    /// What a finished write does: `size` bytes are no longer in flight, and waiting writers (and
+    /// ``whenRoom(_:)`` callbacks) go on once the buffer is down to the low-water mark.
     private func written(_ size: Int) -> @Sendable (Result<Void, any Error>) -> Void {
         { [state, lowWaterMark] _ in
-            let ready = state.withLockedValue { state -> [CheckedContinuation<Void, any Error>] in
+            let (ready, callbacks) = state.withLockedValue { state -> ([CheckedContinuation<Void, any Error>], [@Sendable () -> Void]) in
                 state.inFlight -= size
-                guard state.inFlight <= lowWaterMark else { return [] }
-                defer { state.waiters = [] }
-                return state.waiters
+                guard state.inFlight <= lowWaterMark, !state.waiters.isEmpty || !state.roomCallbacks.isEmpty else { return ([], []) }
+                defer {
+                    state.waiters = []
+                    state.roomCallbacks = []
+                }
+                return (state.waiters, state.roomCallbacks)
             }
             ready.forEach { $0.resume() }
+            callbacks.forEach { $0() }
         }
     }
 

@@ -38,6 +38,23 @@ extension Meshchat_V1_Envelope {
         return envelope
     }
 
+    /// A channel message for the link's other end only (§6.3, protocol version 7): the link's
+    /// encryption is its end-to-end sealing, and it is never relayed.
+    /// - Parameters:
+    ///   - channel: the channel id (§13.12), not 0.
+    ///   - payload: at most ``WireLimits/maxRelayedPayload`` bytes.
+    ///   - sentAtMilliseconds: the sender's clock, Unix time in ms (the channel's replay window).
+    /// - Returns: the envelope.
+    public static func direct(channel: UInt32, payload: Data, sentAtMilliseconds: Int64) -> Envelope {
+        var direct = Meshchat_V1_Direct()
+        direct.channel = channel
+        direct.payload = payload
+        direct.sentAtMs = sentAtMilliseconds
+        var envelope = Envelope()
+        envelope.body = .direct(direct)
+        return envelope
+    }
+
     /// A keepalive probe (§7).
     /// - Parameter nonce: echoed by the pong.
     /// - Returns: the envelope.
@@ -91,6 +108,12 @@ extension Meshchat_V1_Envelope {
         if let payload = Self.plainDataPayload(in: message) {
             // A copy, so that the payload's indices start at 0 as a decoded one's do.
             self = .data(Data(payload))
+            return
+        }
+        if let direct = Self.plainDirect(in: message) {
+            // The payload stays a slice of the message (its indices do not start at 0): the
+            // receiver's session copies it once for the application (PROTOCOL.md §6.3).
+            self = .direct(channel: direct.channel, payload: direct.payload, sentAtMilliseconds: direct.sentAtMilliseconds)
             return
         }
         do {

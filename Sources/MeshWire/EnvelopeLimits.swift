@@ -13,9 +13,10 @@ extension Meshchat_V1_Envelope {
         5: maxGoodbyeBytes,                        // goodbye: a code and a reason
         6: 32,                                     // invitation_accepted
         7: WireLimits.maxSealedSize + 256,         // routed: one sealed or signed payload and its header
+        8: WireLimits.maxRelayedPayload + 32,      // direct: a channel payload, its channel and time (version 7)
     ]
 
-    private static let bodyNames = [1: "chat", 3: "ping", 4: "pong", 5: "goodbye", 6: "invitation_accepted", 7: "routed"]
+    private static let bodyNames = [1: "chat", 3: "ping", 4: "pong", 5: "goodbye", 6: "invitation_accepted", 7: "routed", 8: "direct"]
 
     /// The largest goodbye body (its reason is shown truncated to 256 bytes).
     public static let maxGoodbyeBytes = 4096

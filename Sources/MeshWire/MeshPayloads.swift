@@ -1,6 +1,9 @@
 import struct Foundation.Data
 import SwiftProtobuf
 
+/// A channel message for the link's other end only (PROTOCOL.md §6.3, version 7): the generated
+/// `meshchat.v1.Direct`.
+public typealias DirectPayload = Meshchat_V1_Direct
 /// A packet that travels across hops (PROTOCOL.md §13.1): the generated `meshchat.v1.Routed`.
 public typealias RoutedPayload = Meshchat_V1_Routed
 /// A body signed by its origin (§13.4).

@@ -168,7 +168,7 @@ struct HandshakeFailureTests {
         let pump = try Self.run(responderAgainst: try Self.fakeInitiator(hello: helloPayload(version: version, serviceType: "meshchat")))
         expectRefusal(
             detector: pump.responderOutcome, peer: pump.initiatorOutcome, code: .unsupportedVersion,
-            mentions: ["version \(version)", "speaks 6"])
+            mentions: ["version \(version)", "speaks 7"])
         try Self.expectInitiatorReports(pump.lastAbort, code: .unsupportedVersion, message: pump.responderOutcome.reason?.message)
     }
 
@@ -230,10 +230,10 @@ struct HandshakeFailureTests {
     func identityVersion(version: UInt32) throws {
         let second = try Self.run(initiatorAgainst: try Self.fakeResponder(alter: { $0.protocolVersion = version }))
         expectRefusal(detector: second.initiatorOutcome, peer: second.responderOutcome, code: .unsupportedVersion,
-                      mentions: ["protocol version \(version)", "speaks 6"])
+                      mentions: ["protocol version \(version)", "speaks 7"])
         let third = try Self.run(responderAgainst: try Self.fakeInitiator(alter: { $0.protocolVersion = version }))
         expectRefusal(detector: third.responderOutcome, peer: third.initiatorOutcome, code: .unsupportedVersion,
-                      mentions: ["protocol version \(version)", "speaks 6"])
+                      mentions: ["protocol version \(version)", "speaks 7"])
     }
 
     @Test("an empty display name is refused with invalidIdentity by the initiator (message 2)")

@@ -228,10 +228,10 @@ struct SuiteNegotiationTests {
         pump.run()
         let reason = try #require(pump.responderOutcome.reason)
         #expect(reason.code == .unsupportedVersion)
-        #expect(reason.message == "peer speaks protocol version 3; this peer speaks 6")
+        #expect(reason.message == "peer speaks protocol version 3; this peer speaks 7")
     }
 
-    @Test("a version 5 hello (the HMAC ratchet, otherwise version 6's hello) gets unsupportedVersion naming both versions, with either suite",
+    @Test("a version 5 hello (the HMAC ratchet) gets unsupportedVersion naming both versions, with either suite",
           arguments: [CipherSuite.chaChaPoly, .aesGCM])
     func versionFiveHello(suite: CipherSuite) throws {
         let hello = helloPayload(version: 5, serviceType: "meshchat", suites: [suite])
@@ -240,7 +240,19 @@ struct SuiteNegotiationTests {
         pump.run()
         let reason = try #require(pump.responderOutcome.reason)
         #expect(reason.code == .unsupportedVersion)
-        #expect(reason.message == "peer speaks protocol version 5; this peer speaks 6")
+        #expect(reason.message == "peer speaks protocol version 5; this peer speaks 7")
+    }
+
+    @Test("a version 6 hello (no direct channel messages, otherwise version 7's hello) gets unsupportedVersion naming both versions, with either suite",
+          arguments: [CipherSuite.chaChaPoly, .aesGCM])
+    func versionSixHello(suite: CipherSuite) throws {
+        let hello = helloPayload(version: 6, serviceType: "meshchat", suites: [suite])
+        let fake = try FakeNoisePeer(initiator: true, hello: hello, identity: Data())
+        var pump = Pump(fake, try HandshakeStateMachine(role: .responder, configuration: try randomConfiguration("r", suites: Self.withAES)))
+        pump.run()
+        let reason = try #require(pump.responderOutcome.reason)
+        #expect(reason.code == .unsupportedVersion)
+        #expect(reason.message == "peer speaks protocol version 6; this peer speaks 7")
     }
 
     // MARK: Helpers

@@ -90,6 +90,9 @@ struct EnvelopeTests {
             "goodbye_normal": .goodbye(.normal, reason: "user quit"),
             "invitation_accepted": .invitationAccepted,
             "goodbye_invitation_declined": .goodbye(.invitationDeclined, reason: "no thank"),
+            "direct": .direct(channel: 16, payload: try Data(hex: "00ff10fe7f80fbff"), sentAtMilliseconds: 1_700_000_000_123),
+            "direct_empty": .direct(channel: 17, payload: Data(), sentAtMilliseconds: 0),
+            "direct_negative_time": .direct(channel: 65_536, payload: Data([1]), sentAtMilliseconds: -1),
         ]
         #expect(Set(built.keys) == Set(vectors.keys))
         for (name, envelope) in built {

@@ -36,6 +36,15 @@ public struct ChannelLimits: Sendable, Hashable {
     /// The largest attachment this node may set, and accepts from others' adverts: 0 –
     /// ``Session/maxChannelAttachment``. Default: ``Session/maxChannelAttachment``.
     public var maxAttachmentSize = Session.maxChannelAttachment
+    /// Whether ``MeshChannel/send(_:to:)`` to a neighbour travels on the link itself
+    /// (PROTOCOL.md §6.3) instead of sealed on an end-to-end session (§13.6, §19). Default: `false`.
+    ///
+    /// Both reach only that node. The link's encryption authenticates both ends and has forward
+    /// secrecy for the link's lifetime (its ephemeral keys); the end-to-end session has forward
+    /// secrecy for every message and heals after a compromise within a round trip, at the price of
+    /// a second encryption of every byte. Bulk data (streams, resources) takes the link; private
+    /// conversation keeps the session. Nodes further away always get sealed packets.
+    public var directToNeighbours = false
 
     /// Creates the defaults.
     public init() {}

@@ -54,8 +54,11 @@ public final class MeshChannel: Sendable {
         self.logger = logger
     }
 
-    /// Seals a payload to one node, anywhere in the mesh, and sends it on its route
-    /// (PROTOCOL.md §13.6, §13.12). Relays see only the routing header and the packet's size.
+    /// Sends a payload to one node, anywhere in the mesh, that only that node can read
+    /// (PROTOCOL.md §13.12): sealed end to end on its route (§13.6), so that relays see only the
+    /// routing header and the packet's size; or, when the channel's
+    /// ``ChannelLimits/directToNeighbours`` is set and the node is a neighbour, on the link
+    /// itself, whose encryption is end to end between the two nodes (§6.3).
     ///
     /// There is no acknowledgement: the packet may be lost on a congested or broken route.
     /// Applications that need delivery acknowledge in their own payloads and retransmit.
@@ -68,17 +71,20 @@ public final class MeshChannel: Sendable {
             throw .payloadTooLarge(payload.count, limit: limits.maxMessageSize, mode: .reliable)
         }
         let session = try openSession()
-        try await session.sendSealed(.channel(wire(payload)), to: peer)
+        try await session.sendChannel(wire(payload), to: peer, direct: limits.directToNeighbours)
     }
 
     /// ``send(_:to:)`` without suspending: the packet is handed to the mesh before this returns
-    /// (for the library's own shells, which keep their packets in order inside an actor).
-    func sendNow(_ payload: Data, to peer: PeerID) throws(SessionError) {
+    /// (for the library's own shells, which keep their packets in order inside an actor), or not
+    /// at all when the first hop's link is congested (then the caller sends it again when that
+    /// link has room, ``Session/ChannelSend/congested(_:)``).
+    @discardableResult
+    func sendNow(_ payload: Data, to peer: PeerID) throws(SessionError) -> Session.ChannelSend {
         guard payload.count <= limits.maxMessageSize else {
             throw .payloadTooLarge(payload.count, limit: limits.maxMessageSize, mode: .reliable)
         }
         let session = try openSession()
-        try session.sendSealedNow(.channel(wire(payload)), to: peer)
+        return try session.sendChannelNow(wire(payload), to: peer, direct: limits.directToNeighbours)
     }
 
     /// Signs a payload and floods it to every node within the hop limit (PROTOCOL.md §13.5,

@@ -203,10 +203,33 @@ public struct ResourceSendStateMachine: Sendable {
             }
             return actions
         }
+        return actions + pump(now: now)
+    }
+
+    /// The mesh did not take a chunk this machine sent for the first time (its first hop's link
+    /// was congested): it counts as unsent again and goes out on the next acknowledgement or
+    /// ``linkHasRoom(now:)``, instead of after a retransmission timeout. A refused
+    /// retransmission changes nothing (its timer still runs).
+    public mutating func notSent(chunk index: Int) {
+        guard state == .sending, let flight = inFlight[index], flight.transmissions == 1 else { return }
+        inFlight[index] = nil
+        chunksSent -= 1
+        nextUnsent = min(nextUnsent, index)
+    }
+
+    /// The first hop's link has room again: sends what ``notSent(chunk:)`` held back.
+    public mutating func linkHasRoom(now: ContinuousClock.Instant) -> [Action] {
+        guard state == .sending, pausedSince == nil else { return [] }
+        return pump(now: now)
+    }
+
+    /// Sends every chunk the window allows that is neither in flight nor acknowledged.
+    private mutating func pump(now: ContinuousClock.Instant) -> [Action] {
+        var actions: [Action] = []
         nextUnsent = max(nextUnsent, acknowledged)
-        let end = min(count, acknowledged + ResourceLimits.window)
+        let end = min(offer.chunkCount, acknowledged + ResourceLimits.window)
         while nextUnsent < end {
-            if !selective.contains(nextUnsent) {
+            if !selective.contains(nextUnsent), inFlight[nextUnsent] == nil {
                 inFlight[nextUnsent] = (now, 1)
                 chunksSent += 1
                 actions.append(.sendChunk(nextUnsent))

@@ -149,10 +149,14 @@ extension ResourceTransfers {
         defer { rearm() }
         guard let transfer = outgoing[id] else { return }
         let metadata: Logger.Metadata = ["mesh.peer": "\(transfer.peer.id.shortHex)", "resource.id": "\(id.shortHex)"]
+        // After a chunk the link refused, the rest of this turn's chunks are not even read.
+        var heldBack = false
         for action in actions {
             switch action {
             case .sendOffer(let offer):
                 await send(.offer(offer), id: id, to: transfer.peer)
+            case .sendChunk(let index) where heldBack:
+                outgoing[id]?.machine.notSent(chunk: index)
             case .sendChunk(let index):
                 let offer = transfer.machine.offer
                 let data: Data
@@ -169,8 +173,12 @@ extension ResourceTransfers {
                 var chunk = ResourceChunkPayload()
                 chunk.index = UInt32(index)
                 chunk.data = data
-                count(data.count)
-                await send(.chunk(chunk), id: id, to: transfer.peer)
+                if await send(.chunk(chunk), id: id, to: transfer.peer) {
+                    count(data.count)
+                } else {
+                    heldBack = true
+                    outgoing[id]?.machine.notSent(chunk: index)
+                }
             case .sendCancel(let code, let reason):
                 await send(.cancel(Self.cancel(code, reason)), id: id, to: transfer.peer)
             case .accepted:

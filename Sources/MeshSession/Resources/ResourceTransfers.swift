@@ -33,6 +33,8 @@ actor ResourceTransfers {
     weak var session: Session?
     var channel: MeshChannel?
     var outgoing: [ResourceID: Outgoing] = [:]
+    /// Links that refused a chunk and will say when they have room (each asked once).
+    private var congestedLinks: Set<ObjectIdentifier> = []
     var incoming: [Key: Incoming] = [:]
     /// Offers waiting for the application's answer.
     var pending: [Key: Pending] = [:]
@@ -92,10 +94,11 @@ actor ResourceTransfers {
     /// The limits of channel 17: chunks are large and many, so the rate is far above the default.
     static var channelLimits: ChannelLimits {
         var limits = ChannelLimits()
-        limits.messagesPerSecond = 5_000
-        limits.burst = 10_000
+        limits.messagesPerSecond = 16_000
+        limits.burst = 32_000
         limits.inboundCapacity = 1_024
         limits.maxBroadcastSize = 1
+        limits.directToNeighbours = true
         return limits
     }
 
@@ -370,16 +373,44 @@ actor ResourceTransfers {
 
     /// Hands a message to the mesh before it returns, without leaving the actor (an `await` of
     /// the channel's `send` hopped off the actor and back for every chunk and acknowledgement).
-    func send(_ body: ResourceMessagePayload.OneOf_Body, id: ResourceID, to peer: PeerID) async {
-        guard let channel else { return }
+    /// - Returns: `false` when the first hop's link was congested and took nothing: the shell is
+    ///   called back (``linkHasRoom(_:)``) once it has room.
+    @discardableResult
+    func send(_ body: ResourceMessagePayload.OneOf_Body, id: ResourceID, to peer: PeerID) async -> Bool {
+        guard let channel else { return true }
         var message = ResourceMessagePayload()
         message.transferID = id.bytes
         message.body = body
         do {
-            try channel.sendNow(message.serialized, to: peer)
+            switch try channel.sendNow(message.serialized, to: peer) {
+            case .sent:
+                return true
+            case .congested(let writer):
+                let link = ObjectIdentifier(writer)
+                if congestedLinks.insert(link).inserted {
+                    writer.whenRoom { [weak self] in
+                        guard let self else { return }
+                        Task { await self.linkHasRoom(link) }
+                    }
+                }
+                return false
+            }
         } catch {
             // No route now: the retransmission timer tries again, and gives up in the end.
             logger.debug("a resource message was not sent: \(error)", metadata: ["mesh.peer": "\(peer.id.shortHex)", "resource.id": "\(id.shortHex)"])
+            return true
+        }
+    }
+
+    /// A congested link has room again (or closed): every outgoing transfer sends the chunks it
+    /// held back.
+    private func linkHasRoom(_ link: ObjectIdentifier) async {
+        congestedLinks.remove(link)
+        for id in Array(outgoing.keys) {
+            guard var transfer = outgoing[id] else { continue }
+            let actions = transfer.machine.linkHasRoom(now: clock.now)
+            outgoing[id] = transfer
+            await perform(actions, outgoing: id)
         }
     }
 

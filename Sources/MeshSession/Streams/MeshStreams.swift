@@ -86,7 +86,13 @@ public final class MeshInputStream: AsyncSequence, Sendable {
         var ended = false
         var error: StreamError?
         var waiter: CheckedContinuation<Void, Never>?
+        /// Bytes the application took and the shell has not been told of.
+        var unreported = 0
     }
+
+    /// Bytes taken by the application that make a report to the shell (when the buffer is not
+    /// empty; an empty one reports at once).
+    static let reportBytes = 256 * 1024
 
     init(name: String, peer: PeerID, key: StreamKey, shell: StreamShell) {
         self.name = name
@@ -136,7 +142,16 @@ public final class MeshInputStream: AsyncSequence, Sendable {
             }
             switch step {
             case .chunk(let chunk):
-                await shell.consumed(chunk.count, of: key)
+                // Reported to the shell in batches (a hop onto its actor for every chunk made
+                // the reader wait behind the packets it was handling), and always once the
+                // buffer is empty, so the reader's credit never waits for more reading.
+                let report = buffer.withLockedValue { state -> Int in
+                    state.unreported += chunk.count
+                    guard state.unreported >= Self.reportBytes || state.head == 0 else { return 0 }
+                    defer { state.unreported = 0 }
+                    return state.unreported
+                }
+                if report > 0 { await shell.consumed(report, of: key) }
                 return chunk
             case .done:
                 // The `finished` close was handed to the mesh before the end was (the stream

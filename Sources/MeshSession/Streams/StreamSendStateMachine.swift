@@ -149,8 +149,9 @@ package struct StreamSendStateMachine: Sendable {
                 position += count
             } else {
                 let count = min(limits.chunkSize, stop - position)
+                // A slice, not a copy: it shares the written bytes until it is acknowledged.
                 segments.append(Segment(offset: written + UInt64(position - bytes.startIndex),
-                                        bytes: Data(bytes[position..<(position + count)]), fin: false))
+                                        bytes: bytes[position..<(position + count)], fin: false))
                 position += count
             }
         }
@@ -233,6 +234,25 @@ package struct StreamSendStateMachine: Sendable {
         guard state != .closed else { return [.ignored("already over")] }
         return fail(code, reason)
     }
+
+    /// The mesh did not take a data packet this machine sent for the first time (its first hop's
+    /// link was congested): the packet and every one after it count as unsent again, so that they
+    /// go out, in order, on the next ``pump(now:)`` instead of after a retransmission timeout.
+    /// A refused retransmission or probe changes nothing (its timer still runs).
+    package mutating func notSent(offset: UInt64) {
+        guard state == .open || state == .finishing,
+              let index = segments[..<nextUnsent].firstIndex(where: { $0.offset == offset }),
+              segments[index].transmissions == 1 else { return }
+        for later in index..<nextUnsent {
+            segments[later].sentAt = nil
+            segments[later].transmissions = 0
+        }
+        nextUnsent = index
+    }
+
+    /// The first hop's link has room again: sends what ``notSent(offset:)`` held back (and
+    /// anything else the credit allows).
+    package mutating func linkHasRoom(now: ContinuousClock.Instant) -> [Action] { pump(now: now) }
 
     /// Time passed: sends again what timed out, probes, or gives up.
     package mutating func timerFired(now: ContinuousClock.Instant) -> [Action] {

@@ -1,5 +1,6 @@
 import struct Foundation.Data
 import Logging
+import MeshTransport
 
 /// The streams of one session (PROTOCOL.md §18): the actor shell around the per-stream state
 /// machines, on the reserved channel ``ChannelID/streams``.
@@ -43,6 +44,8 @@ actor StreamShell {
     private var stopped = false
     /// Wakes the machines at their earliest deadline.
     private var timer = DeadlineTimer()
+    /// Links that refused a packet and will say when they have room (each asked once).
+    private var congestedLinks: Set<ObjectIdentifier> = []
 
     init(channel: MeshChannel, clock: SessionClock, localID: NodeID, logger: Logger) {
         self.channel = channel
@@ -119,8 +122,8 @@ actor StreamShell {
         while true {
             guard var entry = outgoing[key] else { throw closedError(key) }
             guard entry.machine.state == .open else { throw StreamError(.cancelled, "a write after finish()") }
-            // Only what fits is copied: a large write is not copied again at each wait.
-            let (taken, actions) = entry.machine.write(Data(rest.prefix(entry.machine.writableBytes)), now: clock.now)
+            // Slices, not copies: the machine keeps its chunks as slices of the application's bytes.
+            let (taken, actions) = entry.machine.write(rest.prefix(entry.machine.writableBytes), now: clock.now)
             outgoing[key] = entry
             perform(actions, for: key)
             rest = rest.dropFirst(taken)
@@ -317,13 +320,37 @@ actor StreamShell {
 
     /// Hands a packet to the mesh at once, in the order the machines made them: no task between
     /// (each one was a thread wake-up per packet on both ends of a stream).
-    private func send(_ packet: StreamPacket, to peer: PeerID) {
+    /// - Returns: `false` when the first hop's link was congested and took nothing: the shell is
+    ///   called back (``linkHasRoom()``) once it has room.
+    @discardableResult
+    private func send(_ packet: StreamPacket, to peer: PeerID) -> Bool {
         do {
-            try channel.sendNow(StreamWire.encode(packet), to: peer)
+            switch try channel.sendNow(StreamWire.encode(packet), to: peer) {
+            case .sent:
+                return true
+            case .congested(let writer):
+                let link = ObjectIdentifier(writer)
+                if congestedLinks.insert(link).inserted {
+                    writer.whenRoom { [weak self] in
+                        guard let self else { return }
+                        Task { await self.linkHasRoom(link) }
+                    }
+                }
+                return false
+            }
         } catch {
             // Lost like any packet: the stream's retransmission and timeouts cover it.
             logger.trace("stream packet not sent", metadata: ["mesh.peer": "\(peer.id.shortHex)", "error": "\(error)"])
+            return true
         }
+    }
+
+    /// A congested link has room again (or closed): every outgoing stream sends what it held
+    /// back (a closed link's streams find their route, or time out).
+    private func linkHasRoom(_ link: ObjectIdentifier) {
+        congestedLinks.remove(link)
+        let now = clock.now
+        for key in outgoing.keys { onOutgoing(key) { $0.linkHasRoom(now: now) } }
     }
 
     private func closedError(_ key: StreamKey) -> StreamError {
@@ -334,10 +361,19 @@ actor StreamShell {
     private func perform(_ actions: [StreamSendStateMachine.Action], for key: StreamKey) {
         defer { rearm() }
         guard let peer = outgoing[key]?.peer else { return }
+        // After a data packet the link refused, the rest of this turn's data is not even tried.
+        var heldBack = false
         for action in actions {
             switch action {
             case .send(let packet):
-                send(packet, to: peer)
+                guard case .data(_, let offset, _, _) = packet else {
+                    send(packet, to: peer)
+                    continue
+                }
+                if heldBack || !send(packet, to: peer) {
+                    heldBack = true
+                    outgoing[key]?.machine.notSent(offset: offset)
+                }
             case .opened:
                 outgoing[key]?.opened?.resume(returning: .success(()))
                 outgoing[key]?.opened = nil

@@ -71,6 +71,20 @@ package enum StreamWire {
     /// - Throws: ``DecodeError`` naming what was wrong: malformed protobuf, no body, stream id 0,
     ///   a name over 255 bytes, a chunk over ``maxChunkSize``.
     package static func decode(_ bytes: Data) throws(DecodeError) -> StreamPacket {
+        if let data = plainData(in: bytes) {
+            guard data.id != 0 else { throw DecodeError(description: "stream id 0") }
+            guard data.chunk.count <= maxChunkSize else {
+                throw DecodeError(description: "chunk of \(data.chunk.count) bytes exceeds \(maxChunkSize)")
+            }
+            // One copy: the chunk the application gets has indices from 0, whatever `bytes` was.
+            return .data(id: data.id, offset: data.offset, bytes: Data(data.chunk), fin: data.fin)
+        }
+        return try decodeWithProtobuf(bytes)
+    }
+
+    /// ``decode(_:)`` without the data packet's fast path: the protobuf decoder reads every packet
+    /// (for the fuzzer, which checks that both agree).
+    package static func decodeWithProtobuf(_ bytes: Data) throws(DecodeError) -> StreamPacket {
         let message: Meshchat_Streams_V1_StreamPacket
         do {
             message = try Meshchat_Streams_V1_StreamPacket(serializedBytes: bytes)
@@ -97,6 +111,58 @@ package enum StreamWire {
         case nil:
             throw DecodeError(description: "stream packet without a body")
         }
+    }
+
+    /// A data packet in SwiftProtobuf's own layout (proto3: fields in number order, zero values
+    /// omitted), read without the protobuf decoder, which would copy the chunk twice; `nil` for
+    /// anything else, which the decoder then reads (it reads this layout the same way).
+    /// - Parameter bytes: a packet; every byte is untrusted.
+    /// - Returns: the fields; `chunk` is a slice of `bytes`.
+    package static func plainData(in bytes: Data) -> (id: UInt64, offset: UInt64, chunk: Data, fin: Bool)? {
+        var index = bytes.startIndex
+        guard index < bytes.endIndex, bytes[index] == 0x08 else { return nil }
+        index += 1
+        guard let id = varint(bytes, at: &index), index < bytes.endIndex, bytes[index] == 0x1A else { return nil }
+        index += 1
+        guard let length = varint(bytes, at: &index), length == UInt64(bytes.endIndex - index) else { return nil }
+        var offset: UInt64 = 0
+        var chunk = Data()
+        var fin = false
+        if index < bytes.endIndex, bytes[index] == 0x08 {
+            index += 1
+            guard let value = varint(bytes, at: &index) else { return nil }
+            offset = value
+        }
+        if index < bytes.endIndex, bytes[index] == 0x12 {
+            index += 1
+            guard let count = varint(bytes, at: &index), count <= UInt64(bytes.endIndex - index) else { return nil }
+            let end = index + Int(count)
+            chunk = bytes[index..<end]
+            index = end
+        }
+        if index < bytes.endIndex, bytes[index] == 0x18 {
+            index += 1
+            guard index < bytes.endIndex, bytes[index] == 0x01 else { return nil }
+            index += 1
+            fin = true
+        }
+        guard index == bytes.endIndex else { return nil }
+        return (id, offset, chunk, fin)
+    }
+
+    /// Reads a varint of at most 10 bytes at `index`, moving past it; `nil` past the end or over 64 bits.
+    private static func varint(_ bytes: Data, at index: inout Data.Index) -> UInt64? {
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        while index < bytes.endIndex, shift < 64 {
+            let byte = bytes[index]
+            index += 1
+            if shift == 63, byte > 1 { return nil }
+            value |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 { return value }
+            shift += 7
+        }
+        return nil
     }
 
     /// `text` cut to ``maxReasonBytes`` bytes of UTF-8 on a character boundary.

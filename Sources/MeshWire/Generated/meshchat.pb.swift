@@ -245,6 +245,15 @@ public nonisolated struct Meshchat_V1_Envelope: Sendable {
     set {body = .routed(newValue)}
   }
 
+  /// version 7
+  public var direct: Meshchat_V1_Direct {
+    get {
+      if case .direct(let v)? = body {return v}
+      return Meshchat_V1_Direct()
+    }
+    set {body = .direct(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -255,8 +264,32 @@ public nonisolated struct Meshchat_V1_Envelope: Sendable {
     case goodbye(Meshchat_V1_Goodbye)
     case invitationAccepted(Meshchat_V1_InvitationAccepted)
     case routed(Meshchat_V1_Routed)
+    /// version 7
+    case direct(Meshchat_V1_Direct)
 
   }
+
+  public init() {}
+}
+
+/// §6.3 (version 7) a channel message for the link's other end only: authenticated and encrypted
+/// by the link (§5), never relayed. A node sends it instead of a sealed packet (§13.6) when the
+/// destination is its neighbour.
+public nonisolated struct Meshchat_V1_Direct: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the channel id, 1 – 4,294,967,295 (§13.12 id space)
+  public var channel: UInt32 = 0
+
+  /// the sender's clock (Unix ms), for the channel's replay window
+  public var sentAtMs: Int64 = 0
+
+  /// the application's bytes, ≤ 64,000 (§13.12); last, so a sender frames it in place
+  public var payload: Data = Data()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
@@ -959,7 +992,7 @@ nonisolated extension Meshchat_V1_Invitation: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Meshchat_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Envelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}chat\0\u{1}data\0\u{1}ping\0\u{1}pong\0\u{1}goodbye\0\u{3}invitation_accepted\0\u{1}routed\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}chat\0\u{1}data\0\u{1}ping\0\u{1}pong\0\u{1}goodbye\0\u{3}invitation_accepted\0\u{1}routed\0\u{1}direct\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1058,6 +1091,19 @@ nonisolated extension Meshchat_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf
           self.body = .routed(v)
         }
       }()
+      case 8: try {
+        var v: Meshchat_V1_Direct?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .direct(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .direct(v)
+        }
+      }()
       default: break
       }
     }
@@ -1097,6 +1143,10 @@ nonisolated extension Meshchat_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf
       guard case .routed(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
     }()
+    case .direct?: try {
+      guard case .direct(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -1104,6 +1154,46 @@ nonisolated extension Meshchat_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf
 
   public static func ==(lhs: Meshchat_V1_Envelope, rhs: Meshchat_V1_Envelope) -> Bool {
     if lhs.body != rhs.body {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Meshchat_V1_Direct: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Direct"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{3}sent_at_ms\0\u{1}payload\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.channel) }()
+      case 2: try { try decoder.decodeSingularInt64Field(value: &self.sentAtMs) }()
+      case 3: try { try decoder.decodeSingularBytesField(value: &self.payload) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.channel != 0 {
+      try visitor.visitSingularUInt32Field(value: self.channel, fieldNumber: 1)
+    }
+    if self.sentAtMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.sentAtMs, fieldNumber: 2)
+    }
+    if !self.payload.isEmpty {
+      try visitor.visitSingularBytesField(value: self.payload, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Meshchat_V1_Direct, rhs: Meshchat_V1_Direct) -> Bool {
+    if lhs.channel != rhs.channel {return false}
+    if lhs.sentAtMs != rhs.sentAtMs {return false}
+    if lhs.payload != rhs.payload {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,0 +1,71 @@
+import MeshTransport
+import MeshWire
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOEmbedded
+import Testing
+
+/// ``LinkWriter``'s room for senders that never wait (PROTOCOL.md §10): ``LinkWriter/hasRoom`` and
+/// ``LinkWriter/whenRoom(_:)``.
+@Suite("LinkWriter room")
+struct LinkWriterTests {
+    /// Holds every write's promise until the test completes it, as a socket that has not taken
+    /// the bytes yet.
+    final class HeldWrites: ChannelOutboundHandler, @unchecked Sendable {
+        typealias OutboundIn = Envelope
+        var promises: [EventLoopPromise<Void>?] = []
+
+        func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+            promises.append(promise)
+        }
+
+        func complete(_ index: Int) { promises[index]?.succeed() }
+
+        func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+            // What the socket never took fails, as a closing channel's pending writes do.
+            for pending in promises { pending?.fail(ChannelError.ioOnClosedChannel) }
+            promises = []
+            context.close(mode: mode, promise: promise)
+        }
+    }
+
+    @Test("a refused sender is called back once writes bring the buffer down to the low-water mark, or at once")
+    func room() throws {
+        let held = HeldWrites()
+        let channel = EmbeddedChannel(handler: held)
+        let writer = LinkWriter(channel: channel, highWaterMark: 100, lowWaterMark: 40)
+        let calls = NIOLockedValueBox(0)
+        #expect(writer.hasRoom)
+        #expect(writer.offer(.ping(nonce: 1), size: 60))
+        #expect(writer.offer(.ping(nonce: 2), size: 60), "60 in flight is within the high-water mark")
+        #expect(!writer.hasRoom)
+        #expect(!writer.offer(.ping(nonce: 3), size: 60))
+        writer.whenRoom { calls.withLockedValue { $0 += 1 } }
+        held.complete(0)
+        #expect(calls.withLockedValue { $0 } == 0, "60 in flight is above the low-water mark")
+        held.complete(1)
+        #expect(calls.withLockedValue { $0 } == 1)
+        #expect(writer.offer(.ping(nonce: 4), size: 10))
+        held.complete(2)
+        #expect(calls.withLockedValue { $0 } == 1, "called once")
+        #expect(writer.hasRoom)
+        writer.whenRoom { calls.withLockedValue { $0 += 10 } }
+        #expect(calls.withLockedValue { $0 } == 11, "with room already, at once")
+        _ = try channel.finish()
+    }
+
+    @Test("a waiting callback is called when the link closes")
+    func closed() throws {
+        let held = HeldWrites()
+        let channel = EmbeddedChannel(handler: held)
+        let writer = LinkWriter(channel: channel, highWaterMark: 10, lowWaterMark: 5)
+        let called = NIOLockedValueBox(false)
+        #expect(writer.offer(.ping(nonce: 1), size: 50))
+        writer.whenRoom { called.withLockedValue { $0 = true } }
+        #expect(!called.withLockedValue { $0 })
+        _ = try channel.finish()
+        #expect(called.withLockedValue { $0 })
+        #expect(!writer.hasRoom)
+        #expect(!writer.offer(.ping(nonce: 2), size: 1))
+    }
+}
