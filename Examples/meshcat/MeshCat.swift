@@ -93,13 +93,16 @@ struct Send: AsyncParsableCommand {
             let peer = try await running.reachablePeer(prefix: to.lowercased(), timeout: .seconds(wait))
             let stream = try await running.session.startStream(withName: name, to: peer)
             Events.emit(["event": "opened", "to": peer.id.hex, "name": name])
+            let opened = ContinuousClock.now
             var bytes = 0
             while let chunk = try Input.read() {
                 try await stream.write(chunk)
                 bytes += chunk.count
             }
             try await stream.finish()
-            Events.emit(["event": "finished", "to": peer.id.hex, "bytes": bytes])
+            let elapsed = (ContinuousClock.now - opened).components
+            let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+            Events.emit(["event": "finished", "to": peer.id.hex, "bytes": bytes, "seconds": seconds])
             await running.stop()
         } catch {
             Events.emit(["event": "error", "reason": "\(error)"])

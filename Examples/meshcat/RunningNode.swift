@@ -37,6 +37,8 @@ struct RunningNode: Sendable {
     private let tasks: [Task<Void, Never>]
 
     static func start(_ options: NodeOptions) async throws -> RunningNode {
+        // Chunks of 64 KiB come and go all the time: keep freed memory instead of faulting it in anew.
+        Session.keepFreedMemoryForReuse()
         let directory = options.dataDir ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("meshcat-\(UUID().uuidString)").path
         let me = try LocalPeer(displayName: options.displayName, dataDirectory: directory)

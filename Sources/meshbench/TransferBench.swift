@@ -13,9 +13,10 @@ import MeshSession
 /// own link queue and the relay drop what they cannot take: the figure is what arrived); `meshcat send` → (`sink` →) `meshcat listen`; `resource-source` →
 /// (`sink` →) `sink` (`Session.sendResource` of the same file, automatic accept).
 ///
-/// A stream's time runs from the sender's start to its exit (meshcat exits once the receiver's
-/// application has read every byte), so it includes starting the process, the handshake and
-/// finding the route: use a size where that is small (the default 256 MiB). A resource's time runs
+/// A stream's time runs from the reader's acceptance of the stream to the moment the reader's
+/// application has read every byte, as `meshcat send` measures it (its `finished` event's
+/// `seconds`): starting the processes, the handshake and finding the route are not in it, as they
+/// are not in `Session.send` bulk's. A resource's time runs
 /// from the offer (`sendResource` returned, the file hashed) to the receiver's `finishedReceiving`
 /// (its hash checked); the received file is hashed again by the sink after that, untimed, and
 /// compared with the input's.
@@ -130,8 +131,8 @@ struct TransferBench: AsyncParsableCommand {
         print("On a loaded machine the processes wait for a core, so these say more than the rates; they include process start,")
         print("the handshake, and for resources the sender's hash before the offer and the sink's untimed hash after it.")
         print("")
-        print("Stream times run from `meshcat send` starting to its exit (the receiver has read every byte), so they include")
-        print("process start, handshake and route discovery. Resource times run from the offer to the receiver's finished")
+        print("Stream times run from the reader's acceptance to its having read every byte (meshcat send's own measure), so,")
+        print("like Session.send's, they leave out process start, handshake and route discovery. Resource times run from the offer to the receiver's finished")
         print("event (hash checked); before the offer the sender spent \(String(format: "%.2f", prepare.sorted()[prepare.count / 2])) s (median) hashing and recording the file.")
         print("The 2-hop baselines: raw-source → raw-relay → raw-sink; Session.send to a node behind a relay (sealed end to end,")
         print("lossy: such a send never waits, so the sender's link queue and the relay drop what they cannot take, §13.2.7),")
@@ -245,17 +246,20 @@ struct TransferBench: AsyncParsableCommand {
         defer { listener.stop() }
         let (id, port) = try listener.ready()
         let target = connect.isEmpty ? ["--connect", "127.0.0.1:\(port)"] : connect
-        let start = ContinuousClock.now
         let sender = try MeshcatProcess(meshcat, ["send", "--to", id, "--no-discovery",
                                                   "--data-dir", scratch.appendingPathComponent("send-\(tag)").path] + target,
                                         errorPath: scratch.appendingPathComponent("send-\(tag).err").path, input: input)
         sender.process.waitUntilExit()
-        let elapsed = ContinuousClock.now - start
         guard sender.process.terminationStatus == 0 else {
             throw ValidationError("meshcat send exited \(sender.process.terminationStatus): \(sender.errors())")
         }
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return Double(mib) * 8 * 1_048_576 / seconds / 1e9
+        // The sender's own measure: from the reader's acceptance to its having read every byte.
+        for line in sender.errors().split(separator: "\n") {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  object["event"] as? String == "finished", let seconds = object["seconds"] as? Double, seconds > 0 else { continue }
+            return Double(mib) * 8 * 1_048_576 / seconds / 1e9
+        }
+        throw ValidationError("meshcat send reported no finished event with its seconds: \(sender.errors())")
     }
 }
 
