@@ -94,11 +94,12 @@ public struct DoubleRatchet: Sendable {
     /// - Throws: ``RatchetError`` `notReadyToSend` before a responder has received anything, or
     ///   `tooManySkipped` after 2³² − 1 messages in one chain.
     public mutating func encrypt(_ plaintext: some DataProtocol, additionalData: Data = Data()) throws(RatchetError) -> RatchetMessage {
-        try encrypt(plaintext, additionalBytes: additionalData)
+        try encrypt(plaintext, additionalBytes: [UInt8](additionalData))
     }
 
-    /// ``encrypt(_:additionalData:)`` with the additional data in any collection (an array the caller built).
-    mutating func encrypt(_ plaintext: some DataProtocol, additionalBytes: some Collection<UInt8>) throws(RatchetError) -> RatchetMessage {
+    /// ``encrypt(_:additionalData:)`` with the additional data in an array the caller built (a concrete
+    /// type: the callers are generic over their random number generator and are not specialized).
+    mutating func encrypt(_ plaintext: some DataProtocol, additionalBytes: [UInt8]) throws(RatchetError) -> RatchetMessage {
         guard let chain = sendingChain else {
             throw RatchetError(.notReadyToSend, "the responder has not received the initiator's first message")
         }
@@ -124,15 +125,15 @@ public struct DoubleRatchet: Sendable {
     ///   `tooManySkipped` (over ``RatchetLimits/maxSkip``), `malformed`.
     public mutating func decrypt(_ message: RatchetMessage, additionalData: Data = Data(),
                                  using generator: inout some RandomNumberGenerator) throws(RatchetError) -> Data {
-        try decrypt(message, additionalBytes: additionalData, using: &generator)
+        try decrypt(message, additionalBytes: [UInt8](additionalData), using: &generator)
     }
 
-    /// ``decrypt(_:additionalData:using:)`` with the additional data in any collection.
-    mutating func decrypt(_ message: RatchetMessage, additionalBytes additionalData: some Collection<UInt8>,
+    /// ``decrypt(_:additionalData:using:)`` with the additional data in an array.
+    mutating func decrypt(_ message: RatchetMessage, additionalBytes additionalData: [UInt8],
                           using generator: inout some RandomNumberGenerator) throws(RatchetError) -> Data {
         let header = message.header
-        let index = SkippedIndex(ratchetKey: header.ratchetKey, number: header.number)
-        if !skipped.isEmpty, let messageKey = skipped[index] {
+        if !skipped.isEmpty, case let index = SkippedIndex(ratchetKey: header.ratchetKey, number: header.number),
+           let messageKey = skipped[index] {
             let plaintext = try open(message, messageKey: messageKey, additionalData: additionalData)
             skipped[index] = nil
             return plaintext
@@ -193,14 +194,18 @@ public struct DoubleRatchet: Sendable {
 
     /// Opens `message` with its message key (the AEAD key, with ``RatchetKDF/messageNonce``).
     private func open(_ message: RatchetMessage, messageKey: SymmetricKey,
-                      additionalData: some Collection<UInt8>) throws(RatchetError) -> Data {
+                      additionalData: [UInt8]) throws(RatchetError) -> Data {
         guard message.ciphertext.count >= 16 else {
             throw RatchetError(.malformed, "a ratchet message of \(message.ciphertext.count) bytes (at least 16)")
         }
-        // `nonce ‖ ciphertext ‖ tag` in one buffer, the box's own layout (no further copy).
-        var combined = Data(capacity: Self.nonceByteCount + message.ciphertext.count)
-        RatchetKDF.messageNonce.withUnsafeBytes { combined.append(contentsOf: $0) }
-        combined.append(message.ciphertext)
+        // `nonce ‖ ciphertext ‖ tag` in one buffer, the box's own layout (no further copy), written in
+        // one access: both copies are sized by the buffers they copy from.
+        var combined = Data(count: Self.nonceByteCount + message.ciphertext.count)
+        combined.withUnsafeMutableBytes { out in
+            var writer = ByteWriter(out)
+            RatchetKDF.messageNonce.withUnsafeBytes { writer.put($0) }
+            message.ciphertext.withUnsafeBytes { writer.put($0) }
+        }
         do {
             let box = try ChaChaPoly.SealedBox(combined: combined)
             return try ChaChaPoly.open(box, using: messageKey, authenticating: authenticated(message.header, additionalData))
@@ -210,7 +215,7 @@ public struct DoubleRatchet: Sendable {
     }
 
     /// `associatedData ‖ header ‖ additionalData`, the AEAD's associated data, in one array.
-    private func authenticated(_ header: RatchetHeader, _ additionalData: some Collection<UInt8>) -> [UInt8] {
+    private func authenticated(_ header: RatchetHeader, _ additionalData: [UInt8]) -> [UInt8] {
         var bytes = [UInt8]()
         bytes.reserveCapacity(associatedData.count + RatchetHeader.byteCount + additionalData.count)
         bytes.append(bytesOf: associatedData)

@@ -28,6 +28,25 @@ public struct PairSessions: Sendable {
         /// The sending chain (its ratchet key) and the message number up to which stored state covers sends.
         var reservedKey: Data?
         var reservedThrough: UInt32 = 0
+
+        /// Seals the next message of this session: its packet, and whether the reservation moved (the
+        /// state must then be stored before the packet leaves). On failure nothing changes.
+        mutating func seal(_ plaintext: (_ prekeyMessage: Bool) -> Data, context: Data) throws(RatchetError) -> (Data, reserved: Bool) {
+            let number = ratchet.nextMessageNumber
+            // `context ‖ prefix` is the message's additional data, and the prefix starts the packet.
+            var additional = [UInt8]()
+            additional.reserveCapacity(context.count + RatchetPacket.minimumPrekeyCount)
+            additional.append(bytesOf: context)
+            RatchetPacket.appendPrefix(prekey: pending, sessionID: id, to: &additional)
+            let message = try ratchet.encrypt(plaintext(pending != nil), additionalBytes: additional)
+            let sendingKey = message.header.ratchetKey
+            let reserved = reservedKey != sendingKey || number >= reservedThrough
+            if reserved {
+                reservedKey = sendingKey
+                reservedThrough = number &+ PairSessions.reservation < number ? UInt32.max : number + PairSessions.reservation
+            }
+            return (RatchetPacket.encoded(prefix: additional[context.count...], message), reserved)
+        }
     }
 
     /// The most sessions kept with one node.
@@ -120,8 +139,9 @@ public struct PairSessions: Sendable {
                               using generator: inout some RandomNumberGenerator) throws(RatchetError) -> Sealed {
         var mustStore = false
         let index: Int
+        let peerStaticKey = peer?.staticKey.rawRepresentation
         if !fresh, let usable = entries.firstIndex(where: { entry in
-            entry.ratchet.canSend && (peer.map { $0.staticKey.rawRepresentation == entry.peerStaticKey } ?? true)
+            entry.ratchet.canSend && (peerStaticKey.map { $0 == entry.peerStaticKey } ?? true)
         }) {
             index = usable
         } else {
@@ -132,23 +152,9 @@ public struct PairSessions: Sendable {
             index = 0
             mustStore = true
         }
-        var entry = entries[index]
-        let number = entry.ratchet.nextMessageNumber
-        let sendingKey = entry.ratchet.sendingRatchetKey
-        if entry.reservedKey != sendingKey || number >= entry.reservedThrough {
-            entry.reservedKey = sendingKey
-            entry.reservedThrough = number &+ Self.reservation < number ? UInt32.max : number + Self.reservation
-            mustStore = true
-        }
-        // `context ‖ prefix` is the message's additional data, and the prefix starts the packet.
-        var additional = [UInt8]()
-        additional.reserveCapacity(context.count + RatchetPacket.minimumPrekeyCount)
-        additional.append(bytesOf: context)
-        RatchetPacket.appendPrefix(prekey: entry.pending, sessionID: entry.id, to: &additional)
-        let message = try entry.ratchet.encrypt(plaintext(entry.pending != nil), additionalBytes: additional)
-        entries[index] = entry
-        return Sealed(packet: RatchetPacket.encoded(prefix: additional[context.count...], message), sessionID: entry.id,
-                      mustStore: mustStore)
+        // In place (the array's element is not copied out and back): `seal` changes it only once it succeeded.
+        let (packet, reserved) = try entries[index].seal(plaintext, context: context)
+        return Sealed(packet: packet, sessionID: entries[index].id, mustStore: mustStore || reserved)
     }
 
     /// What opening a packet gave.

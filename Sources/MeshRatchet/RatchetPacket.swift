@@ -106,14 +106,20 @@ public enum RatchetPacket: Hashable, Sendable {
         return Self.encoded(prefix: prefix[...], message)
     }
 
-    /// `prefix ‖ header ‖ ciphertext`, built in one array and copied once.
+    /// `prefix ‖ header ‖ ciphertext`, written straight into the packet's one buffer.
     static func encoded(prefix: ArraySlice<UInt8>, _ message: RatchetMessage) -> Data {
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(prefix.count + RatchetHeader.byteCount + message.ciphertext.count)
-        bytes.append(contentsOf: prefix)
-        message.header.encode(into: &bytes)
-        bytes.append(bytesOf: message.ciphertext)
-        return Data(bytes)
+        let header = message.header
+        var packet = Data(count: prefix.count + header.ratchetKey.count + 8 + message.ciphertext.count)
+        packet.withUnsafeMutableBytes { out in
+            var writer = ByteWriter(out)
+            prefix.withUnsafeBytes { writer.put($0) }
+            header.ratchetKey.withUnsafeBytes { writer.put($0) }
+            withUnsafeBytes(of: header.previousCount.bigEndian) { writer.put($0) }
+            withUnsafeBytes(of: header.number.bigEndian) { writer.put($0) }
+            message.ciphertext.withUnsafeBytes { writer.put($0) }
+            precondition(writer.offset == out.count)
+        }
+        return packet
     }
 
     /// Decodes a packet, checking every size and key (the bytes are a stranger's).
@@ -141,7 +147,8 @@ public enum RatchetPacket: Hashable, Sendable {
             guard data.count >= Self.minimumSessionCount else {
                 throw RatchetError(.malformed, "a session message of \(data.count) bytes (at least \(Self.minimumSessionCount))")
             }
-            self = .session(id: Self.u64(data[(start + 1)..<(start + 9)]), try RatchetMessage(decoding: data[(start + 9)...]))
+            let id = data.withUnsafeBytes { Self.u64($0, at: 1) }  // the size checked above
+            self = .session(id: id, try RatchetMessage(decoding: data[(start + 9)...]))
         default:
             throw RatchetError(.malformed, "a sealed packet of unknown kind \(kind)")
         }
@@ -156,7 +163,13 @@ public enum RatchetPacket: Hashable, Sendable {
         guard data.first == sessionKind, data.count >= minimumSessionCount else { return nil }
         let headerStart = start + 9
         guard let header = try? RatchetHeader(decoding: data[headerStart..<(headerStart + RatchetHeader.byteCount)]) else { return nil }
-        return (u64(data[(start + 1)..<headerStart]), header)
+        return (data.withUnsafeBytes { u64($0, at: 1) }, header)
+    }
+
+    /// The big-endian `UInt64` at `offset` of `raw`.
+    static func u64(_ raw: UnsafeRawBufferPointer, at offset: Int) -> UInt64 {
+        precondition(offset >= 0 && offset <= raw.count - 8)
+        return UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
     }
 
     static func u64(_ bytes: some Collection<UInt8>) -> UInt64 {
@@ -172,5 +185,23 @@ extension [UInt8] {
     /// Appends `data`'s bytes in one copy (`append(contentsOf:)` with a `Data` also builds its iterator).
     mutating func append(bytesOf data: Data) {
         data.withUnsafeBytes { append(contentsOf: $0) }
+    }
+}
+
+/// Copies byte buffers one after the other into a buffer sized for them; a copy past its end traps
+/// (a programming error: every caller sizes the buffer from the parts it copies).
+struct ByteWriter {
+    let buffer: UnsafeMutableRawBufferPointer
+    private(set) var offset = 0
+
+    init(_ buffer: UnsafeMutableRawBufferPointer) {
+        self.buffer = buffer
+    }
+
+    /// Copies `bytes` at the current offset and moves past them.
+    mutating func put(_ bytes: UnsafeRawBufferPointer) {
+        precondition(bytes.count <= buffer.count - offset)
+        UnsafeMutableRawBufferPointer(rebasing: buffer[offset ..< offset + bytes.count]).copyMemory(from: bytes)
+        offset += bytes.count
     }
 }
