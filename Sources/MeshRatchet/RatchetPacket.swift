@@ -100,19 +100,29 @@ public enum RatchetPacket: Hashable, Sendable {
 
     /// The packet's bytes.
     public var encoded: Data {
-        var prefix = [UInt8]()
-        prefix.reserveCapacity(69)
-        appendPrefix(to: &prefix)
-        return Self.encoded(prefix: prefix[...], message)
+        switch self {
+        case .prekey(let header, let message): Self.encoded(prekey: header, sessionID: header.sessionID, message)
+        case .session(let id, let message): Self.encoded(prekey: nil, sessionID: id, message)
+        }
     }
 
-    /// `prefix ‖ header ‖ ciphertext`, written straight into the packet's one buffer.
-    static func encoded(prefix: ArraySlice<UInt8>, _ message: RatchetMessage) -> Data {
+    /// `prefix ‖ header ‖ ciphertext` of a prekey message (with `prekey`) or of a session message,
+    /// written straight into the packet's one buffer.
+    static func encoded(prekey: PrekeyHeader?, sessionID: UInt64, _ message: RatchetMessage) -> Data {
         let header = message.header
-        var packet = Data(count: prefix.count + header.ratchetKey.count + 8 + message.ciphertext.count)
+        let prefixCount = prekey.map { 5 + $0.ephemeralKey.count + $0.initiatorStaticKey.count } ?? 9
+        var packet = Data(count: prefixCount + header.ratchetKey.count + 8 + message.ciphertext.count)
         packet.withUnsafeMutableBytes { out in
             var writer = ByteWriter(out)
-            prefix.withUnsafeBytes { writer.put($0) }
+            if let prekey {
+                withUnsafeBytes(of: Self.prekeyKind) { writer.put($0) }
+                withUnsafeBytes(of: prekey.prekeyID.bigEndian) { writer.put($0) }
+                prekey.ephemeralKey.withUnsafeBytes { writer.put($0) }
+                prekey.initiatorStaticKey.withUnsafeBytes { writer.put($0) }
+            } else {
+                withUnsafeBytes(of: Self.sessionKind) { writer.put($0) }
+                withUnsafeBytes(of: sessionID.bigEndian) { writer.put($0) }
+            }
             header.ratchetKey.withUnsafeBytes { writer.put($0) }
             withUnsafeBytes(of: header.previousCount.bigEndian) { writer.put($0) }
             withUnsafeBytes(of: header.number.bigEndian) { writer.put($0) }
