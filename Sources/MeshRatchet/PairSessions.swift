@@ -210,20 +210,17 @@ public struct PairSessions: Sendable {
         let additionalCount = context.count + RatchetPacket.minimumPrekeyCount
         var next = self
         if let index = entries.firstIndex(where: { $0.id == packet.sessionID }) {
-            var entry = entries[index]
-            if case .prekey(let header, _) = packet, header.initiatorStaticKey != entry.peerStaticKey {
+            if case .prekey(let header, _) = packet, header.initiatorStaticKey != entries[index].peerStaticKey {
                 throw RatchetError(.authenticationFailed, "a prekey message whose static key differs from its session's")
             }
-            let plaintext = try entry.ratchet.decrypt(packet.message, additionalCount: additionalCount,
-                                                      appendAdditional: appendAdditional, using: &generator)
-            entry.pending = nil
-            if index == 0 {
-                next.entries[0] = entry
-            } else {
-                next.entries.remove(at: index)
-                next.entries.insert(entry, at: 0)
+            // On `next`'s own copy of the entry, in place (`next` is dropped if this throws).
+            let plaintext = try next.entries[index].ratchet.decrypt(packet.message, additionalCount: additionalCount,
+                                                                    appendAdditional: appendAdditional, using: &generator)
+            next.entries[index].pending = nil
+            if index != 0 {
+                next.entries.insert(next.entries.remove(at: index), at: 0)
             }
-            return (Opened(plaintext: plaintext, sessionID: entry.id, newSessionStaticKey: nil), next)
+            return (Opened(plaintext: plaintext, sessionID: packet.sessionID, newSessionStaticKey: nil), next)
         }
         guard case .prekey(let header, let message) = packet else {
             throw RatchetError(.unknownSession, "a message of a session this node does not hold")
