@@ -1,4 +1,3 @@
-import Crypto
 import struct Foundation.Data
 
 /// The clear header of a ratchet message: the sender's current ratchet public key, the length of
