@@ -23,13 +23,18 @@ public enum RatchetSealing {
     /// - Parameter header: the routing header.
     /// - Returns: the bytes.
     public static func context(_ header: SealHeader) -> Data {
+        Data(contextBytes(header))
+    }
+
+    /// ``context(_:)`` in an array, the form ``PairSessions`` takes on the sealed-packet path.
+    static func contextBytes(_ header: SealHeader) -> [UInt8] {
         var bytes = [UInt8]()
-        bytes.reserveCapacity(contextLabel.count + 48)
+        bytes.reserveCapacity(contextLabel.count + 2 * NodeID.byteCount + header.packetID.count)
         bytes.append(contentsOf: contextLabel)
         bytes.append(contentsOf: header.origin.bytes)
         bytes.append(contentsOf: header.destination.bytes)
-        bytes.append(contentsOf: header.packetID)
-        return Data(bytes)
+        header.packetID.withUnsafeBytes { bytes.append(contentsOf: $0) }
+        return bytes
     }
 
     /// Seals content for a node on the preferred session with it, or a new one.
@@ -62,14 +67,15 @@ public enum RatchetSealing {
         guard bare.count + Self.identityFieldsSize <= WireLimits.maxSealedPlaintext else {
             throw EndToEndError(.tooLarge, "sealed plaintext of \(bare.count + Self.identityFieldsSize) bytes exceeds \(WireLimits.maxSealedPlaintext)")
         }
-        let withIdentity = { () -> Data in
+        // A local function, not a closure value: nothing is boxed for the session messages that never call it.
+        func withIdentity() -> Data {
             var full = plaintext
             full.identityKey = identity.signingKey.publicKey.rawRepresentation
             full.staticSignature = identity.staticSignature
             return full.serialized
         }
         do {
-            return try sessions.seal({ prekeyMessage in prekeyMessage ? withIdentity() : bare }, context: context(header), to: peer,
+            return try sessions.seal({ prekeyMessage in prekeyMessage ? withIdentity() : bare }, context: contextBytes(header), to: peer,
                                      localStaticKey: identity.staticKey, fresh: fresh, limits: limits, using: &generator)
         } catch {
             switch error.code {
@@ -118,7 +124,7 @@ public enum RatchetSealing {
         let next: PairSessions
         do {
             packet = try RatchetPacket(decoding: sealed)
-            (opened, next) = try sessions.opening(packet, context: context(header), localStaticKey: identity.staticKey,
+            (opened, next) = try sessions.opening(packet, context: contextBytes(header), localStaticKey: identity.staticKey,
                                                   prekey: prekey, limits: limits, using: &generator)
         } catch {
             // A message further ahead of its chain than MAX_SKIP cannot be opened on that session,

@@ -94,11 +94,17 @@ public struct DoubleRatchet: Sendable {
     /// - Throws: ``RatchetError`` `notReadyToSend` before a responder has received anything, or
     ///   `tooManySkipped` after 2³² − 1 messages in one chain.
     public mutating func encrypt(_ plaintext: some DataProtocol, additionalData: Data = Data()) throws(RatchetError) -> RatchetMessage {
-        try encrypt(plaintext, additionalBytes: additionalData)
+        try encrypt(plaintext, additionalCount: additionalData.count) { $0.append(bytesOf: additionalData) }
     }
 
-    /// ``encrypt(_:additionalData:)`` with the additional data in any collection (an array the caller built).
-    mutating func encrypt(_ plaintext: some DataProtocol, additionalBytes: some Collection<UInt8>) throws(RatchetError) -> RatchetMessage {
+    /// ``encrypt(_:additionalData:)`` with the additional data appended by `appendAdditional` straight
+    /// into the AEAD's associated data, so that it needs no buffer of its own.
+    /// - Parameters:
+    ///   - plaintext: the message.
+    ///   - additionalCount: how many bytes `appendAdditional` appends (reserved ahead; a hint).
+    ///   - appendAdditional: appends the additional data.
+    mutating func encrypt(_ plaintext: some DataProtocol, additionalCount: Int,
+                          appendAdditional: (inout [UInt8]) -> Void) throws(RatchetError) -> RatchetMessage {
         guard let chain = sendingChain else {
             throw RatchetError(.notReadyToSend, "the responder has not received the initiator's first message")
         }
@@ -107,7 +113,7 @@ public struct DoubleRatchet: Sendable {
         let header = RatchetHeader(ratchetKey: sendingRatchetKey, previousCount: previousSentCount, number: sentCount)
         // Sealing with a valid key and nonce cannot fail in swift-crypto.
         let box = try! ChaChaPoly.seal(plaintext, using: messageKey, nonce: RatchetKDF.messageNonce,
-                                       authenticating: authenticated(header, additionalBytes))
+                                       authenticating: authenticated(header, additionalCount, appendAdditional))
         sendingChain = next
         sentCount += 1
         // `nonce ‖ ciphertext ‖ tag`: the message keeps the last two, sharing the box's bytes.
@@ -124,16 +130,18 @@ public struct DoubleRatchet: Sendable {
     ///   `tooManySkipped` (over ``RatchetLimits/maxSkip``), `malformed`.
     public mutating func decrypt(_ message: RatchetMessage, additionalData: Data = Data(),
                                  using generator: inout some RandomNumberGenerator) throws(RatchetError) -> Data {
-        try decrypt(message, additionalBytes: additionalData, using: &generator)
+        try decrypt(message, additionalCount: additionalData.count, appendAdditional: { $0.append(bytesOf: additionalData) },
+                    using: &generator)
     }
 
-    /// ``decrypt(_:additionalData:using:)`` with the additional data in any collection.
-    mutating func decrypt(_ message: RatchetMessage, additionalBytes additionalData: some Collection<UInt8>,
+    /// ``decrypt(_:additionalData:using:)`` with the additional data appended by `appendAdditional`
+    /// (of about `additionalCount` bytes) straight into the AEAD's associated data.
+    mutating func decrypt(_ message: RatchetMessage, additionalCount: Int, appendAdditional: (inout [UInt8]) -> Void,
                           using generator: inout some RandomNumberGenerator) throws(RatchetError) -> Data {
         let header = message.header
-        let index = SkippedIndex(ratchetKey: header.ratchetKey, number: header.number)
-        if !skipped.isEmpty, let messageKey = skipped[index] {
-            let plaintext = try open(message, messageKey: messageKey, additionalData: additionalData)
+        if !skipped.isEmpty, case let index = SkippedIndex(ratchetKey: header.ratchetKey, number: header.number),
+           let messageKey = skipped[index] {
+            let plaintext = try open(message, messageKey: messageKey, additionalCount: additionalCount, appendAdditional: appendAdditional)
             skipped[index] = nil
             return plaintext
         }
@@ -142,7 +150,7 @@ public struct DoubleRatchet: Sendable {
         if header.number == receivedCount, header.number < UInt32.max, let chain = receivingChain,
            header.ratchetKey == receivingRatchet {
             let (nextChain, messageKey) = RatchetKDF.chain(chain)
-            let plaintext = try open(message, messageKey: messageKey, additionalData: additionalData)
+            let plaintext = try open(message, messageKey: messageKey, additionalCount: additionalCount, appendAdditional: appendAdditional)
             receivingChain = nextChain
             receivedCount = header.number + 1
             return plaintext
@@ -160,7 +168,7 @@ public struct DoubleRatchet: Sendable {
         let (nextChain, messageKey) = RatchetKDF.chain(chain)
         next.receivingChain = nextChain
         next.receivedCount = header.number + 1
-        let plaintext = try next.open(message, messageKey: messageKey, additionalData: additionalData)
+        let plaintext = try next.open(message, messageKey: messageKey, additionalCount: additionalCount, appendAdditional: appendAdditional)
         next.forgetOldestSkipped()
         self = next
         return plaintext
@@ -193,29 +201,34 @@ public struct DoubleRatchet: Sendable {
 
     /// Opens `message` with its message key (the AEAD key, with ``RatchetKDF/messageNonce``).
     private func open(_ message: RatchetMessage, messageKey: SymmetricKey,
-                      additionalData: some Collection<UInt8>) throws(RatchetError) -> Data {
+                      additionalCount: Int, appendAdditional: (inout [UInt8]) -> Void) throws(RatchetError) -> Data {
         guard message.ciphertext.count >= 16 else {
             throw RatchetError(.malformed, "a ratchet message of \(message.ciphertext.count) bytes (at least 16)")
         }
-        // `nonce ‖ ciphertext ‖ tag` in one buffer, the box's own layout (no further copy).
-        var combined = Data(capacity: Self.nonceByteCount + message.ciphertext.count)
-        RatchetKDF.messageNonce.withUnsafeBytes { combined.append(contentsOf: $0) }
-        combined.append(message.ciphertext)
+        // `nonce ‖ ciphertext ‖ tag` in one buffer, the box's own layout (no further copy), written in
+        // one access: both copies are sized by the buffers they copy from.
+        var combined = Data(count: Self.nonceByteCount + message.ciphertext.count)
+        combined.withUnsafeMutableBytes { out in
+            var writer = ByteWriter(out)
+            RatchetKDF.messageNonce.withUnsafeBytes { writer.put($0) }
+            message.ciphertext.withUnsafeBytes { writer.put($0) }
+        }
         do {
             let box = try ChaChaPoly.SealedBox(combined: combined)
-            return try ChaChaPoly.open(box, using: messageKey, authenticating: authenticated(message.header, additionalData))
+            return try ChaChaPoly.open(box, using: messageKey, authenticating: authenticated(message.header, additionalCount, appendAdditional))
         } catch {
             throw RatchetError(.authenticationFailed, "a ratchet message did not authenticate")
         }
     }
 
-    /// `associatedData ‖ header ‖ additionalData`, the AEAD's associated data, in one array.
-    private func authenticated(_ header: RatchetHeader, _ additionalData: some Collection<UInt8>) -> [UInt8] {
+    /// `associatedData ‖ header ‖ additional data`, the AEAD's associated data, in one array.
+    private func authenticated(_ header: RatchetHeader, _ additionalCount: Int,
+                               _ appendAdditional: (inout [UInt8]) -> Void) -> [UInt8] {
         var bytes = [UInt8]()
-        bytes.reserveCapacity(associatedData.count + RatchetHeader.byteCount + additionalData.count)
+        bytes.reserveCapacity(associatedData.count + RatchetHeader.byteCount + additionalCount)
         bytes.append(bytesOf: associatedData)
         header.encode(into: &bytes)
-        bytes.append(contentsOf: additionalData)
+        appendAdditional(&bytes)
         return bytes
     }
 

@@ -28,6 +28,26 @@ public struct PairSessions: Sendable {
         /// The sending chain (its ratchet key) and the message number up to which stored state covers sends.
         var reservedKey: Data?
         var reservedThrough: UInt32 = 0
+
+        /// Seals the next message of this session: its packet, and whether the reservation moved (the
+        /// state must then be stored before the packet leaves). On failure nothing changes.
+        mutating func seal(_ plaintext: (_ prekeyMessage: Bool) -> Data, context: [UInt8]) throws(RatchetError) -> (Data, reserved: Bool) {
+            let number = ratchet.nextMessageNumber
+            let (pending, id) = (self.pending, self.id)
+            // `context ‖ prefix` is the message's additional data, and the prefix starts the packet.
+            let message = try ratchet.encrypt(plaintext(pending != nil),
+                                              additionalCount: context.count + RatchetPacket.minimumPrekeyCount) { bytes in
+                bytes.append(contentsOf: context)
+                RatchetPacket.appendPrefix(prekey: pending, sessionID: id, to: &bytes)
+            }
+            let sendingKey = message.header.ratchetKey
+            let reserved = reservedKey != sendingKey || number >= reservedThrough
+            if reserved {
+                reservedKey = sendingKey
+                reservedThrough = number &+ PairSessions.reservation < number ? UInt32.max : number + PairSessions.reservation
+            }
+            return (RatchetPacket.encoded(prekey: pending, sessionID: id, message), reserved)
+        }
     }
 
     /// The most sessions kept with one node.
@@ -98,7 +118,7 @@ public struct PairSessions: Sendable {
                               limits: RatchetLimits = RatchetLimits(),
                               using generator: inout some RandomNumberGenerator) throws(RatchetError) -> Sealed {
         let bytes = Data(plaintext)
-        return try seal({ _ in bytes }, context: context, to: peer, localStaticKey: localStaticKey, fresh: fresh,
+        return try seal({ _ in bytes }, context: [UInt8](context), to: peer, localStaticKey: localStaticKey, fresh: fresh,
                         limits: limits, using: &generator)
     }
 
@@ -118,10 +138,21 @@ public struct PairSessions: Sendable {
                               localStaticKey: Curve25519.KeyAgreement.PrivateKey, fresh: Bool = false,
                               limits: RatchetLimits = RatchetLimits(),
                               using generator: inout some RandomNumberGenerator) throws(RatchetError) -> Sealed {
+        try seal(plaintext, context: [UInt8](context), to: peer, localStaticKey: localStaticKey, fresh: fresh, limits: limits,
+                 using: &generator)
+    }
+
+    /// ``seal(_:context:to:localStaticKey:fresh:limits:using:)`` with the context in an array: the
+    /// form the sealed-packet path uses (the context goes straight into the message's associated data).
+    public mutating func seal(_ plaintext: (_ prekeyMessage: Bool) -> Data, context: [UInt8], to peer: PeerKeys?,
+                              localStaticKey: Curve25519.KeyAgreement.PrivateKey, fresh: Bool = false,
+                              limits: RatchetLimits = RatchetLimits(),
+                              using generator: inout some RandomNumberGenerator) throws(RatchetError) -> Sealed {
         var mustStore = false
         let index: Int
+        let peerStaticKey = peer?.staticKey.rawRepresentation
         if !fresh, let usable = entries.firstIndex(where: { entry in
-            entry.ratchet.canSend && (peer.map { $0.staticKey.rawRepresentation == entry.peerStaticKey } ?? true)
+            entry.ratchet.canSend && (peerStaticKey.map { $0 == entry.peerStaticKey } ?? true)
         }) {
             index = usable
         } else {
@@ -132,23 +163,9 @@ public struct PairSessions: Sendable {
             index = 0
             mustStore = true
         }
-        var entry = entries[index]
-        let number = entry.ratchet.nextMessageNumber
-        let sendingKey = entry.ratchet.sendingRatchetKey
-        if entry.reservedKey != sendingKey || number >= entry.reservedThrough {
-            entry.reservedKey = sendingKey
-            entry.reservedThrough = number &+ Self.reservation < number ? UInt32.max : number + Self.reservation
-            mustStore = true
-        }
-        // `context ‖ prefix` is the message's additional data, and the prefix starts the packet.
-        var additional = [UInt8]()
-        additional.reserveCapacity(context.count + RatchetPacket.minimumPrekeyCount)
-        additional.append(bytesOf: context)
-        RatchetPacket.appendPrefix(prekey: entry.pending, sessionID: entry.id, to: &additional)
-        let message = try entry.ratchet.encrypt(plaintext(entry.pending != nil), additionalBytes: additional)
-        entries[index] = entry
-        return Sealed(packet: RatchetPacket.encoded(prefix: additional[context.count...], message), sessionID: entry.id,
-                      mustStore: mustStore)
+        // In place (the array's element is not copied out and back): `seal` changes it only once it succeeded.
+        let (packet, reserved) = try entries[index].seal(plaintext, context: context)
+        return Sealed(packet: packet, sessionID: entries[index].id, mustStore: mustStore || reserved)
     }
 
     /// What opening a packet gave.
@@ -177,25 +194,33 @@ public struct PairSessions: Sendable {
     public func opening(_ packet: RatchetPacket, context: Data, localStaticKey: Curve25519.KeyAgreement.PrivateKey,
                         prekey: (UInt32) -> Curve25519.KeyAgreement.PrivateKey?, limits: RatchetLimits = RatchetLimits(),
                         using generator: inout some RandomNumberGenerator) throws(RatchetError) -> (Opened, PairSessions) {
-        var additional = [UInt8]()
-        additional.reserveCapacity(context.count + RatchetPacket.minimumPrekeyCount)
-        additional.append(bytesOf: context)
-        packet.appendPrefix(to: &additional)
+        try opening(packet, context: [UInt8](context), localStaticKey: localStaticKey, prekey: prekey, limits: limits,
+                    using: &generator)
+    }
+
+    /// ``opening(_:context:localStaticKey:prekey:limits:using:)`` with the context in an array.
+    public func opening(_ packet: RatchetPacket, context: [UInt8], localStaticKey: Curve25519.KeyAgreement.PrivateKey,
+                        prekey: (UInt32) -> Curve25519.KeyAgreement.PrivateKey?, limits: RatchetLimits = RatchetLimits(),
+                        using generator: inout some RandomNumberGenerator) throws(RatchetError) -> (Opened, PairSessions) {
+        // `context ‖ prefix`, the message's additional data, appended straight into its associated data.
+        func appendAdditional(_ bytes: inout [UInt8]) {
+            bytes.append(contentsOf: context)
+            packet.appendPrefix(to: &bytes)
+        }
+        let additionalCount = context.count + RatchetPacket.minimumPrekeyCount
         var next = self
         if let index = entries.firstIndex(where: { $0.id == packet.sessionID }) {
-            var entry = entries[index]
-            if case .prekey(let header, _) = packet, header.initiatorStaticKey != entry.peerStaticKey {
+            if case .prekey(let header, _) = packet, header.initiatorStaticKey != entries[index].peerStaticKey {
                 throw RatchetError(.authenticationFailed, "a prekey message whose static key differs from its session's")
             }
-            let plaintext = try entry.ratchet.decrypt(packet.message, additionalBytes: additional, using: &generator)
-            entry.pending = nil
-            if index == 0 {
-                next.entries[0] = entry
-            } else {
-                next.entries.remove(at: index)
-                next.entries.insert(entry, at: 0)
+            // On `next`'s own copy of the entry, in place (`next` is dropped if this throws).
+            let plaintext = try next.entries[index].ratchet.decrypt(packet.message, additionalCount: additionalCount,
+                                                                    appendAdditional: appendAdditional, using: &generator)
+            next.entries[index].pending = nil
+            if index != 0 {
+                next.entries.insert(next.entries.remove(at: index), at: 0)
             }
-            return (Opened(plaintext: plaintext, sessionID: entry.id, newSessionStaticKey: nil), next)
+            return (Opened(plaintext: plaintext, sessionID: packet.sessionID, newSessionStaticKey: nil), next)
         }
         guard case .prekey(let header, let message) = packet else {
             throw RatchetError(.unknownSession, "a message of a session this node does not hold")
@@ -210,7 +235,8 @@ public struct PairSessions: Sendable {
         let (secret, associatedData) = try PrekeyAgreement.respond(identity: localStaticKey, prekey: prekeyKey,
                                                                    initiatorIdentity: initiator, initiatorEphemeral: ephemeral)
         var ratchet = DoubleRatchet(responderSecret: secret, ratchetKey: prekeyKey, associatedData: associatedData, limits: limits)
-        let plaintext = try ratchet.decrypt(message, additionalBytes: additional, using: &generator)
+        let plaintext = try ratchet.decrypt(message, additionalCount: additionalCount, appendAdditional: appendAdditional,
+                                            using: &generator)
         next.insertFront(Entry(id: header.sessionID, ratchet: ratchet, pending: nil, peerStaticKey: header.initiatorStaticKey))
         return (Opened(plaintext: plaintext, sessionID: header.sessionID, newSessionStaticKey: header.initiatorStaticKey), next)
     }

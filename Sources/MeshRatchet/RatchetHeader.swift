@@ -1,4 +1,3 @@
-import Crypto
 import struct Foundation.Data
 
 /// The clear header of a ratchet message: the sender's current ratchet public key, the length of
@@ -45,18 +44,25 @@ public struct RatchetHeader: Hashable, Sendable {
 
     /// Decodes a header.
     /// - Parameter data: exactly ``byteCount`` bytes (a slice or not).
-    /// - Throws: ``RatchetError`` `malformed` for any other size, or a ratchet key that is not a valid X25519 key.
+    /// - Throws: ``RatchetError`` `malformed` for any other size.
+    ///
+    /// Any 32 bytes are an X25519 public key here: swift-crypto's `PublicKey(rawRepresentation:)`,
+    /// which an earlier version called on every header, checks only the size. A message that starts a
+    /// new chain still goes through it before its key is used (``DoubleRatchet``'s ratchet step).
     public init(decoding data: Data) throws(RatchetError) {
         guard data.count == Self.byteCount else {
             throw RatchetError(.malformed, "a ratchet header of \(data.count) bytes (expected \(Self.byteCount))")
         }
-        let start = data.startIndex
-        let key = Data(data[start..<(start + 32)])
-        guard (try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: key)) != nil else {
-            throw RatchetError(.malformed, "a ratchet header with an invalid public key")
+        // One access to the 40 bytes (the size checked above): the key is copied out, the two
+        // counts read big-endian.
+        (ratchetKey, previousCount, number) = data.withUnsafeBytes { raw in
+            (Data(UnsafeRawBufferPointer(rebasing: raw[0 ..< 32])), Self.u32(raw, at: 32), Self.u32(raw, at: 36))
         }
-        self.ratchetKey = key
-        self.previousCount = data[(start + 32)..<(start + 36)].reduce(0) { $0 << 8 | UInt32($1) }
-        self.number = data[(start + 36)..<(start + 40)].reduce(0) { $0 << 8 | UInt32($1) }
+    }
+
+    /// The big-endian `UInt32` at `offset` of `raw`.
+    static func u32(_ raw: UnsafeRawBufferPointer, at offset: Int) -> UInt32 {
+        precondition(offset >= 0 && offset <= raw.count - 4)
+        return UInt32(bigEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
     }
 }

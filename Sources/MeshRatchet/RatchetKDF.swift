@@ -45,9 +45,14 @@ enum RatchetKDF {
     /// state is checked, so ChaCha20 cannot refuse the key.
     static func chain(_ chainKey: SymmetricKey) -> (chain: SymmetricKey, message: MessageKey) {
         var block = try! Insecure.ChaCha20CTR.encrypt(zeroBlock, using: chainKey, nonce: chainNonce)
-        defer { block.resetBytes(in: block.startIndex ..< block.endIndex) }
-        return block.withUnsafeBytes { bytes in
-            (SymmetricKey(data: bytes.prefix(32)), SymmetricKey(data: bytes.suffix(32)))
+        // One access to the block: both keys are read as plain buffers (a `Slice` of one goes through
+        // Foundation's generic `ContiguousBytes` witness), then the block is zeroed.
+        return block.withUnsafeMutableBytes { bytes in
+            precondition(bytes.count == 64)  // one ChaCha20 block of the 64-byte input
+            let keys = (SymmetricKey(data: UnsafeRawBufferPointer(rebasing: bytes[0 ..< 32])),
+                        SymmetricKey(data: UnsafeRawBufferPointer(rebasing: bytes[32 ..< 64])))
+            bytes.initializeMemory(as: UInt8.self, repeating: 0)
+            return keys
         }
     }
 }

@@ -100,17 +100,18 @@ public enum RatchetPacket: Hashable, Sendable {
 
     /// The packet's bytes.
     public var encoded: Data {
-        var prefix = [UInt8]()
-        prefix.reserveCapacity(69)
-        appendPrefix(to: &prefix)
-        return Self.encoded(prefix: prefix[...], message)
+        switch self {
+        case .prekey(let header, let message): Self.encoded(prekey: header, sessionID: header.sessionID, message)
+        case .session(let id, let message): Self.encoded(prekey: nil, sessionID: id, message)
+        }
     }
 
-    /// `prefix ‖ header ‖ ciphertext`, built in one array and copied once.
-    static func encoded(prefix: ArraySlice<UInt8>, _ message: RatchetMessage) -> Data {
+    /// `prefix ‖ header ‖ ciphertext` of a prekey message (with `prekey`) or of a session message,
+    /// built in one array and copied once (faster here than writing into a `Data` of that size).
+    static func encoded(prekey: PrekeyHeader?, sessionID: UInt64, _ message: RatchetMessage) -> Data {
         var bytes = [UInt8]()
-        bytes.reserveCapacity(prefix.count + RatchetHeader.byteCount + message.ciphertext.count)
-        bytes.append(contentsOf: prefix)
+        bytes.reserveCapacity(minimumPrekeyCount + message.ciphertext.count)
+        appendPrefix(prekey: prekey, sessionID: sessionID, to: &bytes)
         message.header.encode(into: &bytes)
         bytes.append(bytesOf: message.ciphertext)
         return Data(bytes)
@@ -141,7 +142,8 @@ public enum RatchetPacket: Hashable, Sendable {
             guard data.count >= Self.minimumSessionCount else {
                 throw RatchetError(.malformed, "a session message of \(data.count) bytes (at least \(Self.minimumSessionCount))")
             }
-            self = .session(id: Self.u64(data[(start + 1)..<(start + 9)]), try RatchetMessage(decoding: data[(start + 9)...]))
+            let id = data.withUnsafeBytes { Self.u64($0, at: 1) }  // the size checked above
+            self = .session(id: id, try RatchetMessage(decoding: data[(start + 9)...]))
         default:
             throw RatchetError(.malformed, "a sealed packet of unknown kind \(kind)")
         }
@@ -156,7 +158,13 @@ public enum RatchetPacket: Hashable, Sendable {
         guard data.first == sessionKind, data.count >= minimumSessionCount else { return nil }
         let headerStart = start + 9
         guard let header = try? RatchetHeader(decoding: data[headerStart..<(headerStart + RatchetHeader.byteCount)]) else { return nil }
-        return (u64(data[(start + 1)..<headerStart]), header)
+        return (data.withUnsafeBytes { u64($0, at: 1) }, header)
+    }
+
+    /// The big-endian `UInt64` at `offset` of `raw`.
+    static func u64(_ raw: UnsafeRawBufferPointer, at offset: Int) -> UInt64 {
+        precondition(offset >= 0 && offset <= raw.count - 8)
+        return UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
     }
 
     static func u64(_ bytes: some Collection<UInt8>) -> UInt64 {
@@ -172,5 +180,23 @@ extension [UInt8] {
     /// Appends `data`'s bytes in one copy (`append(contentsOf:)` with a `Data` also builds its iterator).
     mutating func append(bytesOf data: Data) {
         data.withUnsafeBytes { append(contentsOf: $0) }
+    }
+}
+
+/// Copies byte buffers one after the other into a buffer sized for them; a copy past its end traps
+/// (a programming error: every caller sizes the buffer from the parts it copies).
+struct ByteWriter {
+    let buffer: UnsafeMutableRawBufferPointer
+    private(set) var offset = 0
+
+    init(_ buffer: UnsafeMutableRawBufferPointer) {
+        self.buffer = buffer
+    }
+
+    /// Copies `bytes` at the current offset and moves past them.
+    mutating func put(_ bytes: UnsafeRawBufferPointer) {
+        precondition(bytes.count <= buffer.count - offset)
+        UnsafeMutableRawBufferPointer(rebasing: buffer[offset ..< offset + bytes.count]).copyMemory(from: bytes)
+        offset += bytes.count
     }
 }
