@@ -140,8 +140,8 @@ struct StreamStateMachineTests {
         }
         #expect(Self.sent(owed).isEmpty)
         #expect(Self.delivered(owed).count == 3_000)
-        #expect(Self.sent(reader.flushAck()) == [.ack(id: 4, offset: 3_000, window: 8_192 - 3_000, fin: false)])
-        #expect(reader.flushAck().isEmpty, "one acknowledgement for what was owed, not two")
+        #expect(Self.sent(reader.flushAck(now: t + .milliseconds(5))) == [.ack(id: 4, offset: 3_000, window: 8_192 - 3_000, fin: false)])
+        #expect(reader.flushAck(now: t + .milliseconds(5)).isEmpty, "one acknowledgement for what was owed, not two")
         // Past a gap, a duplicate and a probe: each answered at once (the opener learns of the gap).
         let ahead = reader.receivedData(offset: 4_000, bytes: chunk, fin: false, now: t, deferringAck: true)
         #expect(Self.sent(ahead) == [.ack(id: 4, offset: 3_000, window: 8_192 - 3_000, fin: false)])
@@ -149,11 +149,29 @@ struct StreamStateMachineTests {
         #expect(Self.sent(reader.receivedData(offset: 3_000, bytes: Data(), fin: false, now: t, deferringAck: true)).count == 1)
         // Filling the gap is in order (deferred, covering the held bytes too); the end is answered at once.
         #expect(Self.sent(reader.receivedData(offset: 3_000, bytes: chunk, fin: false, now: t, deferringAck: true)).isEmpty)
-        #expect(Self.sent(reader.flushAck()) == [.ack(id: 4, offset: 5_000, window: 8_192 - 5_000, fin: false)])
+        #expect(Self.sent(reader.flushAck(now: t + .milliseconds(5))) == [.ack(id: 4, offset: 5_000, window: 8_192 - 5_000, fin: false)])
         let end = reader.receivedData(offset: 5_000, bytes: Data(), fin: true, now: t, deferringAck: true)
         #expect(end.contains(.end))
         #expect(Self.sent(end) == [.ack(id: 4, offset: 5_000, window: 8_192 - 5_000, fin: true)])
-        #expect(reader.flushAck().isEmpty)
+        #expect(reader.flushAck(now: t + .milliseconds(5)).isEmpty)
+    }
+
+    @Test("an in-order acknowledgement waits for an eighth of the window or 5 ms, whichever comes first (§18.3)")
+    func delayedAcknowledgement() {
+        let t = Self.start
+        var reader = StreamReceiveStateMachine(id: 5, limits: Self.limits(window: 65_536), now: t)
+        let chunk = Data(repeating: 1, count: 1_024)
+        _ = reader.receivedData(offset: 0, bytes: chunk, fin: false, now: t, deferringAck: true)
+        #expect(reader.flushAck(now: t).isEmpty, "1 KiB of a 64 KiB window waits")
+        #expect(reader.nextDeadline == t + StreamReceiveStateMachine.ackDelay)
+        #expect(reader.flushAck(now: t + .milliseconds(4)).isEmpty)
+        #expect(Self.sent(reader.timerFired(now: t + .milliseconds(5))) == [.ack(id: 5, offset: 1_024, window: 65_536 - 1_024, fin: false)])
+        #expect(reader.timerFired(now: t + .milliseconds(6)).isEmpty, "nothing more is owed")
+        // An eighth of the window (8 KiB) is answered as soon as its packets are handled.
+        for index in 1...8 {
+            _ = reader.receivedData(offset: UInt64(index * 1_024), bytes: chunk, fin: false, now: t, deferringAck: true)
+        }
+        #expect(Self.sent(reader.flushAck(now: t + .milliseconds(6))) == [.ack(id: 5, offset: 9_216, window: 65_536 - 9_216, fin: false)])
     }
 
     @Test("with the credit used up, the end rides on the last unsent chunk")

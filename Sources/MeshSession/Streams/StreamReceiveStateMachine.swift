@@ -11,8 +11,9 @@ import struct Foundation.Data
 /// ``StreamLimits/window``, so a stream never holds more than the window, whatever the opener
 /// sends: a byte past it closes the stream with `protocolViolation`. Every data packet is answered
 /// with an acknowledgement (cumulative offset, the credit left, whether the end is held); packets
-/// that arrived together may share one (`deferringAck` and ``flushAck()``, §18.3); reading a quarter
-/// of the window answers too, so that an opener waiting for credit goes on.
+/// in order may share one, sent once an eighth of the window is unacknowledged or after
+/// ``ackDelay`` (`deferringAck` and ``flushAck(now:)``, §18.3); reading a quarter of the window
+/// answers too, so that an opener waiting for credit goes on.
 ///
 /// Order and duplicates (§18.3): bytes ahead of the cumulative offset are held (at most
 /// ``maxHeldSegments`` packets, none overlapping another) until the gap fills; bytes already
@@ -65,8 +66,16 @@ package struct StreamReceiveStateMachine: Sendable {
     /// Bytes ahead of `received`, by offset.
     private var held: [UInt64: Data] = [:]
     private var advertisedLimit: UInt64 = 0
-    /// A data packet was answered by nothing yet (its acknowledgement was deferred).
-    private var ackOwed = false
+    /// Since when a data packet was answered by nothing yet (its acknowledgement was deferred).
+    private var ackOwedSince: ContinuousClock.Instant?
+    /// `received` when the last acknowledgement went out.
+    private var acknowledgedOffset: UInt64 = 0
+
+    /// How long an in-order data packet's acknowledgement may wait for more (§18.3): far below
+    /// the opener's shortest retransmission timeout (200 ms).
+    static let ackDelay: Duration = .milliseconds(5)
+    /// Bytes received in order that are acknowledged without waiting: an eighth of the window.
+    private var ackEvery: UInt64 { UInt64(max(1, limits.window / 8)) }
     private var lastHeard: ContinuousClock.Instant
     private var lastProgress: ContinuousClock.Instant
 
@@ -86,7 +95,9 @@ package struct StreamReceiveStateMachine: Sendable {
 
     /// When ``timerFired(now:)`` is next needed, or `nil` once closed.
     var nextDeadline: ContinuousClock.Instant? {
-        state == .closed ? nil : min(lastHeard + limits.peerTimeout, lastProgress + limits.idleTimeout)
+        guard state != .closed else { return nil }
+        let due = min(lastHeard + limits.peerTimeout, lastProgress + limits.idleTimeout)
+        return ackOwedSince.map { min(due, $0 + Self.ackDelay) } ?? due
     }
 
     // MARK: Inputs
@@ -102,9 +113,10 @@ package struct StreamReceiveStateMachine: Sendable {
     }
 
     /// Bytes (or a probe, or the end) from the opener.
-    /// - Parameter deferringAck: more packets arrived with this one: the acknowledgement of bytes
-    ///   that came in order may wait for ``flushAck()`` after the last of them (§18.3). A probe,
-    ///   the end, and bytes past a gap or already received are always answered at once.
+    /// - Parameter deferringAck: the acknowledgement of bytes that came in order may wait for
+    ///   ``flushAck(now:)`` after the last packet that arrived with this one (§18.3), and then until
+    ///   an eighth of the window is unacknowledged or ``ackDelay`` has passed. A probe, the end,
+    ///   and bytes past a gap or already received are always answered at once.
     package mutating func receivedData(offset: UInt64, bytes: Data, fin: Bool, now: ContinuousClock.Instant,
                                        deferringAck: Bool = false) -> [Action] {
         guard state != .closed else { return [.ignored("data after the end")] }
@@ -139,7 +151,7 @@ package struct StreamReceiveStateMachine: Sendable {
         }
         if received > before { lastProgress = now }
         if deferringAck, state == .open, !fin, offset <= before, received > before {
-            ackOwed = true
+            if ackOwedSince == nil { ackOwedSince = now }
             return actions
         }
         if state == .open, let finOffset, received == finOffset {
@@ -153,9 +165,12 @@ package struct StreamReceiveStateMachine: Sendable {
         return actions
     }
 
-    /// Answers the packets whose acknowledgement was deferred, if any (one cumulative one).
-    package mutating func flushAck() -> [Action] {
-        guard ackOwed, state != .closed else { return [] }
+    /// Answers the packets whose acknowledgement was deferred (one cumulative acknowledgement),
+    /// once an eighth of the window came since the last one or the oldest waited ``ackDelay``;
+    /// until then it stays owed, and ``timerFired(now:)`` sends it.
+    package mutating func flushAck(now: ContinuousClock.Instant) -> [Action] {
+        guard let since = ackOwedSince, state != .closed else { return [] }
+        guard received - acknowledgedOffset >= ackEvery || now >= since + Self.ackDelay else { return [] }
         return [ack()]
     }
 
@@ -192,13 +207,14 @@ package struct StreamReceiveStateMachine: Sendable {
         if now >= lastProgress + limits.idleTimeout {
             return fail(.idle, "no byte moved for \(limits.idleTimeout)")
         }
-        return []
+        return flushAck(now: now)
     }
 
     // MARK: Internals
 
     private mutating func ack() -> Action {
-        ackOwed = false
+        ackOwedSince = nil
+        acknowledgedOffset = received
         advertisedLimit = limit
         return .send(.ack(id: id, offset: received, window: limit - received, fin: state != .open))
     }

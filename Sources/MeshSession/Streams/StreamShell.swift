@@ -191,7 +191,8 @@ actor StreamShell {
     private func received(_ batch: [ChannelMessage]) {
         var owing: Set<StreamKey> = []
         for message in batch { received(message, owing: &owing) }
-        for key in owing { onIncoming(key) { $0.flushAck() } }
+        let now = clock.now
+        for key in owing { onIncoming(key) { $0.flushAck(now: now) } }
     }
 
     private func received(_ message: ChannelMessage, owing: inout Set<StreamKey>) {
