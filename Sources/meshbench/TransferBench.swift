@@ -5,7 +5,8 @@ import MeshSession
 
 /// `meshbench transfer`: bulk transfer through the library's streams and resources over one and
 /// two hops, each beside raw TCP over the same hops and beside `Session.send` bulk over the same
-/// hops, measured in the same run, interleaved round by round.
+/// hops, measured in the same run, interleaved round by round. Over one hop streams and resources
+/// ride the link (PROTOCOL.md §6.3) and are sealed once, like `Session.send`; over two, twice.
 ///
 /// Every figure is a separate set of processes on loopback: `raw-source` → (`raw-relay` →)
 /// `raw-sink`; `source` → (`sink` as the relay →) `sink` (1 MiB reliable sends on one hop;
@@ -121,9 +122,10 @@ struct TransferBench: AsyncParsableCommand {
         }
         print("")
         print("Sealing ceiling: \(f("ceiling")) MB/s (median), one core sealing and one opening \(StreamLimits.maxChunkSize)-byte chunks twice, end to end")
-        print("(ChaCha20-Poly1305, §19.4) and on the link (\(CipherSuite.hardwareAESAvailable ? "AES-256-GCM" : "ChaCha20-Poly1305"), §4.11), in this process, no I/O: streams and resources are")
-        print("sealed twice, Session.send once, so this (not send bulk) bounds them on this machine. The relayed send is lossy, so")
-        print("the 1-hop send bulk is the stronger bound for 2-hop transfers.")
+        print("(ChaCha20-Poly1305, §19.4) and on the link (\(CipherSuite.hardwareAESAvailable ? "AES-256-GCM" : "ChaCha20-Poly1305"), §4.11), in this process, no I/O: streams and resources to a node")
+        print("behind a relay are sealed twice, so this bounds them over 2 hops; to a neighbour they ride the link (version 7, §6.3)")
+        print("and are sealed once, as Session.send is. The relayed send is lossy, so the 1-hop send bulk is the stronger bound for")
+        print("2-hop transfers.")
         print("")
         let perMiB = { (key: String) in String(format: "%.1f", cpuPerMiB(key)) }
         print("CPU of all the figure's processes (user + system, median), ms per MiB: raw TCP \(perMiB("raw1")) / \(perMiB("raw2")) (1 / 2 hops),")
