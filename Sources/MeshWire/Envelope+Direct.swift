@@ -51,41 +51,26 @@ extension Meshchat_V1_Envelope {
         var index = message.startIndex
         guard index < message.endIndex, message[index] == 0x42 else { return nil }
         index += 1
-        guard let inner = readVarint64(message, at: &index), inner == UInt64(message.endIndex - index) else { return nil }
+        guard let inner = ProtobufVarint.read(message, at: &index), inner == UInt64(message.endIndex - index) else { return nil }
         var channel: UInt32 = 0
         var sentAt: Int64 = 0
         if index < message.endIndex, message[index] == 0x08 {
             index += 1
-            guard let value = readVarint64(message, at: &index) else { return nil }
+            guard let value = ProtobufVarint.read(message, at: &index) else { return nil }
             channel = UInt32(truncatingIfNeeded: value)
         }
         if index < message.endIndex, message[index] == 0x10 {
             index += 1
-            guard let value = readVarint64(message, at: &index) else { return nil }
+            guard let value = ProtobufVarint.read(message, at: &index) else { return nil }
             sentAt = Int64(bitPattern: value)
         }
         if index == message.endIndex { return (channel, sentAt, Data()) }
         guard message[index] == 0x1A else { return nil }
         index += 1
-        guard let count = readVarint64(message, at: &index), count > 0, count == UInt64(message.endIndex - index) else { return nil }
+        guard let count = ProtobufVarint.read(message, at: &index), count > 0, count == UInt64(message.endIndex - index) else { return nil }
         return (channel, sentAt, message[index...])
     }
 
-    /// Reads a varint of at most 10 bytes at `index`, moving past it.
-    private static func readVarint64(_ bytes: Data, at index: inout Data.Index) -> UInt64? {
-        var value: UInt64 = 0
-        var shift: UInt64 = 0
-        while index < bytes.endIndex, shift < 64 {
-            let byte = bytes[index]
-            index += 1
-            // A tenth byte above 1 overflows 64 bits: left to the protobuf decoder's judgement.
-            if shift == 63, byte > 1 { return nil }
-            value |= UInt64(byte & 0x7F) << shift
-            if byte < 0x80 { return value }
-            shift += 7
-        }
-        return nil
-    }
 
     private static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
         var value = value
@@ -94,5 +79,29 @@ extension Meshchat_V1_Envelope {
             value >>= 7
         }
         bytes.append(UInt8(value))
+    }
+}
+
+/// Protobuf's base-128 varints, for the decoders that read a known layout by hand (direct envelopes
+/// here, stream data packets in the session) before leaving anything else to SwiftProtobuf.
+public enum ProtobufVarint {
+    /// Reads a varint of at most 10 bytes at `index`, moving past it.
+    /// - Parameters:
+    ///   - bytes: untrusted bytes.
+    ///   - index: where the varint starts; moved past it (also when `nil` is returned).
+    /// - Returns: the value, or `nil` when the bytes end inside it or it overflows 64 bits (a
+    ///   tenth byte above 1, left to the protobuf decoder's judgement).
+    public static func read(_ bytes: Data, at index: inout Data.Index) -> UInt64? {
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        while index < bytes.endIndex, shift < 64 {
+            let byte = bytes[index]
+            index += 1
+            if shift == 63, byte > 1 { return nil }
+            value |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 { return value }
+            shift += 7
+        }
+        return nil
     }
 }

@@ -34,7 +34,7 @@ actor ResourceTransfers {
     var channel: MeshChannel?
     var outgoing: [ResourceID: Outgoing] = [:]
     /// Links that refused a chunk and will say when they have room (each asked once).
-    private var congestedLinks: Set<ObjectIdentifier> = []
+    private var congestedLinks = CongestedLinks()
     var incoming: [Key: Incoming] = [:]
     /// Offers waiting for the application's answer.
     var pending: [Key: Pending] = [:]
@@ -386,12 +386,9 @@ actor ResourceTransfers {
             case .sent:
                 return true
             case .congested(let writer):
-                let link = ObjectIdentifier(writer)
-                if congestedLinks.insert(link).inserted {
-                    writer.whenRoom { [weak self] in
-                        guard let self else { return }
-                        Task { await self.linkHasRoom(link) }
-                    }
+                congestedLinks.wait(for: writer) { [weak self] link in
+                    guard let self else { return }
+                    Task { await self.linkHasRoom(link) }
                 }
                 return false
             }
@@ -405,7 +402,7 @@ actor ResourceTransfers {
     /// A congested link has room again (or closed): every outgoing transfer sends the chunks it
     /// held back.
     private func linkHasRoom(_ link: ObjectIdentifier) async {
-        congestedLinks.remove(link)
+        congestedLinks.roomArrived(link)
         for id in Array(outgoing.keys) {
             guard var transfer = outgoing[id] else { continue }
             let actions = transfer.machine.linkHasRoom(now: clock.now)

@@ -45,7 +45,7 @@ actor StreamShell {
     /// Wakes the machines at their earliest deadline.
     private var timer = DeadlineTimer()
     /// Links that refused a packet and will say when they have room (each asked once).
-    private var congestedLinks: Set<ObjectIdentifier> = []
+    private var congestedLinks = CongestedLinks()
 
     init(channel: MeshChannel, clock: SessionClock, localID: NodeID, logger: Logger) {
         self.channel = channel
@@ -330,12 +330,9 @@ actor StreamShell {
             case .sent:
                 return true
             case .congested(let writer):
-                let link = ObjectIdentifier(writer)
-                if congestedLinks.insert(link).inserted {
-                    writer.whenRoom { [weak self] in
-                        guard let self else { return }
-                        Task { await self.linkHasRoom(link) }
-                    }
+                congestedLinks.wait(for: writer) { [weak self] link in
+                    guard let self else { return }
+                    Task { await self.linkHasRoom(link) }
                 }
                 return false
             }
@@ -349,7 +346,7 @@ actor StreamShell {
     /// A congested link has room again (or closed): every outgoing stream sends what it held
     /// back (a closed link's streams find their route, or time out).
     private func linkHasRoom(_ link: ObjectIdentifier) {
-        congestedLinks.remove(link)
+        congestedLinks.roomArrived(link)
         let now = clock.now
         for key in outgoing.keys { onOutgoing(key) { $0.linkHasRoom(now: now) } }
     }

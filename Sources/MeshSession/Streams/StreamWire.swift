@@ -1,4 +1,5 @@
 import struct Foundation.Data
+import MeshWire
 import SwiftProtobuf
 
 /// One stream packet (PROTOCOL.md §18.1), decoded: the typed form of `StreamPacket` in
@@ -122,20 +123,20 @@ package enum StreamWire {
         var index = bytes.startIndex
         guard index < bytes.endIndex, bytes[index] == 0x08 else { return nil }
         index += 1
-        guard let id = varint(bytes, at: &index), index < bytes.endIndex, bytes[index] == 0x1A else { return nil }
+        guard let id = ProtobufVarint.read(bytes, at: &index), index < bytes.endIndex, bytes[index] == 0x1A else { return nil }
         index += 1
-        guard let length = varint(bytes, at: &index), length == UInt64(bytes.endIndex - index) else { return nil }
+        guard let length = ProtobufVarint.read(bytes, at: &index), length == UInt64(bytes.endIndex - index) else { return nil }
         var offset: UInt64 = 0
         var chunk = Data()
         var fin = false
         if index < bytes.endIndex, bytes[index] == 0x08 {
             index += 1
-            guard let value = varint(bytes, at: &index) else { return nil }
+            guard let value = ProtobufVarint.read(bytes, at: &index) else { return nil }
             offset = value
         }
         if index < bytes.endIndex, bytes[index] == 0x12 {
             index += 1
-            guard let count = varint(bytes, at: &index), count <= UInt64(bytes.endIndex - index) else { return nil }
+            guard let count = ProtobufVarint.read(bytes, at: &index), count <= UInt64(bytes.endIndex - index) else { return nil }
             let end = index + Int(count)
             chunk = bytes[index..<end]
             index = end
@@ -148,21 +149,6 @@ package enum StreamWire {
         }
         guard index == bytes.endIndex else { return nil }
         return (id, offset, chunk, fin)
-    }
-
-    /// Reads a varint of at most 10 bytes at `index`, moving past it; `nil` past the end or over 64 bits.
-    private static func varint(_ bytes: Data, at index: inout Data.Index) -> UInt64? {
-        var value: UInt64 = 0
-        var shift: UInt64 = 0
-        while index < bytes.endIndex, shift < 64 {
-            let byte = bytes[index]
-            index += 1
-            if shift == 63, byte > 1 { return nil }
-            value |= UInt64(byte & 0x7F) << shift
-            if byte < 0x80 { return value }
-            shift += 7
-        }
-        return nil
     }
 
     /// `text` cut to ``maxReasonBytes`` bytes of UTF-8 on a character boundary.
