@@ -10,6 +10,17 @@ import Testing
 struct LinkCongestionTests {
     static let start = ContinuousClock.now
 
+    /// A stream opener of 1,024-byte chunks whose reader accepted and granted its whole window.
+    static func openedSender(window: Int, now: ContinuousClock.Instant) -> StreamSendStateMachine {
+        var limits = StreamLimits()
+        limits.window = window
+        limits.chunkSize = 1_024
+        var sender = StreamSendStateMachine(id: 9, name: "", limits: limits, now: now)
+        _ = sender.start(now: now)
+        _ = sender.receivedAck(offset: 0, window: UInt64(window), fin: false, now: now)
+        return sender
+    }
+
     static func data(_ actions: [StreamSendStateMachine.Action]) -> [UInt64] {
         actions.compactMap { if case .send(.data(_, let offset, let bytes, _)) = $0, !bytes.isEmpty { offset } else { nil } }
     }
@@ -17,12 +28,7 @@ struct LinkCongestionTests {
     @Test("a stream chunk the link refused, and those after it, go out again in order once the link has room")
     func streamHoldsBack() {
         let t = Self.start
-        var limits = StreamLimits()
-        limits.window = 8_192
-        limits.chunkSize = 1_024
-        var sender = StreamSendStateMachine(id: 9, name: "", limits: limits, now: t)
-        _ = sender.start(now: t)
-        _ = sender.receivedAck(offset: 0, window: 8_192, fin: false, now: t)
+        var sender = Self.openedSender(window: 8_192, now: t)
         let (_, actions) = sender.write(Data(repeating: 3, count: 4_096), now: t)
         #expect(Self.data(actions) == [0, 1_024, 2_048, 3_072])
         // The link took the first chunk and refused the second: the shell says so for each refused one.
@@ -42,12 +48,7 @@ struct LinkCongestionTests {
     @Test("a refused retransmission or an unknown offset changes nothing")
     func streamIgnores() {
         let t = Self.start
-        var limits = StreamLimits()
-        limits.window = 4_096
-        limits.chunkSize = 1_024
-        var sender = StreamSendStateMachine(id: 9, name: "", limits: limits, now: t)
-        _ = sender.start(now: t)
-        _ = sender.receivedAck(offset: 0, window: 4_096, fin: false, now: t)
+        var sender = Self.openedSender(window: 4_096, now: t)
         _ = sender.write(Data(repeating: 4, count: 2_048), now: t)
         let later = t + .seconds(2)
         #expect(Self.data(sender.timerFired(now: later)) == [0, 1_024], "the timeout resends both")

@@ -45,6 +45,11 @@ public struct ChannelLimits: Sendable, Hashable {
     /// a second encryption of every byte. Bulk data (streams, resources) takes the link; private
     /// conversation keeps the session. Nodes further away always get sealed packets.
     public var directToNeighbours = false
+    /// Whether ``MeshChannel/messages`` may hand over payloads that are slices of a received
+    /// record (indices not starting at 0) instead of copies: for the library's own consumers,
+    /// whose decoders read slices (the stream shell copies each chunk once for its application).
+    /// Applications always get payloads whose indices start at 0.
+    package var deliversSlices = false
 
     /// Creates the defaults.
     public init() {}

@@ -14,6 +14,14 @@ struct CongestedLinks {
         writer.whenRoom { wake(link) }
     }
 
+    /// What a send's outcome means for the shell: `true` when the packet left; `false` when the
+    /// link was congested, and then `wake` is called once it has room (``wait(for:wake:)``).
+    mutating func sent(_ outcome: Session.ChannelSend, wake: @escaping @Sendable (ObjectIdentifier) -> Void) -> Bool {
+        guard case .congested(let writer) = outcome else { return true }
+        wait(for: writer, wake: wake)
+        return false
+    }
+
     /// The link called: it may be asked again.
     mutating func roomArrived(_ link: ObjectIdentifier) { waiting.remove(link) }
 }

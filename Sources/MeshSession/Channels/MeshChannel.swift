@@ -184,6 +184,11 @@ public final class MeshChannel: Sendable {
             count { $0.refused[refusal, default: 0] += 1 }
             return true
         }
+        // A direct message's payload is a slice of its record (PROTOCOL.md §6.3): a copy with
+        // indices from 0, unless this channel's consumer reads slices.
+        let message = limits.deliversSlices || message.payload.startIndex == 0 ? message
+            : ChannelMessage(sender: message.sender, payload: Data(message.payload), delivery: message.delivery,
+                             hops: message.hops, sentAt: message.sentAt)
         switch limits.overflow {
         case .wait:
             if case .full = messages.offer(message, orWhenRoom: whenRoom) { return false }

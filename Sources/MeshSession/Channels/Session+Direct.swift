@@ -66,11 +66,9 @@ extension Session {
     /// (``Envelope/maxBodyBytes``).
     static func directDelivery(_ direct: DirectPayload, from sender: PeerID, nowMilliseconds: Int64) -> MeshNode.ChannelDelivery? {
         guard direct.channel != 0 else { return nil }
-        // The payload may be a slice of the decrypted message (Envelope(decoding:)): applications
-        // get bytes whose indices start at 0, except on the library's stream channel, whose
-        // decoder reads slices and copies each chunk once (StreamWire).
-        let payload = direct.channel == ChannelID.streams.rawValue || direct.payload.startIndex == 0 ? direct.payload : Data(direct.payload)
-        let message = ChannelMessage(sender: sender, payload: payload, delivery: .sealed, hops: 1,
+        // The payload may be a slice of the decrypted message (Envelope(decoding:)); the channel
+        // copies it for its consumer unless that reads slices (ChannelLimits.deliversSlices).
+        let message = ChannelMessage(sender: sender, payload: direct.payload, delivery: .sealed, hops: 1,
                                      sentAt: Date(timeIntervalSince1970: Double(direct.sentAtMs) / 1000))
         return MeshNode.ChannelDelivery(channel: direct.channel,
                                         skew: MeshNodeStateMachine.skew(direct.sentAtMs, nowMilliseconds: nowMilliseconds),

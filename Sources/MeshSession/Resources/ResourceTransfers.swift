@@ -382,15 +382,9 @@ actor ResourceTransfers {
         message.transferID = id.bytes
         message.body = body
         do {
-            switch try channel.sendNow(message.serialized, to: peer) {
-            case .sent:
-                return true
-            case .congested(let writer):
-                congestedLinks.wait(for: writer) { [weak self] link in
-                    guard let self else { return }
-                    Task { await self.linkHasRoom(link) }
-                }
-                return false
+            return congestedLinks.sent(try channel.sendNow(message.serialized, to: peer)) { [weak self] link in
+                guard let self else { return }
+                Task { await self.linkHasRoom(link) }
             }
         } catch {
             // No route now: the retransmission timer tries again, and gives up in the end.

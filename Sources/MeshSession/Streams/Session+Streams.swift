@@ -17,6 +17,7 @@ extension Session {
         limits.inboundCapacity = 1_024
         limits.maxAttachmentSize = 0
         limits.directToNeighbours = true
+        limits.deliversSlices = true
         return limits
     }
 

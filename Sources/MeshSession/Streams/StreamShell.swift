@@ -326,15 +326,9 @@ actor StreamShell {
     @discardableResult
     private func send(_ packet: StreamPacket, to peer: PeerID) -> Bool {
         do {
-            switch try channel.sendNow(StreamWire.encode(packet), to: peer) {
-            case .sent:
-                return true
-            case .congested(let writer):
-                congestedLinks.wait(for: writer) { [weak self] link in
-                    guard let self else { return }
-                    Task { await self.linkHasRoom(link) }
-                }
-                return false
+            return congestedLinks.sent(try channel.sendNow(StreamWire.encode(packet), to: peer)) { [weak self] link in
+                guard let self else { return }
+                Task { await self.linkHasRoom(link) }
             }
         } catch {
             // Lost like any packet: the stream's retransmission and timeouts cover it.
