@@ -244,6 +244,13 @@ public struct ChatFront: Sendable {
         }
     }
 
+    /// Stops the chat as `/quit` does: keeps the trust changes, says goodbye to every peer and
+    /// ends the session. Lines already accepted are on disk (the outbox sends them at the next start).
+    public func quit() async {
+        await trust.saveChanges(to: messenger.store)
+        await session.disconnect()
+    }
+
     /// The `status` of a `sent` output: `queued`, or `sent` once the line went out (a receipt
     /// that came back meanwhile follows as its own output).
     static func sentStatus(_ stored: StoredMessage) -> String {
@@ -378,8 +385,7 @@ public struct ChatFront: Sendable {
         case .join, .leave, .rooms:
             await handleRooms(command)
         case .quit:
-            await trust.saveChanges(to: messenger.store)
-            await session.disconnect()
+            await quit()
             return .quit
         }
         return .carryOn

@@ -361,23 +361,10 @@ public final class TerminalIO: Sendable {
         return Int(size.ws_col)
     }
 
-    /// Writes all of `text` to stdout (a terminal: blocking writes).
+    /// Writes all of `text` to stdout; a terminal that went away is not written to again (the
+    /// key reader sees its end).
     private static func write(_ text: String) {
-        guard !text.isEmpty else { return }
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { buffer in
-                Glibc.write(STDOUT_FILENO, buffer.baseAddress! + offset, buffer.count - offset)
-            }
-            if written > 0 {
-                offset += written
-            } else if written < 0 && (errno == EINTR || errno == EAGAIN) {
-                continue
-            } else {
-                return
-            }
-        }
+        StandardStreams.write(text, to: STDOUT_FILENO)
     }
 }
 

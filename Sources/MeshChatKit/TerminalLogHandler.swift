@@ -47,15 +47,13 @@ public struct TerminalLogHandler: LogHandler {
         if quiet {
             guard event.level >= .error else { return }
             let text = Self.sentence("\(event.message)")
-            terminal.writeAboveInput { FileHandle.standardError.write(Data(text.utf8)) }
+            terminal.writeAboveInput { StandardStreams.write(text, to: STDERR_FILENO) }
             return
         }
         let merged = metadata.merging(event.metadata ?? [:]) { _, new in new }
         let text = Self.format(date: Date(), level: event.level.rawValue, label: label, metadata: merged.mapValues { "\($0)" },
                                source: event.source, message: "\(event.message)")
-        terminal.writeAboveInput {
-            FileHandle.standardError.write(Data(text.utf8))
-        }
+        terminal.writeAboveInput { StandardStreams.write(text, to: STDERR_FILENO) }
     }
 
     /// An error as the chat shows one: `! message` on one line, control characters as spaces.

@@ -54,7 +54,7 @@ enum PlacesOutput {
             text += "… and \(set.problems.count - problemsShown) more\n"
         }
         text += "meshchat places: skipped \(set.problems.count) of \(set.problems.count + set.places.count) records in \(path)\n"
-        FileHandle.standardError.write(Data(text.utf8))
+        StandardStreams.write(text, to: STDERR_FILENO)
     }
 
     /// Rows as an aligned table with a header: name, distance, direction, lat, lon (or match
@@ -105,14 +105,16 @@ enum PlacesOutput {
         }.joined()
     }
 
-    /// Writes text to stdout in one write.
+    /// Writes text to stdout; when stdout is closed or full (`> /dev/full`, a reader that went
+    /// away) says so on stderr and exits with ``ExitStatus/outputClosed``.
     static func write(_ text: String) {
-        guard !text.isEmpty else { return }
-        FileHandle.standardOutput.write(Data(text.utf8))
+        guard !StandardStreams.write(text, to: STDOUT_FILENO) else { return }
+        standardError("meshchat places: cannot write the answer to standard output: \(String(cString: strerror(errno)))")
+        exit(ExitStatus.outputClosed)
     }
 
-    /// Writes a line to stderr.
+    /// Writes a line to stderr (nothing happens when stderr is closed).
     static func standardError(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        StandardStreams.write(line + "\n", to: STDERR_FILENO)
     }
 }

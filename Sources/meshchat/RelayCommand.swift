@@ -39,7 +39,7 @@ struct RelayCommand: AsyncParsableCommand {
         do {
             settings = try node.resolve()
         } catch let error as ConfigFileError {
-            FileHandle.standardError.write(Data("meshchat relay: \(error)\n".utf8))
+            StandardStreams.write("meshchat relay: \(error)\n", to: STDERR_FILENO)
             throw ExitCode(ExitStatus.badConfiguration)
         }
         ChatNode.bootstrapLogging(level: settings.logLevel)

@@ -53,7 +53,7 @@ struct RotateKeyCommand: ParsableCommand {
             if let dataDir { arguments += ["--data-dir", dataDir] }
             directory = try NodeOptions.parse(arguments).resolve().dataDirectory
         } catch let error as ConfigFileError {
-            FileHandle.standardError.write(Data("meshchat: \(error)\n".utf8))
+            StandardStreams.write("meshchat: \(error)\n", to: STDERR_FILENO)
             throw ExitCode(ExitStatus.badConfiguration)
         }
         do {
@@ -67,7 +67,7 @@ struct RotateKeyCommand: ParsableCommand {
             let new = Session.nodeID(identityKey: statement.newKey)?.hex ?? "?"
             print("replaced the identity key in \(directory): node \(new) succeeds \(old) (a statement signed by both keys is kept there and shown to peers)")
         } catch {
-            FileHandle.standardError.write(Data("meshchat: \(error)\n".utf8))
+            StandardStreams.write("meshchat: \(error)\n", to: STDERR_FILENO)
             throw ExitCode(ExitStatus.cannotStart)
         }
     }

@@ -21,6 +21,9 @@ enum ExitStatus {
     /// `send`: no receipt (or, without `--to`, no connected peer) within the timeout; the line
     /// stays in the outbox (EX_TEMPFAIL).
     static let timedOut: Int32 = 75
+    /// The chat: standard output was closed while it ran (its reader went away; EX_IOERR). The
+    /// chat stopped as after `/quit`. `places`: its answer could not be written.
+    static let outputClosed: Int32 = 74
     /// A configuration file that cannot be used (EX_CONFIG).
     static let badConfiguration: Int32 = 78
 }
@@ -155,7 +158,7 @@ struct SendCommand: AsyncParsableCommand {
         } else if report.status == ExitStatus.ok {
             StandardOutput().writeLine(report.sentence)
         } else {
-            FileHandle.standardError.write(Data("meshchat send: \(report.sentence)\n".utf8))
+            StandardStreams.write("meshchat send: \(report.sentence)\n", to: STDERR_FILENO)
         }
         Foundation.exit(report.status)
     }

@@ -113,7 +113,7 @@ struct MeshChat: AsyncParsableCommand {
             settings = try node.resolve(adding: extra)
         } catch let error as ConfigFileError {
             if json { output.writeLine(JSONRenderer().render(.error("\(error)")) ?? "") }
-            FileHandle.standardError.write(Data("meshchat: \(error)\n".utf8))
+            StandardStreams.write("meshchat: \(error)\n", to: STDERR_FILENO)
             throw ExitCode(ExitStatus.badConfiguration)
         }
         // Both stdin and stdout are terminals (and no --json): the interactive terminal, whose
@@ -177,6 +177,17 @@ struct MeshChat: AsyncParsableCommand {
             throw ExitCode(1)
         }
         defer { withExtendedLifetime(node) {} }
+        // A reader of our output that went away (`meshchat --json | head -n 3`): stop as /quit
+        // does (goodbyes sent; every accepted line is already on disk) and exit with EX_IOERR,
+        // since standard input may still be open and its read cannot be interrupted.
+        output.whenClosed { [logger, control] reason in
+            Task {
+                logger.notice("standard output closed (\(reason)); stopping")
+                await front.quit()
+                await control?.stop()
+                exit(ExitStatus.outputClosed)
+            }
+        }
         do {
             if let terminal {
                 try await terminal.run { try await front.run(lines: $0) }
@@ -202,14 +213,31 @@ struct StandardInputLines: AsyncSequence, Sendable {
     func makeAsyncIterator() -> AsyncIterator { AsyncIterator() }
 }
 
-/// Writes whole lines to stdout, one writer at a time.
+/// Writes whole lines to stdout, one writer at a time. When stdout is closed (its reader went
+/// away, or `>&-`), nothing more is written and ``whenClosed(_:)``'s action runs once.
 final class StandardOutput: @unchecked Sendable {
-    // @unchecked: the lock guards every write.
+    // @unchecked: the lock guards every write and both fields.
     private let lock = NSLock()
+    private var closed = false
+    private var onClosed: (@Sendable (_ reason: String) -> Void)?
+
+    /// Writes one line and its newline.
     func writeLine(_ line: String) {
-        lock.withLock {
-            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        let failure: (action: (@Sendable (String) -> Void)?, errno: Int32)? = lock.withLock {
+            guard !closed, !StandardStreams.write(line + "\n", to: STDOUT_FILENO) else { return nil }
+            closed = true
+            return (onClosed, errno)
         }
+        if let failure { failure.action?(String(cString: strerror(failure.errno))) }
+    }
+
+    /// Sets what to do when a write finds stdout closed (at once when one already did).
+    func whenClosed(_ action: @escaping @Sendable (_ reason: String) -> Void) {
+        let already = lock.withLock {
+            onClosed = action
+            return closed
+        }
+        if already { action("closed before the chat started") }
     }
 }
 
