@@ -49,7 +49,7 @@ struct PlacesQuery: ParsableCommand {
             match ("prefix" or "substring") instead of distance_m and bearing_deg. Records that cannot be read are \
             listed on stderr as FILE:LINE: problem; the others are still queried.
             Exit status: 0 (also when nothing matches), 1 when the file cannot be read or is not place data, 64 for \
-            a bad command line.
+            a bad command line, 74 when the answer cannot be written to standard output.
             """)
 
     @Option(name: .long, help: ArgumentHelp("The place data set: GeoJSON (.geojson, .json), gzipped or not, or CSV.", valueName: "FILE"))

@@ -31,7 +31,8 @@ struct MeshChat: AsyncParsableCommand {
             besides your name that mention you), presence (summary: a burst of peers coming and going is one line; all; none). Options on the command line override the file.
             Exit status: 0 after /quit or the end of input; 1 when the chat cannot start (a port in use, \
             an unreadable key file, another meshchat running with the same data directory); 64 for a bad \
-            command line; 78 for a bad configuration file (the message names the file, line and key).
+            command line; 74 when standard output closed while it ran (it stopped as /quit does); 78 for a bad \
+            configuration file (the message names the file, line and key).
             Scripts beside the chat: a running chat serves a control socket, DATA-DIR/control (mode 0600, \
             one JSON request per line; README.md documents it), which meshchat send uses.
             An always-on relay node without a terminal: meshchat relay --help.
