@@ -191,6 +191,11 @@ let package = Package(
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]
         ),
+        // dlsym for the release build of meshchat, whose Swift runtime is linked in (below).
+        .target(
+            name: "CRuntimeSymbols",
+            cSettings: [.define("MESHCHAT_WRAP_DLSYM", .when(platforms: [.linux], configuration: .release))]
+        ),
         // Release builds link with lld (in the toolchain) for an idle peer's memory (issue 16 item 7,
         // 38.2 -> 35.1 MB): the code an idle peer runs from start-up on (startup.order, made by
         // scripts/startup-order) is placed first, so that the kernel's 64 KB fault-around maps less
@@ -201,6 +206,7 @@ let package = Package(
             name: "meshchat",
             dependencies: [
                 "MeshChatKit", "MeshSession", "MeshTransport", "MeshDiscovery", "MeshChat", "MeshFiles", "MeshStore", "MeshPlaces", "Places",
+                "CRuntimeSymbols",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -209,6 +215,10 @@ let package = Package(
             linkerSettings: [
                 .unsafeFlags([
                     "-use-ld=lld",
+                    "-static-stdlib", "-Xlinker", "--wrap=dlsym", "-Xlinker", "--no-export-dynamic",
+                    "-lFoundation", "-lCoreFoundation", "-lFoundationEssentials", "-lFoundationInternationalization",
+                    "-l_FoundationICU", "-l_FoundationCollections", "-l_FoundationCShims",
+                    "-lswiftSynchronization", "-lswiftDispatch", "-ldispatch", "-lBlocksRuntime",
                     "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/meshchat/startup.order",
                     "-Xlinker", "--no-warn-symbol-ordering",
                 ] + (libcReadsRELR ? ["-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"] : []),
