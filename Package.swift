@@ -191,17 +191,28 @@ let package = Package(
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]
         ),
-        // dlsym for the release build of meshchat, whose Swift runtime is linked in (below).
+        // dlsym for the release build of meshchat, whose Swift runtime is linked in (below): answers
+        // swift_task_enqueueGlobal_hook, which SwiftNIO looks up to run tasks on its event loops.
         .target(
             name: "CRuntimeSymbols",
             cSettings: [.define("MESHCHAT_WRAP_DLSYM", .when(platforms: [.linux], configuration: .release))]
         ),
-        // Release builds link with lld (in the toolchain) for an idle peer's memory (issue 16 item 7,
-        // 38.2 -> 35.1 MB): the code an idle peer runs from start-up on (startup.order, made by
-        // scripts/startup-order) is placed first, so that the kernel's 64 KB fault-around maps less
-        // of the binary (lld moves whole sections: one per function where the compiler emits one,
-        // otherwise a source file's code), and relative relocations are packed (DT_RELR, glibc
-        // 2.36+), so that the dynamic loader reads 0.26 MB of them instead of 1.1 MB.
+        // Release builds link for an idle peer's memory (issue 16 item 7; `meshbench idle`, 5
+        // interleaved rounds: 36.1 MB dynamic, 26.5 MB static):
+        // - the Swift runtime and Foundation are linked in (-static-stdlib), so that only the pages an
+        //   idle peer touches are resident, with no per-library relocations, GOT and data pages, and
+        //   the runtime's functions (one section each in its archives) are ordered with ours. The
+        //   objects were compiled against the shared Foundation, whose library holds CoreFoundation,
+        //   ICU and Foundation's collections inside it, so those archives are named here. The driver
+        //   links them with --exclude-libs ALL, so dlsym finds none of their symbols: --wrap=dlsym
+        //   (CRuntimeSymbols) answers the one SwiftNIO asks for. --no-export-dynamic: our own
+        //   symbols stay out of the dynamic symbol table, whose look-ups touched 2.7 MB of it.
+        // - lld (in the toolchain): the code an idle peer runs from start-up on (startup.order, made
+        //   by scripts/startup-order) is placed first, so that the kernel's 64 KB fault-around maps
+        //   less of the binary (lld moves whole sections: one per function where the compiler emits
+        //   one, otherwise a source file's code);
+        // - relative relocations are packed (DT_RELR, glibc 2.36+), so that the dynamic loader reads
+        //   a fraction of them.
         .executableTarget(
             name: "meshchat",
             dependencies: [
@@ -215,10 +226,8 @@ let package = Package(
             linkerSettings: [
                 .unsafeFlags([
                     "-use-ld=lld",
-                    "-static-stdlib", "-Xlinker", "--wrap=dlsym", "-Xlinker", "--no-export-dynamic",
-                    "-lFoundation", "-lCoreFoundation", "-lFoundationEssentials", "-lFoundationInternationalization",
-                    "-l_FoundationICU", "-l_FoundationCollections", "-l_FoundationCShims",
-                    "-lswiftSynchronization", "-lswiftDispatch", "-ldispatch", "-lBlocksRuntime",
+                    "-static-stdlib", "-lCoreFoundation", "-l_FoundationICU", "-l_FoundationCShims", "-l_FoundationCollections",
+                    "-Xlinker", "--wrap=dlsym", "-Xlinker", "--no-export-dynamic",
                     "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/meshchat/startup.order",
                     "-Xlinker", "--no-warn-symbol-ordering",
                 ] + (libcReadsRELR ? ["-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"] : []),
