@@ -207,6 +207,8 @@ let package = Package(
         //   links them with --exclude-libs ALL, so dlsym finds none of their symbols: --wrap=dlsym
         //   (CRuntimeSymbols) answers the one SwiftNIO asks for. --no-export-dynamic: our own
         //   symbols stay out of the dynamic symbol table, whose look-ups touched 2.7 MB of it.
+        //   -L StaticCxx: its libstdc++.so is a linker script naming libstdc++.a (GCC's, beside the
+        //   shared one), so that ICU's and TOMLKit's C++ library is linked in too (1.2 MB less).
         // - lld (in the toolchain): the code an idle peer runs from start-up on (startup.order, made
         //   by scripts/startup-order) is placed first, so that the kernel's 64 KB fault-around maps
         //   less of the binary (lld moves whole sections: one per function where the compiler emits
@@ -222,12 +224,13 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            exclude: ["startup.order"],
+            exclude: ["startup.order", "StaticCxx"],
             linkerSettings: [
                 .unsafeFlags([
                     "-use-ld=lld",
                     "-static-stdlib", "-lCoreFoundation", "-l_FoundationICU", "-l_FoundationCShims", "-l_FoundationCollections",
                     "-Xlinker", "--wrap=dlsym", "-Xlinker", "--no-export-dynamic",
+                    "-L", "\(Context.packageDirectory)/Sources/meshchat/StaticCxx",
                     "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/meshchat/startup.order",
                     "-Xlinker", "--no-warn-symbol-ordering",
                 ] + (libcReadsRELR ? ["-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"] : []),
