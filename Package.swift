@@ -13,6 +13,7 @@
 //   MeshStore                  persistent outbox, inbound ordering and chat history (SQLite via GRDB)
 //   CZlib, Places              offline place data: loaders and an exact spatial index (no networking)
 //   MeshChatKit, meshchat      the chat front: line mode for pipes, an interactive terminal otherwise
+//   CRuntimeSymbols            dlsym for the release meshchat, whose Swift runtime is linked in
 import PackageDescription
 #if os(Linux)
 import Glibc
