@@ -13,6 +13,7 @@
 //   MeshStore                  persistent outbox, inbound ordering and chat history (SQLite via GRDB)
 //   CZlib, Places              offline place data: loaders and an exact spatial index (no networking)
 //   MeshChatKit, meshchat      the chat front: line mode for pipes, an interactive terminal otherwise
+//   CRuntimeSymbols            dlsym for the release meshchat, whose Swift runtime is linked in
 import PackageDescription
 #if os(Linux)
 import Glibc
@@ -191,24 +192,46 @@ let package = Package(
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]
         ),
-        // Release builds link with lld (in the toolchain) for an idle peer's memory (issue 16 item 7,
-        // 38.2 -> 35.1 MB): the code an idle peer runs from start-up on (startup.order, made by
-        // scripts/startup-order) is placed first, so that the kernel's 64 KB fault-around maps less
-        // of the binary (lld moves whole sections: one per function where the compiler emits one,
-        // otherwise a source file's code), and relative relocations are packed (DT_RELR, glibc
-        // 2.36+), so that the dynamic loader reads 0.26 MB of them instead of 1.1 MB.
+        // dlsym for the release build of meshchat, whose Swift runtime is linked in (below): answers
+        // swift_task_enqueueGlobal_hook, which SwiftNIO looks up to run tasks on its event loops.
+        .target(
+            name: "CRuntimeSymbols",
+            cSettings: [.define("MESHCHAT_WRAP_DLSYM", .when(platforms: [.linux], configuration: .release))]
+        ),
+        // Release builds link for an idle peer's memory (issue 16 item 7; `meshbench idle`, 5
+        // interleaved rounds: 36.1 MB dynamic, 26.5 MB static):
+        // - the Swift runtime and Foundation are linked in (-static-stdlib), so that only the pages an
+        //   idle peer touches are resident, with no per-library relocations, GOT and data pages, and
+        //   the runtime's functions (one section each in its archives) are ordered with ours. The
+        //   objects were compiled against the shared Foundation, whose library holds CoreFoundation,
+        //   ICU and Foundation's collections inside it, so those archives are named here. The driver
+        //   links them with --exclude-libs ALL, so dlsym finds none of their symbols: --wrap=dlsym
+        //   (CRuntimeSymbols) answers the one SwiftNIO asks for. --no-export-dynamic: our own
+        //   symbols stay out of the dynamic symbol table, whose look-ups touched 2.7 MB of it.
+        //   -L StaticCxx: its libstdc++.so is a linker script naming libstdc++.a (GCC's, beside the
+        //   shared one), so that ICU's and TOMLKit's C++ library is linked in too (1.2 MB less).
+        // - lld (in the toolchain): the code an idle peer runs from start-up on (startup.order, made
+        //   by scripts/startup-order) is placed first, so that the kernel's 64 KB fault-around maps
+        //   less of the binary (lld moves whole sections: one per function where the compiler emits
+        //   one, otherwise a source file's code);
+        // - relative relocations are packed (DT_RELR, glibc 2.36+), so that the dynamic loader reads
+        //   a fraction of them.
         .executableTarget(
             name: "meshchat",
             dependencies: [
                 "MeshChatKit", "MeshSession", "MeshTransport", "MeshDiscovery", "MeshChat", "MeshFiles", "MeshStore", "MeshPlaces", "Places",
+                "CRuntimeSymbols",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            exclude: ["startup.order"],
+            exclude: ["startup.order", "StaticCxx"],
             linkerSettings: [
                 .unsafeFlags([
                     "-use-ld=lld",
+                    "-static-stdlib", "-lCoreFoundation", "-l_FoundationICU", "-l_FoundationCShims", "-l_FoundationCollections",
+                    "-Xlinker", "--wrap=dlsym", "-Xlinker", "--no-export-dynamic",
+                    "-L", "\(Context.packageDirectory)/Sources/meshchat/StaticCxx",
                     "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/meshchat/startup.order",
                     "-Xlinker", "--no-warn-symbol-ordering",
                 ] + (libcReadsRELR ? ["-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"] : []),
