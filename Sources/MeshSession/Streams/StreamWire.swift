@@ -77,8 +77,9 @@ package enum StreamWire {
             guard data.chunk.count <= maxChunkSize else {
                 throw DecodeError(description: "chunk of \(data.chunk.count) bytes exceeds \(maxChunkSize)")
             }
-            // One copy: the chunk the application gets has indices from 0, whatever `bytes` was.
-            return .data(id: data.id, offset: data.offset, bytes: Data(data.chunk), fin: data.fin)
+            // No copy: the chunk is a slice of the packet (of the received record), which the
+            // reader copies once when its application takes it (MeshInputStream).
+            return .data(id: data.id, offset: data.offset, bytes: data.chunk, fin: data.fin)
         }
         return try decodeWithProtobuf(bytes)
     }
