@@ -18,6 +18,7 @@ struct StreamWireTests {
     func same(index: Int) throws {
         let packet = Self.packets[index]
         let encoded = StreamWire.encode(packet)
+        #expect(encoded == StreamWire.encodeWithProtobuf(packet), "the hand-built packet is the protobuf encoder's")
         let sliced = (Data([9, 9, 9]) + encoded).dropFirst(3)
         let plain = try #require(StreamWire.plainData(in: sliced))
         guard case .data(let id, let offset, let bytes, let fin) = packet else { return }
