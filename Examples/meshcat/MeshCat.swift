@@ -16,6 +16,11 @@ struct MeshCat: AsyncParsableCommand {
             Events go to stderr as JSON lines; the first is {"event":"ready","id":…,"port":…}.
             """,
         subcommands: [Listen.self, Send.self])
+
+    static func main() async {
+        Session.runTasksOnEventLoops()
+        await main(nil)
+    }
 }
 
 /// `meshcat listen`: writes each incoming stream to stdout, one after the other.

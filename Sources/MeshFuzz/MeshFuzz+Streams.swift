@@ -13,6 +13,7 @@ extension MeshFuzz {
         }
         guard let packet = try? StreamWire.decode(Data(bytes)) else { return }
         precondition((try? StreamWire.decode(StreamWire.encode(packet))) == packet, "a stream packet does not survive a round trip")
+        precondition(StreamWire.encode(packet) == StreamWire.encodeWithProtobuf(packet), "the hand-built data packet is not the protobuf encoder's")
         var limits = StreamLimits()
         limits.window = 4_096
         limits.chunkSize = 1_024

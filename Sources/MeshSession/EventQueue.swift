@@ -33,6 +33,17 @@ public final class EventQueue<Element: Sendable>: AsyncSequence, Sendable {
             return roomWaiters
         }
 
+        /// Hands `element` to the waiting consumer, behind any events queued before it (queued
+        /// without waking it, ``offer(_:orWhenRoom:wakingConsumer:)``): the consumer to resume
+        /// and what it gets, or `nil` when no consumer waits.
+        mutating func handToConsumer(_ element: Element) -> (CheckedContinuation<Element?, Never>, Element)? {
+            guard let consumer else { return nil }
+            self.consumer = nil
+            guard head < buffer.count else { return (consumer, element) }
+            buffer.append(element)
+            return (consumer, popFirst()!)
+        }
+
         mutating func popFirst() -> Element? {
             guard head < buffer.count else { return nil }
             let element = buffer[head]
@@ -60,9 +71,8 @@ public final class EventQueue<Element: Sendable>: AsyncSequence, Sendable {
         while true {
             let outcome: Bool? = state.withLockedValue { state in
                 if state.finished { return true }
-                if let consumer = state.consumer {
-                    state.consumer = nil
-                    consumer.resume(returning: element)
+                if let (consumer, first) = state.handToConsumer(element) {
+                    consumer.resume(returning: first)
                     return true
                 }
                 if state.count < capacity {
@@ -90,9 +100,8 @@ public final class EventQueue<Element: Sendable>: AsyncSequence, Sendable {
     public func offer(_ element: Element) -> Bool {
         state.withLockedValue { state in
             if state.finished { return false }
-            if let consumer = state.consumer {
-                state.consumer = nil
-                consumer.resume(returning: element)
+            if let (consumer, first) = state.handToConsumer(element) {
+                consumer.resume(returning: first)
                 return true
             }
             guard state.count < capacity else { return false }
@@ -119,13 +128,15 @@ public final class EventQueue<Element: Sendable>: AsyncSequence, Sendable {
     ///   - element: the event.
     ///   - callback: called once, on the thread that makes room (or finishes the queue), when the
     ///     result is ``Offer/full``; never called otherwise.
+    ///   - wakingConsumer: `false` queues the event without resuming a waiting consumer, which
+    ///     the producer then does once for a whole burst (``wakeConsumer()``).
     /// - Returns: what happened to the event.
-    package func offer(_ element: Element, orWhenRoom callback: @escaping @Sendable () -> Void) -> Offer {
+    package func offer(_ element: Element, orWhenRoom callback: @escaping @Sendable () -> Void,
+                       wakingConsumer: Bool = true) -> Offer {
         state.withLockedValue { state in
             if state.finished { return .finished }
-            if let consumer = state.consumer {
-                state.consumer = nil
-                consumer.resume(returning: element)
+            if wakingConsumer, let (consumer, first) = state.handToConsumer(element) {
+                consumer.resume(returning: first)
                 return .queued
             }
             guard state.count < capacity else {
@@ -137,25 +148,43 @@ public final class EventQueue<Element: Sendable>: AsyncSequence, Sendable {
         }
     }
 
+    /// Resumes a consumer waiting while events were queued without waking it
+    /// (``offer(_:orWhenRoom:wakingConsumer:)``) with the first of them; does nothing otherwise.
+    package func wakeConsumer() {
+        let (consumer, first, producer, waiters): (CheckedContinuation<Element?, Never>?, Element?, CheckedContinuation<Void, Never>?, [@Sendable () -> Void]) = state.withLockedValue { state in
+            guard let consumer = state.consumer, let first = state.popFirst() else { return (nil, nil, nil, []) }
+            state.consumer = nil
+            return (consumer, first, state.producers.isEmpty ? nil : state.producers.removeFirst(), state.takeRoomWaiters(capacity: capacity))
+        }
+        producer?.resume()
+        waiters.forEach { $0() }
+        consumer?.resume(returning: first)
+    }
+
     /// Ends the sequence after the events already queued; waiting producers are released.
     public func finish() {
-        let (consumer, producers, waiters) = state.withLockedValue { state in
+        let (consumer, first, producers, waiters) = state.withLockedValue { state in
             state.finished = true
-            let consumer = state.count == 0 ? state.consumer : nil
-            if consumer != nil { state.consumer = nil }
+            let consumer = state.consumer
+            state.consumer = nil
+            // A consumer waits with events queued only when they were queued without waking it.
+            let first = consumer == nil ? nil : state.popFirst()
             let producers = state.producers
             state.producers = []
             let waiters = state.roomWaiters
             state.roomWaiters = []
-            return (consumer, producers, waiters)
+            return (consumer, first, producers, waiters)
         }
-        consumer?.resume(returning: nil)
+        consumer?.resume(returning: first)
         producers.forEach { $0.resume() }
         waiters.forEach { $0() }
     }
 
     /// The number of queued events.
     public var count: Int { state.withLockedValue { $0.count } }
+
+    /// Whether the consumer waits for an event (for tests).
+    package var consumerWaits: Bool { state.withLockedValue { $0.consumer != nil } }
 
     /// The next queued event without waiting, or `nil` when none is queued: for a consumer that
     /// takes what arrived together as one batch after ``AsyncIterator/next()``.

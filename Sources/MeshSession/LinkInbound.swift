@@ -56,6 +56,9 @@ final class LinkInbound: @unchecked Sendable {
     private var blocked = false
     private var closed = false
     private var turnStarted: NIODeadline?
+    /// Channels given messages this turn whose consumers are woken at its end
+    /// (``ChannelLimits/wakesOncePerRead``).
+    private var unwoken: [ObjectIdentifier: MeshChannel] = [:]
     private var drained: [EventLoopPromise<Void>] = []
 
     init(sender: PeerID, channel: any Channel, session: Session) {
@@ -134,7 +137,19 @@ final class LinkInbound: @unchecked Sendable {
     private func startTurn() {
         guard turnStarted == nil else { return }
         turnStarted = .now()
-        loop.execute { [self] in turnStarted = nil }
+        loop.execute { [self] in
+            turnStarted = nil
+            wakeConsumers()
+        }
+    }
+
+    /// Wakes the consumers of the channels that were given messages this turn without waking
+    /// them: the loop runs this after the turn's reads, so what they read arrives as one batch.
+    private func wakeConsumers() {
+        guard !unwoken.isEmpty else { return }
+        let channels = unwoken.values
+        unwoken.removeAll(keepingCapacity: true)
+        for target in channels { target.messages.wakeConsumer() }
     }
 
     private func block() {
@@ -160,6 +175,7 @@ final class LinkInbound: @unchecked Sendable {
 
     private func close() {
         closed = true
+        wakeConsumers()
         pending.removeAll()
         head = 0
         let waiting = drained
@@ -188,7 +204,12 @@ final class LinkInbound: @unchecked Sendable {
                 ])
                 return .done
             }
-            if target.offer(delivery.message, skew: delivery.skew, now: session.mesh.now, admitted: admitted, whenRoom: resumer) {
+            // Where the channel asks for it, its consumer is woken once per turn, after the
+            // turn's reads (turnStarted is set while a turn runs; its end wakes them).
+            let holdWake = target.limits.wakesOncePerRead && turnStarted != nil
+            if holdWake { unwoken[ObjectIdentifier(target)] = target }
+            if target.offer(delivery.message, skew: delivery.skew, now: session.mesh.now, admitted: admitted,
+                            wakingConsumer: !holdWake, whenRoom: resumer) {
                 return .done
             }
             // Admitted but not queued: offered again, without counting it twice.

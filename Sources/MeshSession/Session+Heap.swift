@@ -15,3 +15,18 @@ extension Session {
         HeapTuning.keepFreedMemoryForReuse()
     }
 }
+
+extension Session {
+    /// Runs the process's Swift tasks on the event loop threads that sessions use by default
+    /// (SwiftNIO's singleton group), so that a task reading from or writing to a session does not
+    /// hop between Swift's cooperative pool and an event loop at each step.
+    ///
+    /// For executables only, first thing in `main`: a library must not change the process's
+    /// executor. Tasks then share the loops with the sockets: blocking work belongs in
+    /// ``runBlocking(_:)``.
+    /// - Returns: whether the executor was installed.
+    @discardableResult
+    public static func runTasksOnEventLoops() -> Bool {
+        EventLoops.installAsConcurrencyExecutor()
+    }
+}

@@ -47,6 +47,12 @@ public final class LinkWriter: Sendable {
         /// Messages and bytes written on the loop since the last pause.
         var burstMessages = 0
         var burstBytes = 0
+        /// Envelopes offered with `flush: false`, admitted and counted in flight, not yet handed
+        /// to the loop (``flushOffers()``), and their bytes.
+        var offered: [Envelope] = []
+        var offeredBytes = 0
+        /// A ``writeOffers()`` is queued on the loop.
+        var offersQueued = false
     }
 
     private let state = NIOLockedValueBox(State())
@@ -158,18 +164,62 @@ public final class LinkWriter: Sendable {
     ///   - envelope: the envelope.
     ///   - size: its approximate size on the wire, counted against the high-water mark.
     ///   - force: write even above the high-water mark (small control packets such as adverts).
+    ///   - flush: `false` keeps the admitted envelope for ``flushOffers()``, which hands every
+    ///     envelope kept so far to the loop at once: one hop to the loop, one flush and one
+    ///     completion for all of them, instead of one each.
     /// - Returns: `false`, with nothing written, when the link is closed or its buffer is above the
     ///   high-water mark and `force` is not set.
     @discardableResult
-    public func offer(_ envelope: Envelope, size: Int, force: Bool = false) -> Bool {
+    public func offer(_ envelope: Envelope, size: Int, force: Bool = false, flush: Bool = true) -> Bool {
         let admitted = state.withLockedValue { state -> Bool in
             guard !state.closed, force || state.inFlight <= highWaterMark else { return false }
             state.inFlight += size
+            if !flush {
+                state.offered.append(envelope)
+                state.offeredBytes += size
+            }
             return true
         }
         guard admitted else { return false }
-        channel.writeAndFlush(envelope).whenComplete(written(size))
+        if flush { channel.writeAndFlush(envelope).whenComplete(written(size)) }
         return true
+    }
+
+    /// Hands the envelopes offered with `flush: false` to the link in one hop to its loop (none
+    /// from the loop itself), in the order they were offered, then flushes: a burst of a shell's
+    /// packets leaves in one `writev`. Does nothing when none waits, or when a hand-over is queued
+    /// on the loop already (it takes whatever was offered by the time it runs).
+    public func flushOffers() {
+        let schedule = state.withLockedValue { state -> Bool in
+            guard !state.offered.isEmpty, !state.offersQueued else { return false }
+            state.offersQueued = true
+            return true
+        }
+        guard schedule else { return }
+        if channel.eventLoop.inEventLoop {
+            writeOffers()
+        } else {
+            channel.eventLoop.execute { [self] in writeOffers() }
+        }
+    }
+
+    /// On the loop: writes what was offered so far, in order (taken here, so that hand-overs
+    /// queued from different threads cannot reorder it).
+    private func writeOffers() {
+        let (envelopes, bytes) = state.withLockedValue { state -> ([Envelope], Int) in
+            state.offersQueued = false
+            defer {
+                state.offered = []
+                state.offeredBytes = 0
+            }
+            return (state.offered, state.offeredBytes)
+        }
+        guard let last = envelopes.last else { return }
+        for envelope in envelopes.dropLast() { channel.write(envelope, promise: nil) }
+        // Writes complete in order: the last one's completion counts them all out.
+        let promise = channel.eventLoop.makePromise(of: Void.self)
+        promise.futureResult.whenComplete(written(bytes))
+        channel.writeAndFlush(last, promise: promise)
     }
 
     /// Whether ``offer(_:size:force:)`` would take a message now: the link is open and at most

@@ -72,6 +72,34 @@ struct StreamTests {
         #expect(SHA256.hash(data: received) == SHA256.hash(data: content))
     }
 
+    @Test("a reader that comes late takes the chunks waiting together as elements of at most 256 KiB, each with indices from 0")
+    func joinedChunks() async throws {
+        let (a, b, _, _, bob) = try await MeshRelayTests.linkedPair()
+        defer { Task { await a.stop(); await b.stop() } }
+        var limits = StreamLimits()
+        limits.chunkSize = 16 * 1024
+        limits.window = 1 << 20
+        let incoming = try await b.session.acceptStreams(limits: limits)
+        let content = Self.random(1 << 20, seed: 7)
+        let stream = try await a.session.startStream(withName: "late", to: bob, limits: limits)
+        try await stream.write(content)
+        let reader = try await Self.nextStream(incoming)
+        let receiver = try #require(b.session.startedStreamShell)
+        try await Self.waitUntil("the reader's window full") { await receiver.heldBytes.incoming.first == limits.window }
+        async let finished: Void = stream.finish()
+        var received = Data()
+        var sizes: [Int] = []
+        for try await chunk in reader {
+            #expect(chunk.startIndex == 0)
+            sizes.append(chunk.count)
+            received.append(chunk)
+        }
+        try await finished
+        #expect(received == content)
+        #expect(sizes.allSatisfy { $0 <= MeshInputStream.maxElementBytes }, "\(sizes)")
+        #expect(sizes.first == MeshInputStream.maxElementBytes, "the first element joins 16 waiting chunks: \(sizes)")
+    }
+
     @Test("across the relay: A's 4 MB stream reaches C two hops away, SHA-256 equal")
     func acrossTheRelay() async throws {
         let (a, b, c, _, _, _) = try await MeshRelayTests.line()

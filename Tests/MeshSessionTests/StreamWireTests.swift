@@ -18,13 +18,30 @@ struct StreamWireTests {
     func same(index: Int) throws {
         let packet = Self.packets[index]
         let encoded = StreamWire.encode(packet)
+        #expect(encoded == StreamWire.encodeWithProtobuf(packet), "the hand-built packet is the protobuf encoder's")
         let sliced = (Data([9, 9, 9]) + encoded).dropFirst(3)
         let plain = try #require(StreamWire.plainData(in: sliced))
         guard case .data(let id, let offset, let bytes, let fin) = packet else { return }
         #expect(plain.id == id && plain.offset == offset && plain.chunk == bytes && plain.fin == fin)
         let decoded = try StreamWire.decode(sliced)
         #expect(decoded == packet)
-        if case .data(_, _, let chunk, _) = decoded { #expect(chunk.startIndex == 0, "the application's chunk starts at 0") }
+        if case .data(_, _, let chunk, _) = decoded, !chunk.isEmpty {
+            #expect(chunk.startIndex > sliced.startIndex, "the chunk is a slice of the packet, not a copy")
+            // The application's element starts at 0 (MeshInputStream copies the slice once).
+            let element = MeshInputStream.joined([chunk], total: chunk.count)
+            #expect(element.startIndex == 0 && element == bytes)
+        }
+    }
+
+    @Test("the reader's elements: a chunk from 0 as it is, a slice copied to 0, chunks waiting together joined")
+    func elements() {
+        let whole = Data([1, 2, 3])
+        #expect(MeshInputStream.joined([whole], total: 3) == whole)
+        let slice = Data([0, 1, 2, 3, 4]).dropFirst(2)
+        let rebased = MeshInputStream.joined([slice], total: 3)
+        #expect(rebased.startIndex == 0 && rebased == Data([2, 3, 4]))
+        let joined = MeshInputStream.joined([whole, slice, Data()], total: 6)
+        #expect(joined.startIndex == 0 && joined == Data([1, 2, 3, 2, 3, 4]))
     }
 
     @Test("other packets and other layouts go to the decoder")

@@ -54,6 +54,45 @@ struct LinkWriterTests {
         _ = try channel.finish()
     }
 
+    /// Records the envelopes written and when a flush came, holding every promise.
+    final class RecordedWrites: ChannelOutboundHandler, @unchecked Sendable {
+        typealias OutboundIn = Envelope
+        var written: [Envelope] = []
+        var promises: [EventLoopPromise<Void>?] = []
+        var flushes: [Int] = []
+
+        func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+            written.append(unwrapOutboundIn(data))
+            promises.append(promise)
+        }
+
+        func flush(context: ChannelHandlerContext) { flushes.append(written.count) }
+    }
+
+    @Test("offers kept for flushOffers(): counted in flight at once, written in order with one flush, counted out by the last write's completion")
+    func keptOffers() throws {
+        let recorded = RecordedWrites()
+        let channel = EmbeddedChannel(handler: recorded)
+        let writer = LinkWriter(channel: channel, highWaterMark: 100, lowWaterMark: 40)
+        #expect(writer.offer(.ping(nonce: 1), size: 60, flush: false))
+        #expect(writer.offer(.ping(nonce: 2), size: 30, flush: false))
+        #expect(recorded.written.isEmpty, "nothing is written before the flush")
+        #expect(writer.bytesInFlight == 90)
+        #expect(writer.offer(.ping(nonce: 3), size: 20, flush: false), "90 in flight is within the high-water mark")
+        #expect(!writer.offer(.ping(nonce: 4), size: 1, flush: false), "110 in flight is above it")
+        writer.flushOffers()
+        channel.embeddedEventLoop.run()
+        #expect(recorded.written == [.ping(nonce: 1), .ping(nonce: 2), .ping(nonce: 3)])
+        #expect(recorded.flushes == [3], "one flush, after the three")
+        #expect(recorded.promises.count == 3 && recorded.promises[0] == nil && recorded.promises[1] == nil)
+        writer.flushOffers()
+        channel.embeddedEventLoop.run()
+        #expect(recorded.written.count == 3, "a second flush writes nothing")
+        recorded.promises[2]?.succeed()
+        #expect(writer.bytesInFlight == 0)
+        _ = try channel.finish()
+    }
+
     @Test("a waiting callback is called when the link closes")
     func closed() throws {
         let held = HeldWrites()

@@ -50,6 +50,11 @@ public struct ChannelLimits: Sendable, Hashable {
     /// whose decoders read slices (the stream shell copies each chunk once for its application).
     /// Applications always get payloads whose indices start at 0.
     package var deliversSlices = false
+    /// Whether a consumer waiting on ``MeshChannel/messages`` is woken once per turn of the
+    /// event loop of the link its messages came on, after everything that turn read, instead of
+    /// for each message: for the library's own shells, which take what arrived together as one
+    /// batch (one thread hand-off for several packets).
+    package var wakesOncePerRead = false
 
     /// Creates the defaults.
     public init() {}

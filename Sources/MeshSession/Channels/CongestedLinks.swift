@@ -25,3 +25,23 @@ struct CongestedLinks {
     /// The link called: it may be asked again.
     mutating func roomArrived(_ link: ObjectIdentifier) { waiting.remove(link) }
 }
+
+/// The links that keep a shell's packets until it flushes them (``Session/ChannelSend/kept(_:)``):
+/// a value an actor shell keeps, flushed at the end of each of its turns, so that what one turn
+/// sends reaches each link's loop in one hop and leaves in one write.
+struct KeptSends {
+    private var writers: [ObjectIdentifier: LinkWriter] = [:]
+
+    /// Notes a send's outcome: a kept packet's writer is flushed by ``flush()``.
+    mutating func note(_ outcome: Session.ChannelSend) {
+        guard case .kept(let writer) = outcome else { return }
+        writers[ObjectIdentifier(writer)] = writer
+    }
+
+    /// Hands every kept packet to its link.
+    mutating func flush() {
+        guard !writers.isEmpty else { return }
+        for writer in writers.values { writer.flushOffers() }
+        writers.removeAll(keepingCapacity: true)
+    }
+}

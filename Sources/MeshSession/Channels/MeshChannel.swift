@@ -77,14 +77,16 @@ public final class MeshChannel: Sendable {
     /// ``send(_:to:)`` without suspending: the packet is handed to the mesh before this returns
     /// (for the library's own shells, which keep their packets in order inside an actor), or not
     /// at all when the first hop's link is congested (then the caller sends it again when that
-    /// link has room, ``Session/ChannelSend/congested(_:)``).
+    /// link has room, ``Session/ChannelSend/congested(_:)``). With `deferringFlush`, a packet
+    /// for a neighbour's link waits for the caller's ``LinkWriter/flushOffers()``
+    /// (``Session/ChannelSend/kept(_:)``).
     @discardableResult
-    func sendNow(_ payload: Data, to peer: PeerID) throws(SessionError) -> Session.ChannelSend {
+    func sendNow(_ payload: Data, to peer: PeerID, deferringFlush: Bool = false) throws(SessionError) -> Session.ChannelSend {
         guard payload.count <= limits.maxMessageSize else {
             throw .payloadTooLarge(payload.count, limit: limits.maxMessageSize, mode: .reliable)
         }
         let session = try openSession()
-        return try session.sendChannelNow(wire(payload), to: peer, direct: limits.directToNeighbours)
+        return try session.sendChannelNow(wire(payload), to: peer, direct: limits.directToNeighbours, deferringFlush: deferringFlush)
     }
 
     /// Signs a payload and floods it to every node within the hop limit (PROTOCOL.md §13.5,
@@ -174,10 +176,12 @@ public final class MeshChannel: Sendable {
     ///   - admitted: whether an earlier offer of this message passed the channel's limits
     ///     already (then it is not counted against the rate and replay window again).
     ///   - whenRoom: called once when the queue has room, only when the result is `false`.
+    ///   - wakingConsumer: `false` queues the message without resuming a waiting consumer; the
+    ///     caller wakes it (``EventQueue/wakeConsumer()``) after the rest of its burst.
     /// - Returns: `false` when the message was admitted but not queued and must be offered again
     ///   (with `admitted` set) after `whenRoom`; `true` when it was queued, refused or dropped.
     func offer(_ message: ChannelMessage, skew: Duration, now: RouterInstant, admitted: Bool,
-               whenRoom: @escaping @Sendable () -> Void) -> Bool {
+               wakingConsumer: Bool = true, whenRoom: @escaping @Sendable () -> Void) -> Bool {
         if !admitted, let refusal = admission.withLockedValue({
             $0.admit(size: message.payload.count, delivery: message.delivery, sender: message.sender.id, skew: skew, now: now)
         }) {
@@ -191,7 +195,7 @@ public final class MeshChannel: Sendable {
                              hops: message.hops, sentAt: message.sentAt)
         switch limits.overflow {
         case .wait:
-            if case .full = messages.offer(message, orWhenRoom: whenRoom) { return false }
+            if case .full = messages.offer(message, orWhenRoom: whenRoom, wakingConsumer: wakingConsumer) { return false }
         case .drop:
             if !messages.offer(message) { count { $0.overflowed += 1 } }
         }

@@ -11,6 +11,9 @@ extension Session {
     enum ChannelSend {
         /// Handed to the link of its first hop.
         case sent
+        /// Admitted by a neighbour's link and kept by its writer until
+        /// ``LinkWriter/flushOffers()`` (a send with `deferringFlush`).
+        case kept(LinkWriter)
         /// The first hop's link holds more than its high-water mark: nothing was sent, sealed or
         /// counted. `writer.whenRoom(_:)` says when to try again.
         case congested(LinkWriter)
@@ -25,11 +28,19 @@ extension Session {
     /// (a dropped sealed packet would cost the receiver a skipped key): a caller that keeps its
     /// packets (a stream, a resource) sends them again once the writer has room, instead of
     /// losing them and waiting for its retransmission timeout.
+    ///
+    /// With `deferringFlush`, a direct envelope the link admits is kept by its writer
+    /// (``ChannelSend/kept(_:)``) until the caller's ``LinkWriter/flushOffers()``: a shell that
+    /// sends several packets in one turn hands them to the link's loop at once.
     /// - Throws: ``SessionError`` `notReachable`, `payloadTooLarge`.
-    func sendChannelNow(_ message: ChannelMessagePayload, to peer: PeerID, direct: Bool) throws(SessionError) -> ChannelSend {
+    func sendChannelNow(_ message: ChannelMessagePayload, to peer: PeerID, direct: Bool,
+                        deferringFlush: Bool = false) throws(SessionError) -> ChannelSend {
         if direct, let writer = neighbourWriter(peer.id) {
             let envelope = Envelope.direct(channel: message.channel, payload: message.payload, sentAtMilliseconds: mesh.wallMilliseconds)
-            return writer.offer(envelope, size: Self.directWireSize(message.payload.count)) ? .sent : .congested(writer)
+            guard writer.offer(envelope, size: Self.directWireSize(message.payload.count), flush: !deferringFlush) else {
+                return .congested(writer)
+            }
+            return deferringFlush ? .kept(writer) : .sent
         }
         if let hop = mesh.nextHop(to: peer.id), let writer = neighbourWriter(hop), !writer.hasRoom {
             return .congested(writer)

@@ -93,6 +93,10 @@ public final class MeshInputStream: AsyncSequence, Sendable {
     /// Bytes taken by the application that make a report to the shell (when the buffer is not
     /// empty; an empty one reports at once).
     static let reportBytes = 256 * 1024
+    /// The most bytes one step of the iteration hands over: chunks that wait together are joined
+    /// up to this (one copy, which gives them indices from 0), so that a reader behind the
+    /// network takes several per resumption.
+    static let maxElementBytes = 256 * 1024
 
     init(name: String, peer: PeerID, key: StreamKey, shell: StreamShell) {
         self.name = name
@@ -111,7 +115,17 @@ public final class MeshInputStream: AsyncSequence, Sendable {
 
     // MARK: Shell side
 
-    func deliver(_ chunk: Data) { resume { $0.chunks.append(chunk) } }
+    /// Adds a chunk (possibly a slice of a received record); with `wake`, resumes a waiting reader.
+    func deliver(_ chunk: Data, wake: Bool = true) {
+        if wake {
+            resume { $0.chunks.append(chunk) }
+        } else {
+            buffer.withLockedValue { $0.chunks.append(chunk) }
+        }
+    }
+
+    /// Resumes a waiting reader (after chunks delivered without waking it).
+    func wake() { resume { _ in } }
     func end() { resume { $0.ended = true } }
     func fail(_ error: StreamError) { resume { if !$0.ended { $0.error = $0.error ?? error } } }
 
@@ -126,22 +140,31 @@ public final class MeshInputStream: AsyncSequence, Sendable {
 
     fileprivate func next() async throws(StreamError) -> Data? {
         while true {
-            enum Step { case chunk(Data), done, failed(StreamError), wait }
+            enum Step { case chunks([Data], Int), done, failed(StreamError), wait }
             let step: Step = buffer.withLockedValue { state in
-                if state.head < state.chunks.count {
-                    let chunk = state.chunks[state.head]
-                    state.head += 1
-                    if state.head == state.chunks.count {
-                        state.chunks.removeAll(keepingCapacity: true)
-                        state.head = 0
-                    }
-                    return .chunk(chunk)
+                guard state.head < state.chunks.count else {
+                    if let error = state.error { return .failed(error) }
+                    return state.ended ? .done : .wait
                 }
-                if let error = state.error { return .failed(error) }
-                return state.ended ? .done : .wait
+                // Chunks that wait together are taken together, up to maxElementBytes (joined
+                // below, outside the lock).
+                var taken = [state.chunks[state.head]]
+                var total = taken[0].count
+                state.head += 1
+                while state.head < state.chunks.count, total + state.chunks[state.head].count <= Self.maxElementBytes {
+                    total += state.chunks[state.head].count
+                    taken.append(state.chunks[state.head])
+                    state.head += 1
+                }
+                if state.head == state.chunks.count {
+                    state.chunks.removeAll(keepingCapacity: true)
+                    state.head = 0
+                }
+                return .chunks(taken, total)
             }
             switch step {
-            case .chunk(let chunk):
+            case .chunks(let parts, let total):
+                let chunk = Self.joined(parts, total: total)
                 // Reported to the shell in batches (a hop onto its actor for every chunk made
                 // the reader wait behind the packets it was handling), and always once the
                 // buffer is empty, so the reader's credit never waits for more reading.
@@ -170,6 +193,15 @@ public final class MeshInputStream: AsyncSequence, Sendable {
                 }
             }
         }
+    }
+
+    /// The bytes of `parts` with indices from 0: a chunk that has them already as it is, else one
+    /// copy (a slice of a received record, or several chunks joined).
+    static func joined(_ parts: [Data], total: Int) -> Data {
+        if parts.count == 1, parts[0].startIndex == 0 { return parts[0] }
+        var joined = Data(capacity: total)
+        for part in parts { joined.append(part) }
+        return joined
     }
 
     /// Iterates the chunks; one consumer.

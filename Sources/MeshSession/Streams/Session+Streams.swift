@@ -18,6 +18,7 @@ extension Session {
         limits.maxAttachmentSize = 0
         limits.directToNeighbours = true
         limits.deliversSlices = true
+        limits.wakesOncePerRead = true
         return limits
     }
 

@@ -46,6 +46,12 @@ actor StreamShell {
     private var timer = DeadlineTimer()
     /// Links that refused a packet and will say when they have room (each asked once).
     private var congestedLinks = CongestedLinks()
+    /// Links that keep this turn's packets until its end (one hop to each link's loop per turn).
+    private var kept = KeptSends()
+    /// Readers given chunks this turn and not yet woken.
+    private var fed: [StreamKey: MeshInputStream] = [:]
+    /// Within ``received(_:)``: packets and chunks wait for the end of the batch.
+    private var batching = false
 
     init(channel: MeshChannel, clock: SessionClock, localID: NodeID, logger: Logger) {
         self.channel = channel
@@ -189,10 +195,22 @@ actor StreamShell {
     /// Packets that arrived together: each in order, then one acknowledgement for each stream
     /// whose data packets deferred theirs (§18.3).
     private func received(_ batch: [ChannelMessage]) {
+        batching = true
         var owing: Set<StreamKey> = []
         for message in batch { received(message, owing: &owing) }
         let now = clock.now
         for key in owing { onIncoming(key) { $0.flushAck(now: now) } }
+        batching = false
+        endTurn()
+    }
+
+    /// What a turn's inputs produced leaves: the packets kept by the links go to their loops,
+    /// and each reader given chunks is woken once (after all of them, not for each).
+    private func endTurn() {
+        kept.flush()
+        guard !fed.isEmpty else { return }
+        for stream in fed.values { stream.wake() }
+        fed.removeAll(keepingCapacity: true)
     }
 
     private func received(_ message: ChannelMessage, owing: inout Set<StreamKey>) {
@@ -320,13 +338,17 @@ actor StreamShell {
     }
 
     /// Hands a packet to the mesh at once, in the order the machines made them: no task between
-    /// (each one was a thread wake-up per packet on both ends of a stream).
+    /// (each one was a thread wake-up per packet on both ends of a stream). A neighbour's link
+    /// admits it at once and keeps it until the end of the turn (``endTurn()``), so that a turn's
+    /// packets reach the link's loop in one hop and leave in one write.
     /// - Returns: `false` when the first hop's link was congested and took nothing: the shell is
     ///   called back (``linkHasRoom()``) once it has room.
     @discardableResult
     private func send(_ packet: StreamPacket, to peer: PeerID) -> Bool {
         do {
-            return congestedLinks.sent(try channel.sendNow(StreamWire.encode(packet), to: peer)) { [weak self] link in
+            let outcome = try channel.sendNow(StreamWire.encode(packet), to: peer, deferringFlush: true)
+            kept.note(outcome)
+            return congestedLinks.sent(outcome) { [weak self] link in
                 guard let self else { return }
                 Task { await self.linkHasRoom(link) }
             }
@@ -351,7 +373,10 @@ actor StreamShell {
     }
 
     private func perform(_ actions: [StreamSendStateMachine.Action], for key: StreamKey) {
-        defer { rearm() }
+        defer {
+            rearm()
+            if !batching { endTurn() }
+        }
         guard let peer = outgoing[key]?.peer else { return }
         // After a data packet the link refused, the rest of this turn's data is not even tried.
         var heldBack = false
@@ -393,14 +418,19 @@ actor StreamShell {
     }
 
     private func perform(_ actions: [StreamReceiveStateMachine.Action], for key: StreamKey) {
-        defer { rearm() }
+        defer {
+            rearm()
+            if !batching { endTurn() }
+        }
         guard let entry = incoming[key] else { return }
         for action in actions {
             switch action {
             case .send(let packet):
                 send(packet, to: entry.stream.peer)
             case .deliver(let chunk):
-                entry.stream.deliver(chunk)
+                // Within a batch the reader is woken once, at its end.
+                entry.stream.deliver(chunk, wake: !batching)
+                if batching { fed[key] = entry.stream }
             case .end:
                 entry.stream.end()
             case .completed:

@@ -40,6 +40,52 @@ package enum StreamWire {
 
     /// Encodes a packet.
     package static func encode(_ packet: StreamPacket) -> Data {
+        if case .data(let id, let offset, let bytes, let fin) = packet, id != 0 {
+            return encodeData(id: id, offset: offset, bytes: bytes, fin: fin)
+        }
+        return encodeWithProtobuf(packet)
+    }
+
+    /// A data packet in SwiftProtobuf's own layout (the bytes ``encodeWithProtobuf(_:)`` makes,
+    /// which ``plainData(in:)`` reads), built by hand: the chunk is copied once into a buffer of
+    /// the packet's size, where the protobuf encoder zero-fills its buffer before writing it.
+    static func encodeData(id: UInt64, offset: UInt64, bytes: Data, fin: Bool) -> Data {
+        var fields: [UInt8] = []
+        fields.reserveCapacity(24)
+        if offset != 0 {
+            fields.append(0x08)
+            appendVarint(offset, to: &fields)
+        }
+        if !bytes.isEmpty {
+            fields.append(0x12)
+            appendVarint(UInt64(bytes.count), to: &fields)
+        }
+        let bodyLength = fields.count + bytes.count + (fin ? 2 : 0)
+        var head: [UInt8] = [0x08]
+        head.reserveCapacity(24)
+        appendVarint(id, to: &head)
+        head.append(0x1A)
+        appendVarint(UInt64(bodyLength), to: &head)
+        var packet = Data(capacity: head.count + bodyLength)
+        packet.append(contentsOf: head)
+        packet.append(contentsOf: fields)
+        packet.append(bytes)
+        if fin { packet.append(contentsOf: [0x18, 0x01]) }
+        return packet
+    }
+
+    private static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
+        var value = value
+        while value >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        bytes.append(UInt8(value))
+    }
+
+    /// ``encode(_:)`` through the protobuf encoder for every packet (for tests and the fuzzer,
+    /// which check that both agree).
+    package static func encodeWithProtobuf(_ packet: StreamPacket) -> Data {
         var message = Meshchat_Streams_V1_StreamPacket()
         message.streamID = packet.id
         switch packet {
@@ -77,8 +123,9 @@ package enum StreamWire {
             guard data.chunk.count <= maxChunkSize else {
                 throw DecodeError(description: "chunk of \(data.chunk.count) bytes exceeds \(maxChunkSize)")
             }
-            // One copy: the chunk the application gets has indices from 0, whatever `bytes` was.
-            return .data(id: data.id, offset: data.offset, bytes: Data(data.chunk), fin: data.fin)
+            // No copy: the chunk is a slice of the packet (of the received record), which the
+            // reader copies once when its application takes it (MeshInputStream).
+            return .data(id: data.id, offset: data.offset, bytes: data.chunk, fin: data.fin)
         }
         return try decodeWithProtobuf(bytes)
     }
