@@ -47,7 +47,8 @@ struct Listen: AsyncParsableCommand {
             var bytes = 0
             do {
                 for try await chunk in stream {
-                    try Output.write(chunk)
+                    // Blocking: off the loops, which this process's tasks run on (a slow stdout must not stall a link).
+                    try await Session.runBlocking { try Output.write(chunk) }
                     bytes += chunk.count
                 }
                 Events.emit(["event": "end", "from": stream.peer.id.hex, "bytes": bytes])
@@ -100,7 +101,7 @@ struct Send: AsyncParsableCommand {
             Events.emit(["event": "opened", "to": peer.id.hex, "name": name])
             let opened = ContinuousClock.now
             var bytes = 0
-            while let chunk = try Input.read() {
+            while let chunk = try await Session.runBlocking({ try Input.read() }) {
                 try await stream.write(chunk)
                 bytes += chunk.count
             }
@@ -117,7 +118,7 @@ struct Send: AsyncParsableCommand {
     }
 }
 
-/// Blocking reads of stdin and writes to stdout, in chunks.
+/// Blocking reads of stdin and writes to stdout, in chunks: call them through `Session.runBlocking`.
 enum Input {
     static let chunkSize = 256 * 1024
 
