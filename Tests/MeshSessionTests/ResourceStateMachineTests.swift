@@ -270,6 +270,35 @@ struct ResourceStateMachineTests {
         #expect(pair.sender.pausedSince == nil)
     }
 
+    @Test("back from a pause, a sender probes with the offer and sends only what the receiver's answer says it lacks: chunks that arrived before the link went are not sent twice")
+    func resumeProbesBeforeResending() {
+        let offer = ResourceOffer(name: "a", size: 40 * 1_024, sha256: Data(count: 32), chunkSize: 1_024)
+        var sender = ResourceSendStateMachine(id: .random(), offer: offer)
+        var receiver = ResourceReceiveStateMachine(id: sender.id, offer: offer, incarnation: 7, now: .now)
+        let start = ContinuousClock.now
+        _ = sender.start(now: start)
+        guard case .sendAck(let accepted)? = receiver.accept().first else { Issue.record("no acceptance"); return }
+        let first = sender.receivedAck(accepted, now: start)
+        let sentFirst = first.compactMap { if case .sendChunk(let index) = $0 { index } else { nil } }
+        #expect(sentFirst == Array(0..<ResourceLimits.window))
+        // Every chunk in flight arrives, but each acknowledgement is lost with the link.
+        for index in sentFirst { _ = receiver.receivedChunk(index: index, length: 1_024, now: start) }
+        _ = sender.peerUnreachable(now: start)
+        let back = sender.peerReachable(now: start + .seconds(5))
+        #expect(back == [.resumed, .sendOffer(offer.payload)], "nothing is resent before the receiver says what it holds")
+        #expect(sender.isProbing && sender.chunksInFlight == 0)
+        #expect(sender.linkHasRoom(now: start + .seconds(5)).isEmpty, "no chunk while probing")
+        // The probe is retransmitted on timeout, as the offer is.
+        #expect(sender.nextDeadline == start + .seconds(5) + sender.retransmissionTimeout)
+        #expect(sender.timerFired(now: start + .seconds(5) + sender.retransmissionTimeout) == [.sendOffer(offer.payload)])
+        guard case .sendAck(let held)? = receiver.receivedOfferAgain().first else { Issue.record("no answer to the probe"); return }
+        let after = sender.receivedAck(held, now: start + .seconds(9))
+        let resent = after.compactMap { if case .sendChunk(let index) = $0 { index } else { nil } }
+        #expect(!sender.isProbing)
+        #expect(resent.first == ResourceLimits.window, "goes on past what the receiver holds")
+        #expect(sender.chunksSent == 2 * ResourceLimits.window, "each chunk sent once")
+    }
+
     @Test("a paused offer is sent again when the receiver is back; a transfer out of reach for the limit fails with timedOut")
     func pausedOfferAndLimit() {
         var sender = ResourceSendStateMachine(id: .random(), offer: ResourceOffer(name: "a", size: 10, sha256: Data(count: 32)))

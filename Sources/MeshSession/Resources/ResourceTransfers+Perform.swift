@@ -159,10 +159,14 @@ extension ResourceTransfers {
                 outgoing[id]?.machine.notSent(chunk: index)
             case .sendChunk(let index):
                 let offer = transfer.machine.offer
-                let data: Data
+                let length = offer.length(ofChunk: index)
+                let message: Data
                 do {
                     try Self.checkUnchanged(transfer)
-                    data = try ResourceStorage.read(transfer.handle, offset: offer.offset(ofChunk: index), length: offer.length(ofChunk: index))
+                    // Read straight into the serialized message (§16.3's layout, ResourceWire).
+                    message = try ResourceWire.chunkMessage(id: id, index: index, length: length) { (buffer) throws(ResourceStorageError) in
+                        try ResourceStorage.read(transfer.handle, offset: offer.offset(ofChunk: index), into: buffer)
+                    }
                 } catch {
                     guard var current = outgoing[id] else { return }
                     let more = current.machine.cancel(.sourceFailed, "the sender cannot send the file: \(error.message)")
@@ -170,11 +174,8 @@ extension ResourceTransfers {
                     await perform(more, outgoing: id)
                     return
                 }
-                var chunk = ResourceChunkPayload()
-                chunk.index = UInt32(index)
-                chunk.data = data
-                if await send(.chunk(chunk), id: id, to: transfer.peer) {
-                    count(data.count)
+                if send(serialized: message, id: id, to: transfer.peer) {
+                    count(length)
                 } else {
                     heldBack = true
                     outgoing[id]?.machine.notSent(chunk: index)

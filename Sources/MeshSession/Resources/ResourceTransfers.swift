@@ -99,6 +99,8 @@ actor ResourceTransfers {
         limits.inboundCapacity = 1_024
         limits.maxBroadcastSize = 1
         limits.directToNeighbours = true
+        // Chunks are written from the delivered record (ResourceWire.plainChunk): no copy first.
+        limits.deliversSlices = true
         return limits
     }
 
@@ -243,6 +245,14 @@ actor ResourceTransfers {
             logger.debug("ignored a broadcast resource message", metadata: ["mesh.peer": "\(sender.id.shortHex)"])
             return
         }
+        if let plain = ResourceWire.plainChunk(in: channelMessage.payload), let id = ResourceID(bytes: plain.transferID) {
+            // The hot path: the chunk's data stays a slice of the delivered record until written.
+            var chunk = ResourceChunkPayload()
+            chunk.index = plain.index
+            chunk.data = plain.data
+            await received(chunk, key: Key(peer: sender.id, id: id), from: sender)
+            return
+        }
         let message: ResourceMessagePayload
         do {
             message = try ResourceMessagePayload(decoding: channelMessage.payload, what: "resource message")
@@ -259,18 +269,7 @@ actor ResourceTransfers {
         case .offer(let offer):
             await received(offer, key: key, from: sender)
         case .chunk(let chunk):
-            if var transfer = incoming[key] {
-                let actions = transfer.machine.receivedChunk(index: Int(chunk.index), length: chunk.data.count, now: clock.now)
-                incoming[key] = transfer
-                await perform(actions, incoming: key, chunk: chunk)
-            } else if let memory = finished[key] {
-                if let done = memory.done { await send(.done(done), id: id, to: sender) }
-            } else if let done = recordedDone(key) {
-                await send(.done(done), id: id, to: sender)
-            } else if pending[key] == nil {
-                logger.notice("refused a resource chunk: unknown transfer", metadata: ["mesh.peer": "\(sender.id.shortHex)", "resource.id": "\(id.shortHex)"])
-                await send(.cancel(Self.cancel(.unknownTransfer, "no transfer \(id.shortHex) here")), id: id, to: sender)
-            }
+            await received(chunk, key: key, from: sender)
         case .ack(let ack):
             await toOutgoing(id, from: sender, "an acknowledgement") { $0.receivedAck(ack, now: clock.now) }
         case .done(let done):
@@ -289,6 +288,23 @@ actor ResourceTransfers {
             }
         case nil:
             logger.debug("ignored a resource message of an unknown kind (a newer peer's)", metadata: ["mesh.peer": "\(sender.id.shortHex)"])
+        }
+    }
+
+    /// A chunk (PROTOCOL.md §16.3), however it was decoded.
+    private func received(_ chunk: ResourceChunkPayload, key: Key, from sender: PeerID) async {
+        let id = key.id
+        if var transfer = incoming[key] {
+            let actions = transfer.machine.receivedChunk(index: Int(chunk.index), length: chunk.data.count, now: clock.now)
+            incoming[key] = transfer
+            await perform(actions, incoming: key, chunk: chunk)
+        } else if let memory = finished[key] {
+            if let done = memory.done { await send(.done(done), id: id, to: sender) }
+        } else if let done = recordedDone(key) {
+            await send(.done(done), id: id, to: sender)
+        } else if pending[key] == nil {
+            logger.notice("refused a resource chunk: unknown transfer", metadata: ["mesh.peer": "\(sender.id.shortHex)", "resource.id": "\(id.shortHex)"])
+            await send(.cancel(Self.cancel(.unknownTransfer, "no transfer \(id.shortHex) here")), id: id, to: sender)
         }
     }
 
@@ -377,12 +393,17 @@ actor ResourceTransfers {
     ///   called back (``linkHasRoom(_:)``) once it has room.
     @discardableResult
     func send(_ body: ResourceMessagePayload.OneOf_Body, id: ResourceID, to peer: PeerID) async -> Bool {
-        guard let channel else { return true }
         var message = ResourceMessagePayload()
         message.transferID = id.bytes
         message.body = body
+        return send(serialized: message.serialized, id: id, to: peer)
+    }
+
+    /// ``send(_:id:to:)`` of a message serialized already (a chunk, ``ResourceWire``).
+    func send(serialized bytes: Data, id: ResourceID, to peer: PeerID) -> Bool {
+        guard let channel else { return true }
         do {
-            return congestedLinks.sent(try channel.sendNow(message.serialized, to: peer)) { [weak self] link in
+            return congestedLinks.sent(try channel.sendNow(bytes, to: peer)) { [weak self] link in
                 guard let self else { return }
                 Task { await self.linkHasRoom(link) }
             }
