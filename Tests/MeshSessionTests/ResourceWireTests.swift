@@ -1,5 +1,6 @@
 import Foundation
 @testable import MeshSession
+import MeshWire
 import Testing
 
 /// The chunk message written and read without SwiftProtobuf (ResourceWire, PROTOCOL.md §16.3):
@@ -20,10 +21,10 @@ struct ResourceWireTests {
         }
         var message = ResourceMessagePayload()
         message.transferID = id.bytes
-        message.chunk = .with {
-            $0.index = UInt32(index)
-            $0.data = data
-        }
+        var chunk = ResourceChunkPayload()
+        chunk.index = UInt32(index)
+        chunk.data = data
+        message.chunk = chunk
         #expect(written == message.serialized)
         let sliced = (Data([7, 7]) + written).dropFirst(2)
         let plain = try #require(ResourceWire.plainChunk(in: sliced))
@@ -45,7 +46,9 @@ struct ResourceWireTests {
         let id = Data(repeating: 0xAB, count: 16)
         var ack = ResourceMessagePayload()
         ack.transferID = id
-        ack.ack = .with { $0.next = 3 }
+        var payload = ResourceAckPayload()
+        payload.next = 3
+        ack.ack = payload
         #expect(ResourceWire.plainChunk(in: ack.serialized) == nil)
         let prefix: [UInt8] = [0x0A, 0x10] + [UInt8](repeating: 0xAB, count: 16)
         let layouts: [[UInt8]] = [
