@@ -5,7 +5,7 @@ import struct Foundation.Data
 ///
 /// States: **offered** (the offer is out, retransmitted until the receiver's first
 /// acknowledgement or a cancel), **sending** (chunks in flight, at most
-/// ``ResourceLimits/window`` past the receiver's cumulative acknowledgement), **confirming**
+/// ``window`` past the receiver's cumulative acknowledgement), **confirming**
 /// (every chunk acknowledged; waiting for the receiver's `ResourceDone`, probing with the last chunk on
 /// timeout) and **finished** (completed, refused, cancelled or timed out; every later input is
 /// ignored).
@@ -98,6 +98,12 @@ public struct ResourceSendStateMachine: Sendable {
     public private(set) var pausedSince: ContinuousClock.Instant?
     /// The retransmission timeout now.
     public private(set) var retransmissionTimeout = ResourceLimits.initialRetransmissionTimeout
+    /// Chunks in flight at most, and how far past ``acknowledged`` chunks are sent: the shell's
+    /// choice for the path (``ResourceLimits/window`` through relays, ``ResourceLimits/directWindow(for:)``
+    /// to a neighbour), never more than the receiver stores (PROTOCOL.md §16.4).
+    public var window = ResourceLimits.window {
+        didSet { window = min(max(1, window), ResourceLimits.receiveWindow) }
+    }
 
     /// Creates the sender of one transfer; ``start(now:)`` sends the offer.
     /// - Parameters:
@@ -234,7 +240,7 @@ public struct ResourceSendStateMachine: Sendable {
     private mutating func pump(now: ContinuousClock.Instant) -> [Action] {
         var actions: [Action] = []
         nextUnsent = max(nextUnsent, acknowledged)
-        let end = min(offer.chunkCount, acknowledged + ResourceLimits.window)
+        let end = min(offer.chunkCount, acknowledged + window)
         while nextUnsent < end {
             if !selective.contains(nextUnsent), inFlight[nextUnsent] == nil {
                 inFlight[nextUnsent] = (now, 1)
@@ -339,7 +345,8 @@ public struct ResourceSendStateMachine: Sendable {
         switch state {
         case .finished:
             return []
-        case .offered, .confirming, .sending where probe != nil:
+        case .offered, .confirming,
+             .sending where probe != nil:
             guard let current = probe, now >= current.sentAt + retransmissionTimeout else { return [] }
             let what = state == .confirming ? "the confirmation" : "the offer"
             guard current.transmissions < ResourceLimits.maxTransmissions else {

@@ -193,6 +193,7 @@ actor ResourceTransfers {
         }
         let progress = makeProgress(id, .outgoing, peer, offer, bytes: 0)
         var machine = ResourceSendStateMachine(id: id, offer: offer)
+        machine.window = session?.neighbourWriter(peer.id) != nil ? ResourceLimits.directWindow(for: offer) : ResourceLimits.window
         // The route is looked up after hashing: a relay may have gone away meanwhile.
         let reachable = isReachable(peer.id)
         let actions = machine.start(now: clock.now, reachable: reachable)
@@ -234,6 +235,14 @@ actor ResourceTransfers {
     }
 
     func isReachable(_ node: NodeID) -> Bool { session?.mesh.route(to: node) != nil }
+
+    /// The chunks a transfer keeps in flight on its path now (PROTOCOL.md §16.4): to a neighbour
+    /// (the chunks ride its link, §6.3, which holds back what it cannot take) a sixteenth of the
+    /// resource within the receiver's window; through relays, whose link queues must not be
+    /// flooded, ``ResourceLimits/window``.
+    func pathWindow(_ transfer: Outgoing) -> Int {
+        session?.neighbourWriter(transfer.peer.id) != nil ? ResourceLimits.directWindow(for: transfer.machine.offer) : ResourceLimits.window
+    }
 
     // MARK: Inputs
 
@@ -314,6 +323,7 @@ actor ResourceTransfers {
             logger.notice("dropped \(what) for an unknown resource transfer", metadata: ["mesh.peer": "\(sender.id.shortHex)", "resource.id": "\(id.shortHex)"])
             return
         }
+        transfer.machine.window = pathWindow(transfer)
         let actions = input(&transfer.machine)
         outgoing[id] = transfer
         await perform(actions, outgoing: id)
@@ -353,6 +363,7 @@ actor ResourceTransfers {
         defer { rearm() }
         for id in outgoing.keys {
             guard var transfer = outgoing[id] else { continue }
+            transfer.machine.window = pathWindow(transfer)
             let reachable = isReachable(transfer.peer.id)
             var actions: [ResourceSendStateMachine.Action] = []
             if reachable != transfer.reachable {
@@ -420,6 +431,7 @@ actor ResourceTransfers {
         congestedLinks.roomArrived(link)
         for id in Array(outgoing.keys) {
             guard var transfer = outgoing[id] else { continue }
+            transfer.machine.window = pathWindow(transfer)
             let actions = transfer.machine.linkHasRoom(now: clock.now)
             outgoing[id] = transfer
             await perform(actions, outgoing: id)
