@@ -8,6 +8,6 @@ public enum MeshChatVersion {
     /// The mesh protocol version this build speaks (PROTOCOL.md §1, §4.2): the handshake's own
     /// constant, so the version string cannot disagree with the wire.
     public static let protocolVersion = HandshakeStateMachine.protocolVersion
-    /// The version: the release with the protocol's version after it, `0.15.0 (protocol 7)`.
+    /// The version: the release with the protocol's version after it, `0.15.0 (protocol 8)`.
     public static let current = "\(release) (protocol \(protocolVersion))"
 }

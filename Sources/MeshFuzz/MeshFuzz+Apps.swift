@@ -61,7 +61,15 @@ extension MeshFuzz {
     /// of a valid offer, a receiver restored from a partial state, and a sender of one (whose
     /// receiver restarted once); a hostile offer is validated and, when valid, accepted.
     @Sendable static func fuzzFiles(_ bytes: [UInt8]) {
-        guard let message = try? ResourceMessagePayload(decoding: Data(bytes), what: "resource message") else { return }
+        let plain = ResourceWire.plainChunk(in: Data(bytes))
+        guard let message = try? ResourceMessagePayload(decoding: Data(bytes), what: "resource message") else {
+            precondition(plain == nil, "a chunk read by hand that the decoder refuses")
+            return
+        }
+        if let plain {
+            precondition(message.transferID == plain.transferID && message.chunk.index == plain.index && message.chunk.data == plain.data,
+                         "a chunk read by hand differs from the decoder's")
+        }
         let id = ResourceID(bytes: message.transferID) ?? ResourceID.random()
         let offer = ResourceOffer(name: "a.bin", size: 100_000, sha256: Data(repeating: 1, count: 32), chunkSize: 1_024)
         let now = ContinuousClock.now

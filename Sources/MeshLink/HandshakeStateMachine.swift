@@ -109,7 +109,7 @@ public struct HandshakeStateMachine: Sendable {
     }
 
     /// The protocol version this implementation speaks (§4.2).
-    public static let protocolVersion: UInt32 = 7
+    public static let protocolVersion: UInt32 = 8
     /// The Noise protocol name of the mandatory suite (§4.1).
     public static let noiseProtocol = CipherSuite.chaChaPoly.noiseProtocol
 

@@ -55,9 +55,9 @@ struct HostileInputTests {
         let (alice, bob, port) = try await Self.victim(directory)
         let client = try RawTCPClient(port: port)
         // Message 1 of Noise XX is a clear 32-byte ephemeral key and the clear Hello payload
-        // (protocol_version 7, service_type "meshchat", suites [ChaChaPoly], suite ChaChaPoly);
+        // (protocol_version 8, service_type "meshchat", suites [ChaChaPoly], suite ChaChaPoly);
         // any 32 bytes serve as a key.
-        let hello: [UInt8] = [0x08, 0x07, 0x12, 0x08] + Array("meshchat".utf8) + [0x1a, 0x01, 0x01, 0x20, 0x01]
+        let hello: [UInt8] = [0x08, 0x08, 0x12, 0x08] + Array("meshchat".utf8) + [0x1a, 0x01, 0x01, 0x20, 0x01]
         let body = [UInt8](repeating: 9, count: 32) + hello
         client.send([0, 0, 0, UInt8(body.count + 1), 0x01] + body)
         let start = ContinuousClock.now

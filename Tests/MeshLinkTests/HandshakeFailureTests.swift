@@ -162,13 +162,13 @@ struct HandshakeFailureTests {
     // MARK: (d) version
 
     @Test("a hello with another protocol version is refused with unsupportedVersion naming both versions", arguments: [
-        UInt32(0), 1, 2, 3, 4, 5, 255,
+        UInt32(0), 1, 2, 3, 4, 5, 6, 7, 255,
     ])
     func unsupportedVersion(version: UInt32) throws {
         let pump = try Self.run(responderAgainst: try Self.fakeInitiator(hello: helloPayload(version: version, serviceType: "meshchat")))
         expectRefusal(
             detector: pump.responderOutcome, peer: pump.initiatorOutcome, code: .unsupportedVersion,
-            mentions: ["version \(version)", "speaks 7"])
+            mentions: ["version \(version)", "speaks 8"])
         try Self.expectInitiatorReports(pump.lastAbort, code: .unsupportedVersion, message: pump.responderOutcome.reason?.message)
     }
 
@@ -226,14 +226,14 @@ struct HandshakeFailureTests {
     }
 
     @Test("an identity naming another protocol version than the hello is refused with unsupportedVersion, in message 2 and in message 3",
-          arguments: [UInt32(0), 1, 2, 4, 5, .max])
+          arguments: [UInt32(0), 1, 2, 4, 5, 7, .max])
     func identityVersion(version: UInt32) throws {
         let second = try Self.run(initiatorAgainst: try Self.fakeResponder(alter: { $0.protocolVersion = version }))
         expectRefusal(detector: second.initiatorOutcome, peer: second.responderOutcome, code: .unsupportedVersion,
-                      mentions: ["protocol version \(version)", "speaks 7"])
+                      mentions: ["protocol version \(version)", "speaks 8"])
         let third = try Self.run(responderAgainst: try Self.fakeInitiator(alter: { $0.protocolVersion = version }))
         expectRefusal(detector: third.responderOutcome, peer: third.initiatorOutcome, code: .unsupportedVersion,
-                      mentions: ["protocol version \(version)", "speaks 7"])
+                      mentions: ["protocol version \(version)", "speaks 8"])
     }
 
     @Test("an empty display name is refused with invalidIdentity by the initiator (message 2)")

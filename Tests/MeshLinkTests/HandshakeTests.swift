@@ -22,7 +22,7 @@ struct HandshakeTests {
         #expect(initiator.peer.displayName == "bob")
         #expect(initiator.peer.udpPort == 40002)
         #expect(initiator.peer.capabilities == ["udp"])
-        #expect(initiator.peer.protocolVersion == 7)
+        #expect(initiator.peer.protocolVersion == 8)
         #expect(initiator.peer.signedPrekey == FixedParty.bob.signedPrekey)
         #expect(initiator.peer.identityKey == bob.signingKey.publicKey.rawRepresentation)
         #expect(initiator.peer.staticKey == bob.staticKey.publicKey.rawRepresentation)
@@ -151,13 +151,13 @@ struct HandshakeTests {
         #expect(bytes(of: a.datagramKeys.sendKey) != bytes(of: b.datagramKeys.sendKey))
     }
 
-    @Test("the prologue is \"meshchat\" ‖ 0 ‖ version 7 ‖ 0 ‖ service type (§4.2)")
+    @Test("the prologue is \"meshchat\" ‖ 0 ‖ version 8 ‖ 0 ‖ service type (§4.2)")
     func prologue() {
-        #expect(HandshakeStateMachine.prologue(serviceType: "meshchat").hexString == "6d657368636861740007006d65736863686174")
-        #expect(HandshakeStateMachine.prologue(serviceType: "").hexString == "6d65736863686174000700")
+        #expect(HandshakeStateMachine.prologue(serviceType: "meshchat").hexString == "6d657368636861740008006d65736863686174")
+        #expect(HandshakeStateMachine.prologue(serviceType: "").hexString == "6d65736863686174000800")
         // §4.11: a handshake after a RETRY from AESGCM (2) to ChaChaPoly (1) appends 0 ‖ "retry" ‖ 2 ‖ 1.
         #expect(HandshakeStateMachine.prologue(serviceType: "meshchat", retry: (.aesGCM, .chaChaPoly)).hexString
-            == "6d657368636861740007006d657368636861740072657472790201")
+            == "6d657368636861740008006d657368636861740072657472790201")
         #expect(HandshakeStateMachine.noiseProtocol == "Noise_XX_25519_ChaChaPoly_SHA256")
     }
 }

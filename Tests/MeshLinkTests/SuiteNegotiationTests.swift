@@ -228,11 +228,11 @@ struct SuiteNegotiationTests {
         pump.run()
         let reason = try #require(pump.responderOutcome.reason)
         #expect(reason.code == .unsupportedVersion)
-        #expect(reason.message == "peer speaks protocol version 3; this peer speaks 7")
+        #expect(reason.message == "peer speaks protocol version 3; this peer speaks 8")
     }
 
-    @Test("a version 5 or 6 hello (the HMAC ratchet; no direct channel messages) gets unsupportedVersion naming both versions, with either suite",
-          arguments: [UInt32(5), 6], [CipherSuite.chaChaPoly, .aesGCM])
+    @Test("a version 5, 6 or 7 hello (5: the HMAC ratchet; 6: no direct channel messages; 7: resource windows of 16 chunks) gets unsupportedVersion naming both versions, with either suite",
+          arguments: [UInt32(5), 6, 7], [CipherSuite.chaChaPoly, .aesGCM])
     func olderVersionHello(version: UInt32, suite: CipherSuite) throws {
         let hello = helloPayload(version: version, serviceType: "meshchat", suites: [suite])
         let fake = try FakeNoisePeer(initiator: true, hello: hello, identity: Data())
@@ -240,7 +240,7 @@ struct SuiteNegotiationTests {
         pump.run()
         let reason = try #require(pump.responderOutcome.reason)
         #expect(reason.code == .unsupportedVersion)
-        #expect(reason.message == "peer speaks protocol version \(version); this peer speaks 7")
+        #expect(reason.message == "peer speaks protocol version \(version); this peer speaks 8")
     }
 
     // MARK: Helpers

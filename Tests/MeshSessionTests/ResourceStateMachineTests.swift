@@ -194,8 +194,11 @@ struct ResourceStateMachineTests {
     func restoredStateClamped() {
         let offer = ResourceOffer(name: "a", size: 100 * 1_024, sha256: Data(count: 32), chunkSize: 1_024)
         let receiver = ResourceReceiveStateMachine(restoring: .random(), offer: offer, next: 50, stored: [-1, 49, 51, 80, 1_000],
-                                                   incarnation: 5, now: .now)
+                                                   incarnation: 5, now: .now, window: ResourceLimits.window)
         #expect(receiver.next == 50 && receiver.storedAhead == [51])
+        let wide = ResourceReceiveStateMachine(restoring: .random(), offer: offer, next: 50, stored: [-1, 49, 51, 80, 1_000],
+                                               incarnation: 5, now: .now)
+        #expect(wide.window == ResourceLimits.receiveWindow && wide.storedAhead == [51, 80])
         let beyond = ResourceReceiveStateMachine(restoring: .random(), offer: offer, next: 5_000, stored: [], incarnation: 5, now: .now)
         #expect(beyond.next == 100 && beyond.state == .verifying)
     }
@@ -268,6 +271,70 @@ struct ResourceStateMachineTests {
         #expect(pair.senderCompleted)
         #expect(pair.receiverCompleted)
         #expect(pair.sender.pausedSince == nil)
+    }
+
+    @Test("back from a pause, a sender probes with the offer and sends only what the receiver's answer says it lacks: chunks that arrived before the link went are not sent twice")
+    func resumeProbesBeforeResending() {
+        let offer = ResourceOffer(name: "a", size: 40 * 1_024, sha256: Data(count: 32), chunkSize: 1_024)
+        var sender = ResourceSendStateMachine(id: .random(), offer: offer)
+        var receiver = ResourceReceiveStateMachine(id: sender.id, offer: offer, incarnation: 7, now: .now)
+        let start = ContinuousClock.now
+        _ = sender.start(now: start)
+        guard case .sendAck(let accepted)? = receiver.accept().first else { Issue.record("no acceptance"); return }
+        let first = sender.receivedAck(accepted, now: start)
+        let sentFirst = first.compactMap { if case .sendChunk(let index) = $0 { index } else { nil } }
+        #expect(sentFirst == Array(0..<ResourceLimits.window))
+        // Every chunk in flight arrives, but each acknowledgement is lost with the link.
+        for index in sentFirst { _ = receiver.receivedChunk(index: index, length: 1_024, now: start) }
+        _ = sender.peerUnreachable(now: start)
+        let back = sender.peerReachable(now: start + .seconds(5))
+        #expect(back == [.resumed, .sendOffer(offer.payload)], "nothing is resent before the receiver says what it holds")
+        #expect(sender.isProbing && sender.chunksInFlight == 0)
+        #expect(sender.linkHasRoom(now: start + .seconds(5)).isEmpty, "no chunk while probing")
+        // The probe is retransmitted on timeout, as the offer is.
+        #expect(sender.nextDeadline == start + .seconds(5) + sender.retransmissionTimeout)
+        #expect(sender.timerFired(now: start + .seconds(5) + sender.retransmissionTimeout) == [.sendOffer(offer.payload)])
+        guard case .sendAck(let held)? = receiver.receivedOfferAgain().first else { Issue.record("no answer to the probe"); return }
+        let after = sender.receivedAck(held, now: start + .seconds(9))
+        let resent = after.compactMap { if case .sendChunk(let index) = $0 { index } else { nil } }
+        #expect(!sender.isProbing)
+        #expect(resent.first == ResourceLimits.window, "goes on past what the receiver holds")
+        #expect(sender.chunksSent == 2 * ResourceLimits.window, "each chunk sent once")
+    }
+
+    @Test("to a neighbour a sender keeps a sixteenth of the resource in flight, from 16 to the receiver's 256 chunks (§16.4, version 8); a sender's window never passes the receiver's")
+    func directWindowSizing() {
+        func window(_ size: UInt64) -> Int { ResourceLimits.directWindow(for: ResourceOffer(name: "a", size: size, sha256: Data(count: 32))) }
+        #expect(window(0) == ResourceLimits.window && window(1 << 20) == ResourceLimits.window)
+        #expect(window(24 << 20) == 26, "24 MiB: 1.5 MiB in flight")
+        #expect(window(256 << 20) == ResourceLimits.receiveWindow && window(ResourceLimits.maxSize) == ResourceLimits.receiveWindow)
+        var sender = ResourceSendStateMachine(id: .random(), offer: ResourceOffer(name: "a", size: 1 << 30, sha256: Data(count: 32)))
+        sender.window = 10_000
+        #expect(sender.window == ResourceLimits.receiveWindow)
+        sender.window = 0
+        #expect(sender.window == 1)
+    }
+
+    @Test("with a wide window, a receiver restarted from its record and a link lost with its window in flight cost at most what was in flight")
+    func wideWindowResumeCost() {
+        var pair = Pair(content: content(400 * 1_024))
+        pair.sender.window = 64
+        pair.loseOnce = Set(100..<164)   // the window in flight when the link goes
+        pair.start()
+        #expect(pair.receiver?.next == 100)
+        #expect(pair.maxInFlight <= 64)
+        _ = pair.sender.peerUnreachable(now: pair.now)
+        _ = pair.receiver?.senderUnreachable(now: pair.now)
+        pair.advance(.seconds(30))
+        // The receiver restarts from a record of everything it holds (a session that stops records it).
+        var restored = ResourceReceiveStateMachine(restoring: pair.sender.id, offer: pair.sender.offer, next: pair.receiver!.next,
+                                                   stored: Set(pair.receiver!.storedAhead), incarnation: 99, now: pair.now)
+        _ = restored.resume()
+        pair.receiver = restored
+        pair.runSender(pair.sender.peerReachable(now: pair.now))
+        #expect(pair.senderResults.contains(.rewound(100)))
+        #expect(pair.senderCompleted && pair.receiverCompleted)
+        #expect(pair.sender.chunksSent <= 400 + 64, "sent \(pair.sender.chunksSent) chunks for 400")
     }
 
     @Test("a paused offer is sent again when the receiver is back; a transfer out of reach for the limit fails with timedOut")
@@ -387,10 +454,11 @@ struct ResourceStateMachineTests {
 
     @Test("a chunk past the window is not stored but answered with an acknowledgement of what is (§16.4.2: a sender that missed a restart learns it)")
     func chunkPastWindow() {
-        let offer = ResourceOffer(name: "a", size: 100 * 1_024, sha256: Data(count: 32), chunkSize: 1_024)
+        let offer = ResourceOffer(name: "a", size: 1_000 * 1_024, sha256: Data(count: 32), chunkSize: 1_024)
         var receiver = ResourceReceiveStateMachine(id: .random(), offer: offer, incarnation: 1, now: .now)
         _ = receiver.accept()
-        let actions = receiver.receivedChunk(index: ResourceLimits.window, length: 1_024, now: .now)
+        #expect(receiver.window == ResourceLimits.receiveWindow)
+        let actions = receiver.receivedChunk(index: receiver.window, length: 1_024, now: .now)
         var expected = ResourceAckPayload()
         expected.incarnation = 1
         #expect(actions == [.sendAck(expected)])

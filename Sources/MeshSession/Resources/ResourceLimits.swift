@@ -11,10 +11,24 @@ public enum ResourceLimits {
     public static let minChunkSize = 1_024
     /// The largest chunk size a receiver accepts in an offer.
     public static let maxChunkSize = 60_000
-    /// Chunks in flight (sent, not acknowledged) per transfer, and how far past its cumulative
-    /// acknowledgement a receiver stores chunks: 16 × 60,000 ≈ 1 MB, which a relay's link queue
-    /// holds without dropping, and which fills a 100 ms path at about 10 MB/s.
+    /// Chunks in flight (sent, not acknowledged) per transfer through relays, and the least to a
+    /// neighbour: 16 × 60,000 ≈ 1 MB, which a relay's link queue holds without dropping, and which
+    /// fills a 100 ms path at about 10 MB/s.
     public static let window = 16
+    /// How far past its cumulative acknowledgement a receiver stores chunks (PROTOCOL.md §16.4,
+    /// version 8): a sender keeps at most this many in flight to a neighbour, whose link holds
+    /// back what it cannot take (§10), and ``window`` through relays.
+    public static let receiveWindow = 256
+    /// Chunks in flight to a neighbour (PROTOCOL.md §16.4, version 8): a sixteenth of the
+    /// resource, from ``window`` to ``receiveWindow`` chunks (about 1 to 15 MB). A neighbour's link
+    /// holds back what it cannot take, so the window only has to cover the round trip through both
+    /// nodes' event loops and actors, which a loaded machine stretches to milliseconds; a sixteenth
+    /// bounds what a dropped link or a restart sends twice (what was in flight) to about 6% of the
+    /// resource.
+    public static func directWindow(for offer: ResourceOffer) -> Int {
+        let sixteenth = offer.size / 16 / UInt64(max(1, offer.chunkSize))
+        return Int(min(UInt64(receiveWindow), max(UInt64(window), sixteenth)))
+    }
     /// The longest name in an offer, in UTF-8 bytes.
     public static let maxOfferedNameBytes = 255
     /// The longest cancel reason, in UTF-8 bytes (longer ones are cut).

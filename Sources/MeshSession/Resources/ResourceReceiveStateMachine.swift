@@ -5,7 +5,7 @@ import struct Foundation.Data
 ///
 /// Created from a validated offer (``ResourceOffer/init(validating:)``) that the shell decided to
 /// accept. States: **receiving** (chunks are stored in any order within
-/// ``ResourceLimits/window`` of the cumulative acknowledgement; every second chunk stored in
+/// ``window`` (``ResourceLimits/receiveWindow``) of the cumulative acknowledgement; every second chunk stored in
 /// order, the last, and each chunk stored out of order or duplicate is acknowledged),
 /// **verifying** (every chunk is stored; the shell hashes the `.part` file and calls
 /// ``verified(sha256:)``), and **finished** (confirmed or failed).
@@ -74,6 +74,9 @@ public struct ResourceReceiveStateMachine: Sendable {
     public private(set) var pausedSince: ContinuousClock.Instant?
     /// This load of the transfer, carried in every acknowledgement (never 0).
     public let incarnation: UInt64
+    /// How far past ``next`` chunks are stored (PROTOCOL.md §16.4): a binding limit, whatever
+    /// the sender does.
+    public let window: Int
 
     /// Creates the receiver of an accepted offer; ``accept()`` answers the sender.
     /// - Parameters:
@@ -81,11 +84,14 @@ public struct ResourceReceiveStateMachine: Sendable {
     ///   - offer: the validated offer.
     ///   - incarnation: a random number other than 0, new for each load of a transfer.
     ///   - now: the time.
-    public init(id: ResourceID, offer: ResourceOffer, incarnation: UInt64, now: ContinuousClock.Instant) {
+    ///   - window: how far past the cumulative acknowledgement chunks are stored.
+    public init(id: ResourceID, offer: ResourceOffer, incarnation: UInt64, now: ContinuousClock.Instant,
+                window: Int = ResourceLimits.receiveWindow) {
         self.id = id
         self.offer = offer
         self.incarnation = max(1, incarnation)
         self.lastHeard = now
+        self.window = max(1, window)
     }
 
     /// Rebuilds the receiver of a transfer from its state file (PROTOCOL.md §16.4.2): paused until
@@ -97,11 +103,12 @@ public struct ResourceReceiveStateMachine: Sendable {
     ///   - stored: chunks at or above `next` stored too (others are ignored).
     ///   - incarnation: a new random number other than 0.
     ///   - now: the time.
-    public init(restoring id: ResourceID, offer: ResourceOffer, next: Int, stored: Set<Int>, incarnation: UInt64, now: ContinuousClock.Instant) {
-        self.init(id: id, offer: offer, incarnation: incarnation, now: now)
+    public init(restoring id: ResourceID, offer: ResourceOffer, next: Int, stored: Set<Int>, incarnation: UInt64, now: ContinuousClock.Instant,
+                window: Int = ResourceLimits.receiveWindow) {
+        self.init(id: id, offer: offer, incarnation: incarnation, now: now, window: window)
         let count = offer.chunkCount
         self.next = min(max(0, next), count)
-        self.stored = stored.filter { $0 >= self.next && $0 < min(count, self.next + ResourceLimits.window) }
+        self.stored = stored.filter { $0 >= self.next && $0 < min(count, self.next + self.window) }
         while self.stored.remove(self.next) != nil { self.next += 1 }
         self.pausedSince = now
         if self.next == count { state = .verifying }
@@ -170,7 +177,7 @@ public struct ResourceReceiveStateMachine: Sendable {
         let resumed: [Action] = pausedSince == nil ? [] : [.resumed]
         pausedSince = nil
         if index < next || stored.contains(index) { return resumed + [.sendAck(ack)] }
-        guard index < next + ResourceLimits.window else {
+        guard index < next + window else {
             // A sender that did not see this receiver restart: tell it where to go on (§16.4.2).
             return resumed + [.sendAck(ack)]
         }

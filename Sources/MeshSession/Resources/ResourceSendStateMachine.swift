@@ -5,7 +5,7 @@ import struct Foundation.Data
 ///
 /// States: **offered** (the offer is out, retransmitted until the receiver's first
 /// acknowledgement or a cancel), **sending** (chunks in flight, at most
-/// ``ResourceLimits/window`` past the receiver's cumulative acknowledgement), **confirming**
+/// ``window`` past the receiver's cumulative acknowledgement), **confirming**
 /// (every chunk acknowledged; waiting for the receiver's `ResourceDone`, probing with the last chunk on
 /// timeout) and **finished** (completed, refused, cancelled or timed out; every later input is
 /// ignored).
@@ -19,9 +19,11 @@ import struct Foundation.Data
 /// While the receiver is out of reach (``peerUnreachable(now:)``, or ``start(now:reachable:)`` with
 /// no route: the route may be lost while the resource is hashed) the transfer is paused: nothing is
 /// retransmitted and no try is counted, for at most ``ResourceLimits/unreachableTimeout``
-/// (PROTOCOL.md §16.4.1). When a route reappears (``peerReachable(now:)``) the offer, the
-/// confirmation probe or every chunk in flight is sent again, and the receiver's acknowledgements
-/// resume the transfer from what it stored. Pausing and resuming are reported (``Action/paused``,
+/// (PROTOCOL.md §16.4.1). When a route reappears (``peerReachable(now:)``) the offer or the
+/// confirmation probe is sent again; a transfer that was sending chunks forgets those in flight
+/// and sends the offer as a probe (``isProbing``), and only the receiver's acknowledgement, which
+/// says exactly what it stored, sends chunks again: nothing that arrived before the link went is
+/// sent twice. Pausing and resuming are reported (``Action/paused``,
 /// ``Action/resumed``) so that people see why nothing moves.
 ///
 /// Resuming after a restart (PROTOCOL.md §16.4.2): a restarted sender creates the machine again
@@ -96,6 +98,12 @@ public struct ResourceSendStateMachine: Sendable {
     public private(set) var pausedSince: ContinuousClock.Instant?
     /// The retransmission timeout now.
     public private(set) var retransmissionTimeout = ResourceLimits.initialRetransmissionTimeout
+    /// Chunks in flight at most, and how far past ``acknowledged`` chunks are sent: the shell's
+    /// choice for the path (``ResourceLimits/window`` through relays, ``ResourceLimits/directWindow(for:)``
+    /// to a neighbour), never more than the receiver stores (PROTOCOL.md §16.4).
+    public var window = ResourceLimits.window {
+        didSet { window = min(max(1, window), ResourceLimits.receiveWindow) }
+    }
 
     /// Creates the sender of one transfer; ``start(now:)`` sends the offer.
     /// - Parameters:
@@ -117,7 +125,9 @@ public struct ResourceSendStateMachine: Sendable {
         if state != .finished, let pausedSince { return pausedSince + ResourceLimits.unreachableTimeout }
         switch state {
         case .offered, .confirming: return probe.map { $0.sentAt + retransmissionTimeout }
-        case .sending: return inFlight.values.map(\.sentAt).min().map { $0 + retransmissionTimeout }
+        case .sending:
+            if let probe { return probe.sentAt + retransmissionTimeout }
+            return inFlight.values.map(\.sentAt).min().map { $0 + retransmissionTimeout }
         case .finished: return nil
         }
     }
@@ -152,7 +162,10 @@ public struct ResourceSendStateMachine: Sendable {
             state = .sending
             probe = nil
             actions.append(.accepted)
-        case .sending, .confirming:
+        case .sending:
+            // The answer to the probe after a pause (§16.4.1): chunks go on from what it says.
+            probe = nil
+        case .confirming:
             break
         }
         let count = offer.chunkCount
@@ -219,7 +232,7 @@ public struct ResourceSendStateMachine: Sendable {
 
     /// The first hop's link has room again: sends what ``notSent(chunk:)`` held back.
     public mutating func linkHasRoom(now: ContinuousClock.Instant) -> [Action] {
-        guard state == .sending, pausedSince == nil else { return [] }
+        guard state == .sending, pausedSince == nil, probe == nil else { return [] }
         return pump(now: now)
     }
 
@@ -227,7 +240,7 @@ public struct ResourceSendStateMachine: Sendable {
     private mutating func pump(now: ContinuousClock.Instant) -> [Action] {
         var actions: [Action] = []
         nextUnsent = max(nextUnsent, acknowledged)
-        let end = min(offer.chunkCount, acknowledged + ResourceLimits.window)
+        let end = min(offer.chunkCount, acknowledged + window)
         while nextUnsent < end {
             if !selective.contains(nextUnsent), inFlight[nextUnsent] == nil {
                 inFlight[nextUnsent] = (now, 1)
@@ -305,14 +318,22 @@ public struct ResourceSendStateMachine: Sendable {
             if offer.chunkCount > 0 { chunksSent += 1 }
             return [.resumed, offer.chunkCount == 0 ? .sendOffer(offer.payload) : .sendChunk(offer.chunkCount - 1)]
         case .sending:
-            let waiting = inFlight.keys.sorted()
-            for index in waiting { inFlight[index] = (now, 1) }
-            chunksSent += waiting.count
-            return [.resumed] + waiting.map { .sendChunk($0) }
+            // §16.4.1: nothing is sent again before the receiver says what it holds. The chunks
+            // in flight may have arrived before the link went, or have been lost with it: the
+            // offer, sent again, is answered with the receiver's acknowledgement (as is the
+            // route's return, by the receiver), and that is what the chunks go on from.
+            inFlight = [:]
+            nextUnsent = acknowledged
+            probe = (now, 1)
+            return [.resumed, .sendOffer(offer.payload)]
         case .finished:
             return []
         }
     }
+
+    /// Whether the transfer waits, after a pause, for the acknowledgement that says what the
+    /// receiver holds (PROTOCOL.md §16.4.1) before it sends chunks again.
+    public var isProbing: Bool { state == .sending && probe != nil }
 
     /// Time passed: retransmits what timed out, or gives up.
     /// - Parameter now: the time.
@@ -324,15 +345,16 @@ public struct ResourceSendStateMachine: Sendable {
         switch state {
         case .finished:
             return []
-        case .offered, .confirming:
+        case .offered, .confirming,
+             .sending where probe != nil:
             guard let current = probe, now >= current.sentAt + retransmissionTimeout else { return [] }
-            let what = state == .offered ? "the offer" : "the confirmation"
+            let what = state == .confirming ? "the confirmation" : "the offer"
             guard current.transmissions < ResourceLimits.maxTransmissions else {
                 return fail(.timedOut, "no answer to \(what) after \(current.transmissions) tries")
             }
             probe = (now, current.transmissions + 1)
             backOff()
-            if state == .offered { return [.sendOffer(offer.payload)] }
+            if state != .confirming { return [.sendOffer(offer.payload)] }
             if offer.chunkCount > 0 { chunksSent += 1 }
             return offer.chunkCount == 0 ? [.sendOffer(offer.payload)] : [.sendChunk(offer.chunkCount - 1)]
         case .sending:

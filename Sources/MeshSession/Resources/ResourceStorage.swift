@@ -64,6 +64,14 @@ enum ResourceStorage {
         return data
     }
 
+    /// Reads as many bytes as `buffer` holds at `offset`, into it.
+    static func read(_ handle: FileHandle, offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws(ResourceStorageError) {
+        let got = pread(handle.fileDescriptor, buffer.baseAddress, buffer.count, off_t(offset))
+        guard got == buffer.count else {
+            throw ResourceStorageError(got < 0 ? "read failed: \(String(cString: strerror(errno)))" : "the file got shorter while it was sent")
+        }
+    }
+
     /// Writes bytes at `offset`.
     static func write(_ handle: FileHandle, _ data: Data, offset: UInt64) throws(ResourceStorageError) {
         let written = data.withUnsafeBytes { pwrite(handle.fileDescriptor, $0.baseAddress, data.count, off_t(offset)) }

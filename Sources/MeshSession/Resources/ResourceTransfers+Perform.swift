@@ -159,10 +159,14 @@ extension ResourceTransfers {
                 outgoing[id]?.machine.notSent(chunk: index)
             case .sendChunk(let index):
                 let offer = transfer.machine.offer
-                let data: Data
+                let length = offer.length(ofChunk: index)
+                let message: Data
                 do {
                     try Self.checkUnchanged(transfer)
-                    data = try ResourceStorage.read(transfer.handle, offset: offer.offset(ofChunk: index), length: offer.length(ofChunk: index))
+                    // Read straight into the serialized message (§16.3's layout, ResourceWire).
+                    message = try ResourceWire.chunkMessage(id: id, index: index, length: length) { (buffer) throws(ResourceStorageError) in
+                        try ResourceStorage.read(transfer.handle, offset: offer.offset(ofChunk: index), into: buffer)
+                    }
                 } catch {
                     guard var current = outgoing[id] else { return }
                     let more = current.machine.cancel(.sourceFailed, "the sender cannot send the file: \(error.message)")
@@ -170,11 +174,8 @@ extension ResourceTransfers {
                     await perform(more, outgoing: id)
                     return
                 }
-                var chunk = ResourceChunkPayload()
-                chunk.index = UInt32(index)
-                chunk.data = data
-                if await send(.chunk(chunk), id: id, to: transfer.peer) {
-                    count(data.count)
+                if send(serialized: message, id: id, to: transfer.peer) {
+                    count(length)
                 } else {
                     heldBack = true
                     outgoing[id]?.machine.notSent(chunk: index)
@@ -232,6 +233,17 @@ extension ResourceTransfers {
         // Reported after the actions that follow it (`.sendDone`): an application that stops its
         // session once it hears of the file must not cut off the message that tells the sender.
         var stored: (progress: ResourceProgress, size: UInt64, target: String)?
+        // The in-order SHA-256 of a chunk just written, taken after this turn's acknowledgement.
+        var digestAfterwards: (index: Int, data: Data)?
+        func digestNow() {
+            guard let (index, data) = digestAfterwards else { return }
+            digestAfterwards = nil
+            if incoming[key]?.digest?.chunks == index {
+                incoming[key]?.digest?.hasher.update(data: data)
+                incoming[key]?.digest?.chunks += 1
+            }
+        }
+        defer { digestNow() }
         defer {
             if let (progress, size, target) = stored {
                 progress.moved(size, report: false, now: clock.now)
@@ -252,8 +264,8 @@ extension ResourceTransfers {
                 }
                 incoming[key]?.unsaved += 1
                 if incoming[key]?.digest?.chunks == index {
-                    incoming[key]?.digest?.hasher.update(data: chunk.data)
-                    incoming[key]?.digest?.chunks += 1
+                    // Hashed after the acknowledgement has gone (below): the sender does not wait for it.
+                    digestAfterwards = (index, chunk.data)
                 } else {
                     incoming[key]?.digest = nil
                 }
@@ -261,6 +273,7 @@ extension ResourceTransfers {
             case .sendAck(let ack):
                 await send(.ack(ack), id: key.id, to: transfer.peer)
             case .verify:
+                digestNow()
                 let handle = transfer.handle
                 let size = transfer.machine.offer.size
                 let hash: [UInt8]

@@ -99,6 +99,8 @@ actor ResourceTransfers {
         limits.inboundCapacity = 1_024
         limits.maxBroadcastSize = 1
         limits.directToNeighbours = true
+        // Chunks are written from the delivered record (ResourceWire.plainChunk): no copy first.
+        limits.deliversSlices = true
         return limits
     }
 
@@ -191,6 +193,7 @@ actor ResourceTransfers {
         }
         let progress = makeProgress(id, .outgoing, peer, offer, bytes: 0)
         var machine = ResourceSendStateMachine(id: id, offer: offer)
+        machine.window = session?.neighbourWriter(peer.id) != nil ? ResourceLimits.directWindow(for: offer) : ResourceLimits.window
         // The route is looked up after hashing: a relay may have gone away meanwhile.
         let reachable = isReachable(peer.id)
         let actions = machine.start(now: clock.now, reachable: reachable)
@@ -233,6 +236,14 @@ actor ResourceTransfers {
 
     func isReachable(_ node: NodeID) -> Bool { session?.mesh.route(to: node) != nil }
 
+    /// The chunks a transfer keeps in flight on its path now (PROTOCOL.md §16.4): to a neighbour
+    /// (the chunks ride its link, §6.3, which holds back what it cannot take) a sixteenth of the
+    /// resource within the receiver's window; through relays, whose link queues must not be
+    /// flooded, ``ResourceLimits/window``.
+    func pathWindow(_ transfer: Outgoing) -> Int {
+        session?.neighbourWriter(transfer.peer.id) != nil ? ResourceLimits.directWindow(for: transfer.machine.offer) : ResourceLimits.window
+    }
+
     // MARK: Inputs
 
     /// A message on channel 17. Malformed or unexpected messages are logged and answered or
@@ -241,6 +252,14 @@ actor ResourceTransfers {
         let sender = channelMessage.sender
         guard channelMessage.delivery == .sealed else {
             logger.debug("ignored a broadcast resource message", metadata: ["mesh.peer": "\(sender.id.shortHex)"])
+            return
+        }
+        if let plain = ResourceWire.plainChunk(in: channelMessage.payload), let id = ResourceID(bytes: plain.transferID) {
+            // The hot path: the chunk's data stays a slice of the delivered record until written.
+            var chunk = ResourceChunkPayload()
+            chunk.index = plain.index
+            chunk.data = plain.data
+            await received(chunk, key: Key(peer: sender.id, id: id), from: sender)
             return
         }
         let message: ResourceMessagePayload
@@ -259,18 +278,7 @@ actor ResourceTransfers {
         case .offer(let offer):
             await received(offer, key: key, from: sender)
         case .chunk(let chunk):
-            if var transfer = incoming[key] {
-                let actions = transfer.machine.receivedChunk(index: Int(chunk.index), length: chunk.data.count, now: clock.now)
-                incoming[key] = transfer
-                await perform(actions, incoming: key, chunk: chunk)
-            } else if let memory = finished[key] {
-                if let done = memory.done { await send(.done(done), id: id, to: sender) }
-            } else if let done = recordedDone(key) {
-                await send(.done(done), id: id, to: sender)
-            } else if pending[key] == nil {
-                logger.notice("refused a resource chunk: unknown transfer", metadata: ["mesh.peer": "\(sender.id.shortHex)", "resource.id": "\(id.shortHex)"])
-                await send(.cancel(Self.cancel(.unknownTransfer, "no transfer \(id.shortHex) here")), id: id, to: sender)
-            }
+            await received(chunk, key: key, from: sender)
         case .ack(let ack):
             await toOutgoing(id, from: sender, "an acknowledgement") { $0.receivedAck(ack, now: clock.now) }
         case .done(let done):
@@ -292,12 +300,30 @@ actor ResourceTransfers {
         }
     }
 
+    /// A chunk (PROTOCOL.md §16.3), however it was decoded.
+    private func received(_ chunk: ResourceChunkPayload, key: Key, from sender: PeerID) async {
+        let id = key.id
+        if var transfer = incoming[key] {
+            let actions = transfer.machine.receivedChunk(index: Int(chunk.index), length: chunk.data.count, now: clock.now)
+            incoming[key] = transfer
+            await perform(actions, incoming: key, chunk: chunk)
+        } else if let memory = finished[key] {
+            if let done = memory.done { await send(.done(done), id: id, to: sender) }
+        } else if let done = recordedDone(key) {
+            await send(.done(done), id: id, to: sender)
+        } else if pending[key] == nil {
+            logger.notice("refused a resource chunk: unknown transfer", metadata: ["mesh.peer": "\(sender.id.shortHex)", "resource.id": "\(id.shortHex)"])
+            await send(.cancel(Self.cancel(.unknownTransfer, "no transfer \(id.shortHex) here")), id: id, to: sender)
+        }
+    }
+
     private func toOutgoing(_ id: ResourceID, from sender: PeerID, _ what: String,
                             _ input: (inout ResourceSendStateMachine) -> [ResourceSendStateMachine.Action]) async {
         guard var transfer = outgoing[id], transfer.peer.id == sender.id else {
             logger.notice("dropped \(what) for an unknown resource transfer", metadata: ["mesh.peer": "\(sender.id.shortHex)", "resource.id": "\(id.shortHex)"])
             return
         }
+        transfer.machine.window = pathWindow(transfer)
         let actions = input(&transfer.machine)
         outgoing[id] = transfer
         await perform(actions, outgoing: id)
@@ -337,6 +363,7 @@ actor ResourceTransfers {
         defer { rearm() }
         for id in outgoing.keys {
             guard var transfer = outgoing[id] else { continue }
+            transfer.machine.window = pathWindow(transfer)
             let reachable = isReachable(transfer.peer.id)
             var actions: [ResourceSendStateMachine.Action] = []
             if reachable != transfer.reachable {
@@ -377,12 +404,17 @@ actor ResourceTransfers {
     ///   called back (``linkHasRoom(_:)``) once it has room.
     @discardableResult
     func send(_ body: ResourceMessagePayload.OneOf_Body, id: ResourceID, to peer: PeerID) async -> Bool {
-        guard let channel else { return true }
         var message = ResourceMessagePayload()
         message.transferID = id.bytes
         message.body = body
+        return send(serialized: message.serialized, id: id, to: peer)
+    }
+
+    /// ``send(_:id:to:)`` of a message serialized already (a chunk, ``ResourceWire``).
+    func send(serialized bytes: Data, id: ResourceID, to peer: PeerID) -> Bool {
+        guard let channel else { return true }
         do {
-            return congestedLinks.sent(try channel.sendNow(message.serialized, to: peer)) { [weak self] link in
+            return congestedLinks.sent(try channel.sendNow(bytes, to: peer)) { [weak self] link in
                 guard let self else { return }
                 Task { await self.linkHasRoom(link) }
             }
@@ -399,6 +431,7 @@ actor ResourceTransfers {
         congestedLinks.roomArrived(link)
         for id in Array(outgoing.keys) {
             guard var transfer = outgoing[id] else { continue }
+            transfer.machine.window = pathWindow(transfer)
             let actions = transfer.machine.linkHasRoom(now: clock.now)
             outgoing[id] = transfer
             await perform(actions, outgoing: id)
