@@ -2,6 +2,7 @@ import ArgumentParser
 import Crypto
 import Foundation
 import Logging
+import MeshRouting
 import MeshSession
 
 /// The sink and source over a real meshchat ``Session`` (Noise-encrypted TCP).
@@ -13,6 +14,12 @@ enum MeshWorkloads {
         configuration.port = port
         configuration.host = "127.0.0.1"
         configuration.resources.maxIncomingSize = ResourceLimits.maxSize
+        // `MESHBENCH_RELAY_POLICY=fixed` (inherited by the child processes): the relay policy before
+        // session 16 (fixed-rate budgets, relayed packets dropped on a congested link), for A/B runs.
+        if ProcessInfo.processInfo.environment["MESHBENCH_RELAY_POLICY"] == "fixed" {
+            configuration.routing.workConservingBudgets = false
+            configuration.routing.relayBackPressure = false
+        }
         var logger = Logger(label: "meshbench.\(name)", factory: { _ in SwiftLogNoOpLogHandler() })
         if let level = ProcessInfo.processInfo.environment["MESHBENCH_LOG"].flatMap(Logger.Level.init(rawValue:)) {
             logger = Logger(label: "meshbench.\(name)", factory: { StreamLogHandler.standardError(label: $0) })
