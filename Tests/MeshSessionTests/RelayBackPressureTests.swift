@@ -11,6 +11,7 @@ import Testing
 @Suite("Relay back-pressure")
 struct RelayBackPressureTests {
     static let appID = ChannelID(rawValue: 0x5EED_0016)!
+    static let replyID = ChannelID(rawValue: 0x5EED_0017)!
 
     @Test("a far end that stops reading holds the relay's link to it; the relay holds the sender's link instead of dropping, and everything sealed across it arrives in order once the far end reads")
     func relayHoldsTheSender() async throws {
@@ -27,6 +28,15 @@ struct RelayBackPressureTests {
             limits.burst = 100_000
             let ca = try a.session.register(channel: Self.appID, limits: limits)
             let cc = try c.session.register(channel: Self.appID, limits: limits)
+
+            // Carol answers once, so that alice's session with her is established and what follows
+            // are session messages (§19.6), which a relay waits for rather than drops (§13.11).
+            try await ca.send(Data("hello".utf8), to: c.peer)
+            _ = try await mesh.next(cc.messages) { $0 }
+            let cb = try c.session.register(channel: Self.replyID)
+            let ab = try a.session.register(channel: Self.replyID)
+            try await cb.send(Data("hi".utf8), to: a.peer)
+            _ = try await mesh.next(ab.messages) { $0 }
 
             // 8 MB sealed for carol, who reads nothing yet: twice bob's 4 MiB high-water mark to
             // her and eight times alice's share of it (1 MiB), beside the fabric's buffers.
