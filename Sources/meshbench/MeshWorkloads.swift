@@ -164,6 +164,24 @@ enum MeshWorkloads {
             var result: SourceResult
             switch workload {
             case .bulk, .rate:
+                if hops > 1 {
+                    // One round trip first (untimed), so that the end-to-end session is established and
+                    // the bulk goes as session messages (§19.6), as in a conversation under way. Without
+                    // a reply every packet of a fresh session is a prekey message, which a relay charges
+                    // to its fixed relaying budget (512 a second, §13.11) and drops above it.
+                    let ping = PayloadMaker(size: 64).data(0, kind: .ping)
+                    try await session.send(ping, to: [sink], mode: .reliable)
+                    let again = Task {
+                        while (try? await Task.sleep(for: .seconds(1))) != nil {
+                            try? await session.send(ping, to: [sink], mode: .reliable)
+                        }
+                    }
+                    defer { again.cancel() }
+                    echo: while let event = await events.next() {
+                        if case .received(let message) = event, message.sender == sink, case .data(let data) = message.content,
+                           data == ping { break echo }
+                    }
+                }
                 var hasher = SHA256()
                 let start = monotonicSeconds()
                 for i in 0..<count {
