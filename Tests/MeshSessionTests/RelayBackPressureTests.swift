@@ -13,7 +13,8 @@ struct RelayBackPressureTests {
     static let appID = ChannelID(rawValue: 0x5EED_0016)!
     static let replyID = ChannelID(rawValue: 0x5EED_0017)!
 
-    @Test("a far end that stops reading holds the relay's link to it; the relay holds the sender's link instead of dropping, and everything sealed across it arrives in order once the far end reads")
+    @Test("a far end that stops reading holds the relay's link to it; the relay holds the sender's link instead of dropping, and everything sealed across it arrives in order once the far end reads",
+          .timeLimit(.minutes(1)))
     func relayHoldsTheSender() async throws {
         try await withTestMesh { mesh in
             let nodes = try await mesh.line(["alice", "bob", "carol"])
