@@ -49,6 +49,14 @@ public struct TokenBucket: Sendable, Hashable {
         return tokens + seconds * Double(perSecond) >= Double(burst)
     }
 
+    /// Takes every token there is (a charge let past an empty bucket, ``NeighborBudgets``): the
+    /// neighbour's own share starts again from nothing.
+    /// - Parameter now: the current time.
+    public mutating func empty(now: RouterInstant) {
+        if now > updatedAt { updatedAt = now }
+        tokens = 0
+    }
+
     /// Takes one token if there is one.
     /// - Parameter now: the current time (an earlier time than the last one adds nothing).
     /// - Returns: whether a token was taken.
@@ -121,6 +129,8 @@ public enum NeighborWork: String, Sendable, Hashable, CaseIterable {
     /// - relaying: 512 at once, then 512 a second: half the next hop's opening budget, so that what
     ///   one flooding neighbour gets relayed leaves the next hop budget to open the honest packets
     ///   that come the same way.
+    /// - derivation and sessionRelaying are work-conserving (``isWorkConserving``): these are each
+    ///   neighbour's guaranteed share while another neighbour competes, not a cap on an idle node.
     /// - sessionRelaying: 8,192 at once, then 8,192 a second, in derivation's units: half the next
     ///   hop's derivation budget, for the same reason; 1,638 chunks of 60,000 bytes a second (98 MB/s)
     ///   through this node from one neighbour. A relay cannot tell a session message that will turn
@@ -129,6 +139,18 @@ public enum NeighborWork: String, Sendable, Hashable, CaseIterable {
     /// - newOrigin: 64 at once, then 4 a second: a node joining a mesh of 64 nodes learns them at
     ///   once; a larger mesh fills in at the refreshes (every 30 s, §13.2.3). An advert flood of
     ///   invented nodes costs the victim (and the nodes behind it) 4 new nodes a second.
+    /// Whether the budget is work-conserving (§13.11): a neighbour over it may go on while no other
+    /// neighbour has been charged this kind of work for ``NeighborBudgets/contentionWindow``, so one
+    /// neighbour alone can use an idle node fully; once another one is, the fixed budget binds each
+    /// of them again, and each keeps its own share. The kinds an honest bulk transfer uses (relaying
+    /// and opening session messages); the others bound public-key work and stay fixed.
+    public var isWorkConserving: Bool {
+        switch self {
+        case .sessionRelaying, .derivation: true
+        case .verification, .broadcast, .opening, .relaying, .newOrigin: false
+        }
+    }
+
     public var budget: (burst: Int, perSecond: Int) {
         switch self {
         case .verification: (256, 100)
@@ -146,22 +168,61 @@ public enum NeighborWork: String, Sendable, Hashable, CaseIterable {
 ///
 /// Bounded: a neighbour's buckets are made on its first packet and forgotten when its link goes
 /// down (``forget(_:)``); a neighbour is admitted (a live link) before any of its packets count.
+///
+/// Work-conserving kinds (``NeighborWork/isWorkConserving``) also remember when each neighbour was
+/// last charged for them, to tell whether another neighbour competes (``contentionWindow``).
 public struct NeighborBudgets: Sendable {
+    /// How recently another neighbour must have been charged a work-conserving kind of work for the
+    /// fixed budget to bind (§13.11).
+    public static let contentionWindow: Duration = .seconds(1)
+
     private var buckets: [NodeID: [NeighborWork: TokenBucket]] = [:]
+    /// Per work-conserving kind: when each neighbour was last charged for it (bounded by the live
+    /// neighbours, like ``buckets``).
+    private var charged: [NeighborWork: [NodeID: RouterInstant]] = [:]
     /// Packets dropped for want of budget since this node started, per kind of work.
     public private(set) var dropped: [NeighborWork: Int] = [:]
+    /// Charges let past an empty work-conserving budget because no other neighbour competed, per kind.
+    public private(set) var borrowed: [NeighborWork: Int] = [:]
+
+    /// Whether the work-conserving kinds may borrow while uncontended (``NeighborWork/isWorkConserving``).
+    public let workConserving: Bool
 
     /// Creates empty budgets.
-    public init() {}
+    /// - Parameter workConserving: whether the work-conserving kinds may go past an empty bucket
+    ///   while no other neighbour competes (`false`: every budget is a fixed rate).
+    public init(workConserving: Bool = true) {
+        self.workConserving = workConserving
+    }
+
+    /// Whether a neighbour other than `neighbor` was charged `work` within ``contentionWindow``.
+    /// - Parameters:
+    ///   - work: the kind of work.
+    ///   - neighbor: the neighbour asking.
+    ///   - now: the current time.
+    public func isContended(_ work: NeighborWork, by neighbor: NodeID, now: RouterInstant) -> Bool {
+        guard let recent = charged[work] else { return false }
+        return recent.contains { $0.key != neighbor && now - $0.value < Self.contentionWindow }
+    }
+
+    private mutating func noteCharged(_ work: NeighborWork, by neighbor: NodeID, now: RouterInstant) {
+        guard work.isWorkConserving else { return }
+        charged[work, default: [:]][neighbor] = now
+    }
 
     /// Takes `units` of `work` (one unless the kind counts more, ``NeighborWork``) from `neighbor`'s budget.
     /// - Returns: whether the work may be done; `false` counts a drop.
     public mutating func take(_ work: NeighborWork, units: Int = 1, from neighbor: NodeID, now: RouterInstant) -> Bool {
         var bucket = buckets[neighbor]?[work]
             ?? TokenBucket(burst: work.budget.burst, perSecond: work.budget.perSecond, now: now)
-        let taken = bucket.take(units, now: now)
+        var taken = bucket.take(units, now: now)
+        if !taken, workConserving, work.isWorkConserving, !isContended(work, by: neighbor, now: now) {
+            bucket.empty(now: now)
+            borrowed[work, default: 0] += 1
+            taken = true
+        }
         buckets[neighbor, default: [:]][work] = bucket
-        if !taken { dropped[work, default: 0] += 1 }
+        if taken { noteCharged(work, by: neighbor, now: now) } else { dropped[work, default: 0] += 1 }
         return taken
     }
 
@@ -174,19 +235,25 @@ public struct NeighborBudgets: Sendable {
     ///   counted for it, and nothing is taken).
     public mutating func take(all charges: [(NeighborWork, Int)], from neighbor: NodeID, now: RouterInstant) -> NeighborWork? {
         var mine = buckets[neighbor] ?? [:]
+        var borrowing: [NeighborWork] = []
         for (work, units) in charges {
             var bucket = mine[work] ?? TokenBucket(burst: work.budget.burst, perSecond: work.budget.perSecond, now: now)
-            guard bucket.take(units, now: now) else {
-                dropped[work, default: 0] += 1
-                return work
+            if !bucket.take(units, now: now) {
+                guard workConserving, work.isWorkConserving, !isContended(work, by: neighbor, now: now) else {
+                    dropped[work, default: 0] += 1
+                    return work
+                }
+                bucket.empty(now: now)
+                borrowing.append(work)
             }
             mine[work] = bucket
         }
         buckets[neighbor] = mine
+        for work in borrowing { borrowed[work, default: 0] += 1 }
+        for (work, _) in charges { noteCharged(work, by: neighbor, now: now) }
         return nil
     }
 
-    /// Forgets a neighbour whose link went down (a reconnect starts with full buckets).
     /// How long `neighbor`'s packet must wait for `units` of `work`, or `nil` when they are there
     /// (nothing taken).
     /// - Parameters:
@@ -196,10 +263,14 @@ public struct NeighborBudgets: Sendable {
     ///   - now: the current time.
     /// - Returns: the wait, or `nil`.
     public func wait(_ work: NeighborWork, units: Int = 1, from neighbor: NodeID, now: RouterInstant) -> Duration? {
-        buckets[neighbor]?[work]?.wait(units: units, now: now)
+        guard let wait = buckets[neighbor]?[work]?.wait(units: units, now: now) else { return nil }
+        if workConserving, work.isWorkConserving, !isContended(work, by: neighbor, now: now) { return nil }
+        return wait
     }
 
+    /// Forgets a neighbour whose link went down (a reconnect starts with full buckets).
     public mutating func forget(_ neighbor: NodeID) {
         buckets[neighbor] = nil
+        for work in charged.keys { charged[work]?[neighbor] = nil }
     }
 }

@@ -86,6 +86,7 @@ public struct Router: Sendable {
         self.store = LinkStateDatabase(maxNodes: configuration.maxNodes, lifetime: configuration.advertLifetime)
         self.duplicates = DuplicateCache(capacity: configuration.duplicateCacheCapacity, lifetime: configuration.duplicateLifetime)
         self.topology = Topology(local: localNode, localLinks: [:], database: store)
+        self.budgets = NeighborBudgets(workConserving: configuration.workConservingBudgets)
     }
 
     // MARK: - Queries

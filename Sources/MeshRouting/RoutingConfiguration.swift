@@ -44,6 +44,15 @@ public struct RoutingConfiguration: Sendable, Hashable {
     /// The most neighbours an advert may list: 256. Longer adverts are dropped; this node lists
     /// at most that many of its own neighbours (the ones with the lowest latency).
     public var maxNeighborsPerAdvert: Int = 256
+    /// Whether the derivation and session-relaying budgets are work-conserving (PROTOCOL.md §13.11,
+    /// ``NeighborWork/isWorkConserving``): `true`. `false` makes them fixed rates, as before
+    /// protocol 7's session 16 (for comparison benchmarks).
+    public var workConservingBudgets = true
+    /// Whether a relayed packet whose input link is at its share of the next hop's link holds that
+    /// input's reads until it drains (PROTOCOL.md §13.11, `LinkWriter.relayShare`): `true`. `false`
+    /// drops it when the next hop's link is above its high-water mark, as before protocol 7's session
+    /// 16 (for comparison benchmarks).
+    public var relayBackPressure = true
 
     /// Creates the default configuration.
     public init() {}

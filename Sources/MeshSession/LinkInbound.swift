@@ -226,8 +226,13 @@ final class LinkInbound: @unchecked Sendable {
                 loop.scheduleTask(in: .nanoseconds(SessionClock.nanoseconds(min(wait, .seconds(1))))) { resume() }
                 return .blocked(.envelope(envelope))
             }
+            if session.relayMustWait(routed, from: sender.id, whenRoom: resumer) {
+                // This link's relayed packets fill its share of the next hop's link (§13.11): it is
+                // not read until they drain; other links' packets still go.
+                return .blocked(.envelope(envelope))
+            }
             guard let step = session.receivedRouted(routed, from: sender.id, channel: channel) else { return .closed }
-            session.transmit(step.sends)
+            session.transmit(step.sends, relayedFrom: sender.id)
             if step.events.isEmpty, step.channelMessages.isEmpty { return .done }
             session.armMeshTimer()
             return .expanded(step.events.map { .event($0) } + step.channelMessages.map { .channel($0, admitted: false) })

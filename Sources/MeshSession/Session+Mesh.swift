@@ -141,10 +141,29 @@ extension Session {
         Task { await resourceShell.routesChanged() }
     }
 
-    /// Writes packets to neighbours without waiting; a congested link drops them (§13.2.7).
-    func transmit(_ sends: [(NodeID, RoutedPayload)]) {
+    /// Whether a sealed packet from `neighbor` that this node relays must wait for room on the link to
+    /// its next hop (§13.11): when that neighbour's relayed bytes in flight there are at their share
+    /// (``LinkWriter/relayShare``). Then `whenRoom` is called once they drained, and the caller holds
+    /// the neighbour's link meanwhile (back-pressure on that link only; other inputs still go).
+    func relayMustWait(_ routed: RoutedPayload, from neighbor: NodeID, whenRoom: @escaping @Sendable () -> Void) -> Bool {
+        guard configuration.routing.relayBackPressure, case .sealed? = routed.payload,
+              let destination = try? NodeID(bytes: routed.destination),
+              destination != mesh.identity.nodeID, let next = mesh.nextHop(to: destination), next != neighbor,
+              let writer = registry.withLockedValue({ $0.entries[next]?.writer }) else { return false }
+        return !writer.relayRoom(for: neighbor, orWhenRoom: whenRoom)
+    }
+
+    /// Writes packets to neighbours without waiting; a congested link drops them (§13.2.7), except
+    /// sealed packets relayed from `source`'s link, which go within that link's share of the next
+    /// hop's (``relayMustWait(_:from:whenRoom:)`` held the input until they fit).
+    func transmit(_ sends: [(NodeID, RoutedPayload)], relayedFrom source: NodeID? = nil) {
         for (neighbor, routed) in sends {
             guard let writer = registry.withLockedValue({ $0.entries[neighbor]?.writer }) else { continue }
+            if let source, configuration.routing.relayBackPressure, case .sealed(let sealed) = routed.payload,
+               !routed.origin.elementsEqual(mesh.identity.nodeID.bytes) {
+                writer.relay(.routed(routed), size: SecureChannel.wireSize(ofMessage: sealed.count + 64), from: source)
+                continue
+            }
             let isAdvert: Bool
             if case .linkState = routed.payload { isAdvert = true } else { isAdvert = false }
             let size = SecureChannel.wireSize(ofMessage: Self.estimatedSize(routed))

@@ -31,6 +31,11 @@ public final class LinkWriter: Sendable {
     /// How long a paused writer gives the loop: long enough that the loop polls before the pause
     /// ends (it runs ready tasks first), short enough not to idle a loop with nothing to read.
     static let pollPause = TimeAmount.microseconds(50)
+    /// The bytes of packets relayed from one input link that may be in flight on this link (PROTOCOL.md
+    /// §13.11): each input's share of this link's queue, whatever else is queued, so that an input
+    /// that fills the link (a bulk sender, a flooder) waits for its own bytes to drain while another
+    /// input's packets still go at once, and nothing relayed is dropped for congestion.
+    public static let relayShare = 1 << 20
 
     private let channel: any Channel
 
@@ -53,6 +58,10 @@ public final class LinkWriter: Sendable {
         var offeredBytes = 0
         /// A ``writeOffers()`` is queued on the loop.
         var offersQueued = false
+        /// Bytes of packets relayed from each input link in flight here (``relay(_:size:from:)``).
+        var relayed: [NodeID: Int] = [:]
+        /// Called once when an input's relayed bytes here are down to half its share (or the link closed).
+        var relayCallbacks: [NodeID: [@Sendable () -> Void]] = [:]
     }
 
     private let state = NIOLockedValueBox(State())
@@ -79,8 +88,9 @@ public final class LinkWriter: Sendable {
                 defer {
                     state.waiters = []
                     state.roomCallbacks = []
+                    state.relayCallbacks = [:]
                 }
-                return (state.waiters, state.roomCallbacks)
+                return (state.waiters, state.roomCallbacks + state.relayCallbacks.values.joined())
             }
             waiters.forEach { $0.resume(throwing: Closed()) }
             callbacks.forEach { $0() }
@@ -221,6 +231,55 @@ public final class LinkWriter: Sendable {
         promise.futureResult.whenComplete(written(bytes))
         channel.writeAndFlush(last, promise: promise)
     }
+
+    /// Whether a packet relayed from `source` may be written now (``relay(_:size:from:)``): the link is
+    /// closed (the write will fail and be dropped) or `source`'s relayed bytes in flight here are
+    /// below ``relayShare``. When not, `callback` is called once, on whatever thread completes a write,
+    /// when they are down to half of it or the link closed.
+    /// - Parameters:
+    ///   - source: the neighbour whose link the packet came on.
+    ///   - callback: what to call when there is room; it must not block.
+    /// - Returns: whether the packet may be written now.
+    public func relayRoom(for source: NodeID, orWhenRoom callback: @escaping @Sendable () -> Void) -> Bool {
+        state.withLockedValue { state in
+            if state.closed || state.relayed[source, default: 0] < Self.relayShare { return true }
+            state.relayCallbacks[source, default: []].append(callback)
+            return false
+        }
+    }
+
+    /// Writes a packet relayed from another link without waiting, counted against its input's share
+    /// (``relayRoom(for:orWhenRoom:)``, which the caller asked first) and in ``bytesInFlight``.
+    /// - Parameters:
+    ///   - envelope: the envelope.
+    ///   - size: its approximate size on the wire.
+    ///   - source: the neighbour whose link it came on.
+    /// - Returns: `false`, with nothing written, when the link is closed.
+    @discardableResult
+    public func relay(_ envelope: Envelope, size: Int, from source: NodeID) -> Bool {
+        let admitted = state.withLockedValue { state -> Bool in
+            guard !state.closed else { return false }
+            state.inFlight += size
+            state.relayed[source, default: 0] += size
+            return true
+        }
+        guard admitted else { return false }
+        let done = written(size)
+        channel.writeAndFlush(envelope).whenComplete { [state] result in
+            let callbacks = state.withLockedValue { state -> [@Sendable () -> Void] in
+                let left = state.relayed[source, default: 0] - size
+                state.relayed[source] = left > 0 ? left : nil
+                guard left <= Self.relayShare / 2, let waiting = state.relayCallbacks.removeValue(forKey: source) else { return [] }
+                return waiting
+            }
+            done(result)
+            callbacks.forEach { $0() }
+        }
+        return true
+    }
+
+    /// Relayed bytes from `source` in flight on this link (for tests).
+    public func relayedInFlight(from source: NodeID) -> Int { state.withLockedValue { $0.relayed[source, default: 0] } }
 
     /// Whether ``offer(_:size:force:)`` would take a message now: the link is open and at most
     /// ``highWaterMark`` bytes are in flight.

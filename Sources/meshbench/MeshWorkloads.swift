@@ -2,6 +2,7 @@ import ArgumentParser
 import Crypto
 import Foundation
 import Logging
+import MeshRouting
 import MeshSession
 
 /// The sink and source over a real meshchat ``Session`` (Noise-encrypted TCP).
@@ -13,6 +14,12 @@ enum MeshWorkloads {
         configuration.port = port
         configuration.host = "127.0.0.1"
         configuration.resources.maxIncomingSize = ResourceLimits.maxSize
+        // `MESHBENCH_RELAY_POLICY=fixed` (inherited by the child processes): the relay policy before
+        // session 16 (fixed-rate budgets, relayed packets dropped on a congested link), for A/B runs.
+        if ProcessInfo.processInfo.environment["MESHBENCH_RELAY_POLICY"] == "fixed" {
+            configuration.routing.workConservingBudgets = false
+            configuration.routing.relayBackPressure = false
+        }
         var logger = Logger(label: "meshbench.\(name)", factory: { _ in SwiftLogNoOpLogHandler() })
         if let level = ProcessInfo.processInfo.environment["MESHBENCH_LOG"].flatMap(Logger.Level.init(rawValue:)) {
             logger = Logger(label: "meshbench.\(name)", factory: { StreamLogHandler.standardError(label: $0) })
@@ -157,6 +164,24 @@ enum MeshWorkloads {
             var result: SourceResult
             switch workload {
             case .bulk, .rate:
+                if hops > 1 {
+                    // One round trip first (untimed), so that the end-to-end session is established and
+                    // the bulk goes as session messages (§19.6), as in a conversation under way. Without
+                    // a reply every packet of a fresh session is a prekey message, which a relay charges
+                    // to its fixed relaying budget (512 a second, §13.11) and drops above it.
+                    let ping = PayloadMaker(size: 64).data(0, kind: .ping)
+                    try await session.send(ping, to: [sink], mode: .reliable)
+                    let again = Task {
+                        while (try? await Task.sleep(for: .seconds(1))) != nil {
+                            try? await session.send(ping, to: [sink], mode: .reliable)
+                        }
+                    }
+                    defer { again.cancel() }
+                    echo: while let event = await events.next() {
+                        if case .received(let message) = event, message.sender == sink, case .data(let data) = message.content,
+                           data == ping { break echo }
+                    }
+                }
                 var hasher = SHA256()
                 let start = monotonicSeconds()
                 for i in 0..<count {

@@ -17,8 +17,10 @@ struct RawRelayCommand: ParsableCommand {
 
     @Option(help: "Port to listen on (0: any).") var port = 0
     @Option(help: "Port on 127.0.0.1 to forward each connection to.") var to: Int
+    @Flag(help: "Open each frame with AES-256-GCM and seal it again for the next hop (between `raw-source --aesgcm` and `raw-sink --aesgcm`): the ceiling of a relay that must open and seal every packet on its two links.")
+    var aesgcm = false
 
-    func run() throws { try RawRelay.run(port: port, target: to) }
+    func run() throws { try RawRelay.run(port: port, target: to, cipher: aesgcm ? .aesGCM : nil) }
 }
 
 /// The byte-forwarding relay of ``RawRelayCommand``.
@@ -26,8 +28,8 @@ enum RawRelay {
     /// Bytes read per `read`.
     static let bufferSize = 256 * 1024
 
-    /// Accepts connections forever, relaying each to `target`.
-    static func run(port: Int, target: Int) throws {
+    /// Accepts connections forever, relaying each to `target` (with `cipher`: each frame opened and sealed again).
+    static func run(port: Int, target: Int, cipher: RawSealing.Cipher? = nil) throws {
         let (listener, bound) = try RawSocket.listen(port: port)
         printJSON(["port": bound])
         while true {
@@ -40,8 +42,13 @@ enum RawRelay {
                 continue
             }
             let pair = SocketPair(client, upstream)
-            Thread { pair.forward(from: client, to: upstream) }.start()
-            Thread { pair.forward(from: upstream, to: client) }.start()
+            if let cipher {
+                Thread { pair.reseal(from: client, to: upstream, cipher: cipher) }.start()
+                Thread { pair.reseal(from: upstream, to: client, cipher: cipher) }.start()
+            } else {
+                Thread { pair.forward(from: client, to: upstream) }.start()
+                Thread { pair.forward(from: upstream, to: client) }.start()
+            }
         }
     }
 
@@ -69,6 +76,30 @@ enum RawRelay {
                     offset += written
                 }
             }
+            finish(destination)
+        }
+
+        /// Reads whole frames, opens each record with its direction's inbound nonces and seals it
+        /// again with the outbound ones, and writes it on (one `write` per frame), until end of
+        /// stream or an error; then half-closes the other side.
+        func reseal(from source: Int32, to destination: Int32, cipher: RawSealing.Cipher) {
+            var opening = RawSealing(cipher), sealing = RawSealing(cipher)
+            var header: [UInt8] = [], body: [UInt8] = [], output: [UInt8] = []
+            while let frame = try? RawSocket.readFrame(source, header: &header, body: &body), frame.type == 0x02,
+                  let plaintext = try? body.withUnsafeBytes({ try opening.open(UnsafeRawBufferPointer(rebasing: $0[..<frame.length])) }),
+                  let flags = plaintext.first {
+                output.removeAll(keepingCapacity: true)
+                let frameLength = UInt32(1 + plaintext.count + RawSealing.tagLength)
+                output.append(contentsOf: [UInt8(frameLength >> 24), UInt8(frameLength >> 16 & 0xff),
+                                           UInt8(frameLength >> 8 & 0xff), UInt8(frameLength & 0xff), 0x02])
+                let data = [UInt8](plaintext.dropFirst())
+                guard (try? sealing.seal(flags: flags, data: data[...], appendingTo: &output)) != nil,
+                      (try? RawSocket.writeAll(destination, output)) != nil else { break }
+            }
+            finish(destination)
+        }
+
+        private func finish(_ destination: Int32) {
             shutdown(destination, Int32(SHUT_WR))
             lock.lock()
             running -= 1

@@ -47,7 +47,7 @@ struct Suite: AsyncParsableCommand {
         let sealedPort = try sealedSink.readPort()
         let meshPort = try meshSink.readPort()
         let aesPort = try aesSink.readPort()
-        var relay = try SuiteRelayRows.start(me.path, echoPort: rawPort)
+        var relay = try SuiteRelayRows.start(me.path, echoPort: rawPort, aesPort: aesPort)
         defer { relay.stop() }
         var zeromq = zeromqScript.map(ZeroMQBaseline.init(script:))
         if zeromq == nil { progress("bench: no --zeromq script given; the zeromq baselines are null") }

@@ -59,6 +59,10 @@ struct BudgetTests {
     func takeAll() {
         var router = makeRouter()
         _ = router.neighborUp(node(1), latencyMicros: 1000, now: .zero)
+        // Another neighbour opening too: the work-conserving derivation budget binds (§13.11).
+        _ = router.neighborUp(node(2), latencyMicros: 1000, now: .zero)
+        let taken1 = router.takeBudget(.derivation, units: 1, from: node(2), now: .zero)
+        #expect(taken1)
         let burst = NeighborWork.opening.budget.burst
         for _ in 0..<(burst - 1) { _ = router.takeBudget(.opening, from: node(1), now: .zero) }
         let derivation = NeighborWork.derivation.budget.burst
@@ -76,6 +80,53 @@ struct BudgetTests {
         let tooMany = bucket.take(11, now: .zero), all = bucket.take(10, now: .zero)
         #expect(!tooMany, "more than the burst is never granted")
         #expect(all)
+    }
+
+    @Test("a work-conserving budget lets a lone neighbour past its bucket; once another neighbour is charged, each has its fixed budget: the newcomer its full burst, the borrower an empty bucket")
+    func workConserving() {
+        var router = makeRouter()
+        _ = router.neighborUp(node(1), latencyMicros: 1000, now: .zero)
+        _ = router.neighborUp(node(2), latencyMicros: 1000, now: .zero)
+        let budget = NeighborWork.sessionRelaying.budget
+        for _ in 0..<(budget.burst / 5 + 100) {
+            let taken2 = router.takeBudget(all: [(.sessionRelaying, 5)], from: node(1), now: .zero)
+            #expect(taken2 == nil, "alone: never over budget")
+        }
+        #expect(router.budgetWait(.sessionRelaying, units: 5, from: node(1), now: .zero) == nil, "alone: the reader never waits")
+        #expect(router.budgets.borrowed[.sessionRelaying] == 100 && router.budgets.dropped[.sessionRelaying] == nil)
+        // The relaying budget (prekey messages: public-key work at the next hop) stays fixed.
+        #expect(!NeighborWork.relaying.isWorkConserving && !NeighborWork.opening.isWorkConserving)
+        let t = RouterInstant.zero + .microseconds(100)  // 0.8 tokens refilled
+        let taken3 = router.takeBudget(all: [(.sessionRelaying, budget.burst)], from: node(2), now: t)
+        #expect(taken3 == nil, "the newcomer's full burst")
+        let wait = router.budgetWait(.sessionRelaying, units: 5, from: node(1), now: t)
+        #expect(wait.map { $0 > .zero } == true, "the borrower waits now: its bucket was emptied")
+        let taken4 = router.takeBudget(all: [(.sessionRelaying, 5)], from: node(1), now: t)
+        #expect(taken4 == .sessionRelaying)
+        // After the other neighbour's last charge plus the window, the lone one borrows again.
+        let later = t + NeighborBudgets.contentionWindow
+        #expect(router.budgetWait(.sessionRelaying, units: 5, from: node(1), now: later) == nil)
+        let taken5 = router.takeBudget(all: [(.sessionRelaying, budget.burst + 5)], from: node(1), now: later)
+        #expect(taken5 == nil)
+        // A link that went down is no competitor.
+        _ = router.takeBudget(.derivation, units: 1, from: node(2), now: later)
+        _ = router.neighborDown(node(2), now: later)
+        let taken6 = router.takeBudget(all: [(.derivation, NeighborWork.derivation.budget.burst * 2)], from: node(1), now: later)
+        #expect(taken6 == nil)
+    }
+
+    @Test("with workConservingBudgets off every budget is a fixed rate, also for a lone neighbour")
+    func fixedBudgets() {
+        var configuration = RoutingConfiguration()
+        configuration.workConservingBudgets = false
+        var router = makeRouter(configuration)
+        _ = router.neighborUp(node(1), latencyMicros: 1000, now: .zero)
+        let burst = NeighborWork.sessionRelaying.budget.burst
+        let taken7 = router.takeBudget(all: [(.sessionRelaying, burst)], from: node(1), now: .zero)
+        #expect(taken7 == nil)
+        #expect(router.budgetWait(.sessionRelaying, units: 5, from: node(1), now: .zero) != nil)
+        let taken8 = router.takeBudget(all: [(.sessionRelaying, 5)], from: node(1), now: .zero)
+        #expect(taken8 == .sessionRelaying)
     }
 
     @Test("each neighbour has its own budget: one neighbour's flood leaves another's untouched")

@@ -75,6 +75,11 @@ struct RelayReframeTests {
             packet.sealed = Data([kind]) + Data(count: 59_999)
             return packet
         }
+        // The other neighbour relays a session message the other way: the work-conserving
+        // session-relaying budget binds (§13.11).
+        var back = MeshNodeStateMachineTests.transit(from: destination, to: origin, random: &random)
+        back.sealed = Data([RatchetPacket.sessionKind]) + Data(count: 99)
+        _ = line.nodes[1].received(back, from: destination, now: line.now, nowMilliseconds: line.nowMilliseconds, random: &random)
         let burst = NeighborWork.sessionRelaying.budget
         var relayed = 0
         while line.nodes[1].budgetWait(chunk(kind: RatchetPacket.sessionKind, to: destination), from: origin, now: line.now) == nil {

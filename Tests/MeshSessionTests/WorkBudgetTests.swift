@@ -94,6 +94,12 @@ struct WorkBudgetTests {
             }
             return total
         }
+        // The other neighbour relays a session message the other way: the work-conserving
+        // session-relaying budget binds each of them (§13.11).
+        var back = MeshNodeStateMachineTests.transit(from: destination, to: origin, random: &random)
+        back.sealed = Data([RatchetPacket.sessionKind]) + Data(count: 99)
+        let backSends = relay.received(back, from: destination, now: line.now, nowMilliseconds: line.nowMilliseconds, random: &random).sends
+        #expect(backSends.count == 1)
         let session = NeighborWork.sessionRelaying.budget.burst
         // A 60,000-byte chunk costs 1 + 4 units (per packet, per started 16 KiB).
         let chunks = relayed(kind: RatchetPacket.sessionKind, bytes: 60_000, count: session / 5 + 20)
@@ -103,5 +109,23 @@ struct WorkBudgetTests {
         #expect(prekeys == prekey, "the relaying budget is separate")
         #expect(relay.router.budgets.dropped[.sessionRelaying] == 20)
         #expect(relay.router.budgets.dropped[.relaying] == 20)
+    }
+
+    @Test("a lone neighbour's relayed session messages are not capped by the session-relaying budget on an idle relay; its prekey messages are (§13.11)")
+    func loneNeighbourRelaysPastTheBudget() {
+        var line = Line.settled()
+        let (origin, destination) = (line.ids[0], line.ids[2])
+        var random = line.random
+        var relay = line.nodes[1]
+        let chunks = NeighborWork.sessionRelaying.budget.burst / 5 + 200
+        var relayed = 0
+        for _ in 0..<chunks {
+            var packet = MeshNodeStateMachineTests.transit(from: origin, to: destination, random: &random)
+            packet.sealed = Data([RatchetPacket.sessionKind]) + Data(count: 59_999)
+            #expect(relay.budgetWait(packet, from: origin, now: line.now) == nil)
+            relayed += relay.received(packet, from: origin, now: line.now, nowMilliseconds: line.nowMilliseconds, random: &random).sends.count
+        }
+        #expect(relayed == chunks, "all relayed, none waited for")
+        #expect(relay.router.budgets.dropped[.sessionRelaying] == nil && relay.router.budgets.borrowed[.sessionRelaying] == 200)
     }
 }

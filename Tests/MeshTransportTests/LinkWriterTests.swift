@@ -107,4 +107,32 @@ struct LinkWriterTests {
         #expect(!writer.hasRoom)
         #expect(!writer.offer(.ping(nonce: 2), size: 1))
     }
+
+    @Test("each input's relayed bytes count against its own share of the link: a full input waits for its own bytes, another input goes at once, nothing is refused for congestion (§13.11)")
+    func relayShare() throws {
+        let held = HeldWrites()
+        let channel = EmbeddedChannel(handler: held)
+        let writer = LinkWriter(channel: channel, highWaterMark: 100, lowWaterMark: 40)
+        let bulk = try NodeID(bytes: [UInt8](repeating: 1, count: 16)), honest = try NodeID(bytes: [UInt8](repeating: 2, count: 16))
+        let share = LinkWriter.relayShare
+        let resumed = NIOLockedValueBox(0)
+        #expect(writer.relayRoom(for: bulk) { resumed.withLockedValue { $0 += 100 } })
+        #expect(writer.relay(.ping(nonce: 1), size: share / 2, from: bulk))
+        #expect(writer.relay(.ping(nonce: 2), size: share / 2, from: bulk))
+        #expect(!writer.hasRoom, "far above the link's high-water mark")
+        #expect(!writer.relayRoom(for: bulk) { resumed.withLockedValue { $0 += 1 } }, "the bulk input is at its share")
+        #expect(writer.relayRoom(for: honest) { resumed.withLockedValue { $0 += 100 } }, "another input still goes")
+        #expect(writer.relay(.ping(nonce: 3), size: 64, from: honest))
+        #expect(writer.relayedInFlight(from: honest) == 64 && writer.relayedInFlight(from: bulk) == share)
+        held.complete(2)
+        #expect(resumed.withLockedValue { $0 } == 0, "the honest input's write does not resume the bulk one")
+        held.complete(0)
+        #expect(resumed.withLockedValue { $0 } == 1, "half its share drained: the bulk input goes on, once")
+        #expect(writer.relayRoom(for: bulk) { resumed.withLockedValue { $0 += 100 } })
+        #expect(writer.bytesInFlight == share / 2)
+        held.complete(1)
+        #expect(writer.bytesInFlight == 0 && writer.relayedInFlight(from: bulk) == 0)
+        #expect(resumed.withLockedValue { $0 } == 1)
+        _ = try channel.finish()
+    }
 }
