@@ -181,12 +181,13 @@ struct MeshChat: AsyncParsableCommand {
         // A reader of our output that went away (`meshchat --json | head -n 3`): stop as /quit
         // does (goodbyes sent; every accepted line is already on disk) and exit with EX_IOERR,
         // since standard input may still be open and its read cannot be interrupted.
-        output.whenClosed { [logger, control] reason in
+        let service: ControlService? = control
+        output.whenClosed { reason in
             Task {
                 logger.notice("standard output closed (\(reason)); stopping")
                 await front.quit()
-                await control?.stop()
-                exit(ExitStatus.outputClosed)
+                await service?.stop()
+                Foundation.exit(ExitStatus.outputClosed)
             }
         }
         do {

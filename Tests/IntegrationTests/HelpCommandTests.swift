@@ -52,9 +52,9 @@ struct HelpCommandTests {
     }
 
     @Test("the exit statuses are listed", arguments: [
-        (["--help"], ["0 after /quit", "1 when the chat cannot start", "64 for a bad", "78 for a bad configuration file"]),
+        (["--help"], ["0 after /quit", "1 when the chat cannot start", "64 for a bad", "74 when standard output closed", "78 for a bad configuration file"]),
         (["send", "--help"], ["0 delivered", "67 no peer", "75 the timeout passed", "64 a bad", "78 a bad configuration file", "1 the node cannot start"]),
-        (["places", "query", "--help"], ["0 (also when nothing matches)", "1 when the file cannot be read", "64 for"]),
+        (["places", "query", "--help"], ["0 (also when nothing matches)", "1 when the file cannot be read", "64 for", "74 when the answer cannot be written"]),
     ])
     func exitStatuses(_ arguments: [String], _ statuses: [String]) async throws {
         let text = try await Self.help(arguments).replacingOccurrences(of: "\n", with: " ")
