@@ -35,16 +35,6 @@ extension PairSessions {
         return writer.data
     }
 
-    /// The sessions as bytes to store (``serialized``), after reserving the next ``reservation``
-    /// message numbers of each session's sending chain (§19.7): a sender may then send that far on
-    /// the chain without storing again (``Sealed/mustStore``), and a state restored from these bytes
-    /// skips them. What a node writes to disk must come from here, never from ``serialized`` alone.
-    /// - Returns: the bytes.
-    public mutating func serializedForStorage() -> Data {
-        for index in entries.indices { entries[index].reserveForStorage() }
-        return serialized
-    }
-
     /// Restores sessions from ``serialized`` bytes. Each session's sending chain moves past the numbers
     /// its stored state had reserved, which may have been used before the state was stored again.
     /// - Parameters:

@@ -12,13 +12,10 @@ import Foundation
 /// - A prekey message for a session this end does not hold starts it (the responder's side) and makes
 ///   it preferred; so two ends that began sessions at the same time each end up sending on one both hold.
 /// - At most ``maxSessions`` are kept; the least preferred is forgotten first.
-/// - Sending never reuses a message key across a restart: a stored state reserves the next
-///   ``reservation`` message numbers of each sending chain it holds (``serializedForStorage()``), and
-///   ``seal(_:context:to:localStaticKey:fresh:limits:using:)`` says when the state must be stored
-///   before the message leaves: past a stored reservation, or on a new session. A new sending chain
-///   (a turn of the ratchet) needs no store: no stored state holds it, so a restart cannot reuse its
-///   keys, and the state that next stores it reserves past where it is. A restored state skips the
-///   reserved numbers.
+/// - Sending never reuses a message key across a restart: the stored state reserves the next
+///   ``reservation`` message numbers of the current chain, and ``seal(_:context:to:localStaticKey:fresh:limits:using:)``
+///   says when the state must be stored before the message leaves (past the reservation, a new chain,
+///   or a new session). A restored state skips the reserved numbers.
 public struct PairSessions: Sendable {
     /// One session.
     struct Entry: Sendable {
@@ -32,11 +29,8 @@ public struct PairSessions: Sendable {
         var reservedKey: Data?
         var reservedThrough: UInt32 = 0
 
-        /// Seals the next message of this session: its packet, and whether it goes past the numbers a
-        /// stored state of its chain reserved (the state must then be stored again before the packet
-        /// leaves). A chain no stored state holds (``reservedKey`` is another chain's) needs no store:
-        /// a restart cannot bring it back, and the state that next stores it reserves past where it is
-        /// (``reserveForStorage()``). On failure nothing changes.
+        /// Seals the next message of this session: its packet, and whether the reservation moved (the
+        /// state must then be stored before the packet leaves). On failure nothing changes.
         mutating func seal(_ plaintext: (_ prekeyMessage: Bool) -> Data, context: [UInt8]) throws(RatchetError) -> (Data, reserved: Bool) {
             let number = ratchet.nextMessageNumber
             let (pending, id) = (self.pending, self.id)
@@ -46,17 +40,13 @@ public struct PairSessions: Sendable {
                 bytes.append(contentsOf: context)
                 RatchetPacket.appendPrefix(prekey: pending, sessionID: id, to: &bytes)
             }
-            let reserved = reservedKey == message.header.ratchetKey && number >= reservedThrough
+            let sendingKey = message.header.ratchetKey
+            let reserved = reservedKey != sendingKey || number >= reservedThrough
+            if reserved {
+                reservedKey = sendingKey
+                reservedThrough = number &+ PairSessions.reservation < number ? UInt32.max : number + PairSessions.reservation
+            }
             return (RatchetPacket.encoded(prekey: pending, sessionID: id, message), reserved)
-        }
-
-        /// Reserves the next ``PairSessions/reservation`` numbers of the sending chain, for a state
-        /// about to be stored.
-        mutating func reserveForStorage() {
-            guard ratchet.canSend else { return }
-            let number = ratchet.nextMessageNumber
-            reservedKey = ratchet.sendingRatchetKey
-            reservedThrough = number &+ PairSessions.reservation < number ? UInt32.max : number + PairSessions.reservation
         }
     }
 

@@ -12,11 +12,8 @@ import NIOConcurrencyHelpers
 ///
 /// The shell around ``PairSessions`` and ``PrekeyRing``: it holds them under one lock, seals and opens
 /// with ``RatchetSealing``, and writes a pair's sessions to disk before a packet that needs it leaves
-/// (a new session, or a send past what the stored state reserved, §19.7), and otherwise at most a
+/// (a new session, a new sending chain, or the end of a reservation, §19.7), and otherwise at most a
 /// second after they changed (``flush()``, which the session calls on its tick and when it closes).
-/// A turn of the ratchet (a new sending chain, every message of a ping-pong) writes nothing on the
-/// packet's path: a file write there cost 0.2–1.3 ms on this machine's ext4 (a replace by rename
-/// flushes the new file's data), which was most of what the first relay added to a sealed round trip.
 ///
 /// Bounds: sessions with at most ``maxPairs`` nodes are kept (the least recently used are forgotten,
 /// on disk too), and at most ``maxSkippedInMemory`` skipped message keys are held in memory across
@@ -281,7 +278,7 @@ final class EndToEndStore: Sendable {
     private func store(_ pair: inout Pair, node: NodeID, in state: inout State) {
         pair.dirty = false
         guard let path = path(of: node) else { return }
-        if Self.write(pair.sessions.serializedForStorage(), to: path, logger: logger) { state.onDisk.insert(node) }
+        if Self.write(pair.sessions.serialized, to: path, logger: logger) { state.onDisk.insert(node) }
     }
 
     private func path(of node: NodeID) -> String? {

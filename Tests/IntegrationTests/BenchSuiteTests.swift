@@ -15,7 +15,7 @@ struct BenchSuiteTests {
         "rtt_p99_64b_busy": ["raw_tcp"],
         "relay_hop_p50": ["raw_relay"],
         "relay_hop_p50_next": ["raw_relay"],
-        "relay_throughput_1mib": ["raw_relay"],
+        "relay_throughput_1mib": ["raw_relay", "raw_relay_aesgcm"],
         "idle_rss_mb": ["raw_sink"],
         "handshakes_per_s": ["x25519_ops_per_s"],
     ]
@@ -64,6 +64,7 @@ struct BenchSuiteTests {
             #expect((rate ?? nil).map { $0 > 0 } == true, "\(String(describing: rate))")
         }
         #expect((Self.baseline(rows, "relay_throughput_1mib", "raw_relay") ?? nil).map { $0 > 0 } == true)
+        #expect((Self.baseline(rows, "relay_throughput_1mib", "raw_relay_aesgcm") ?? nil).map { $0 > 0 } == true)
         #expect((rows["relay_throughput_1mib"]?["meshchat"] as? Double).map { $0 > 0 } == true)
         let delivered = rows["relay_throughput_1mib"]?["delivered"] as? Double
         #expect(delivered.map { $0 > 0 && $0 <= 1 } == true, "\(String(describing: delivered))")
