@@ -142,8 +142,10 @@ public enum NeighborWork: String, Sendable, Hashable, CaseIterable {
     /// Whether the budget is work-conserving (§13.11): a neighbour over it may go on while no other
     /// neighbour has been charged this kind of work for ``NeighborBudgets/contentionWindow``, so one
     /// neighbour alone can use an idle node fully; once another one is, the fixed budget binds each
-    /// of them again, and each keeps its own share. The kinds an honest bulk transfer uses (relaying
-    /// and opening session messages); the others bound public-key work and stay fixed.
+    /// of them again, and each keeps its own share. A neighbour whose sealed packet for this node
+    /// failed to open within that window borrows no derivation (``NeighborBudgets/noteFailed(_:from:now:)``).
+    /// The kinds an honest bulk transfer uses (relaying and opening session messages); the others
+    /// bound public-key work and stay fixed.
     public var isWorkConserving: Bool {
         switch self {
         case .sessionRelaying, .derivation: true
@@ -184,6 +186,10 @@ public struct NeighborBudgets: Sendable {
     public private(set) var dropped: [NeighborWork: Int] = [:]
     /// Charges let past an empty work-conserving budget because no other neighbour competed, per kind.
     public private(set) var borrowed: [NeighborWork: Int] = [:]
+    /// Per work-conserving kind: when each neighbour last sent work of that kind that failed (a sealed
+    /// packet for this node that did not open, ``noteFailed(_:from:now:)``). A neighbour that did may
+    /// not borrow that kind for ``contentionWindow`` (bounded by the live neighbours).
+    private var failed: [NeighborWork: [NodeID: RouterInstant]] = [:]
 
     /// Whether the work-conserving kinds may borrow while uncontended (``NeighborWork/isWorkConserving``).
     public let workConserving: Bool
@@ -205,6 +211,30 @@ public struct NeighborBudgets: Sendable {
         return recent.contains { $0.key != neighbor && now - $0.value < Self.contentionWindow }
     }
 
+    /// Whether `neighbor` may go past its empty `work` budget now: the kind is work-conserving, this
+    /// node lets it borrow, no other neighbour competes, and none of `neighbor`'s own work of that kind
+    /// failed within ``contentionWindow``.
+    private func mayBorrow(_ work: NeighborWork, by neighbor: NodeID, now: RouterInstant) -> Bool {
+        guard workConserving, work.isWorkConserving, !isContended(work, by: neighbor, now: now) else { return false }
+        if let at = failed[work]?[neighbor], now - at < Self.contentionWindow { return false }
+        return true
+    }
+
+    /// Notes that work of `neighbor`'s that this node did failed (a sealed packet for this node whose
+    /// tag did not verify, or that named a session this node does not hold): for
+    /// ``contentionWindow`` that neighbour gets only its fixed `work` budget, even on an idle node
+    /// (§13.11). Work conservation is for senders whose work succeeds; a neighbour relaying
+    /// forgeries keeps a fixed share of this node's CPU instead of all of it. Does nothing for a
+    /// kind that is not work-conserving.
+    /// - Parameters:
+    ///   - work: the kind of work that failed.
+    ///   - neighbor: the neighbour the packet came from.
+    ///   - now: the current time.
+    public mutating func noteFailed(_ work: NeighborWork, from neighbor: NodeID, now: RouterInstant) {
+        guard work.isWorkConserving else { return }
+        failed[work, default: [:]][neighbor] = now
+    }
+
     private mutating func noteCharged(_ work: NeighborWork, by neighbor: NodeID, now: RouterInstant) {
         guard work.isWorkConserving else { return }
         charged[work, default: [:]][neighbor] = now
@@ -216,7 +246,7 @@ public struct NeighborBudgets: Sendable {
         var bucket = buckets[neighbor]?[work]
             ?? TokenBucket(burst: work.budget.burst, perSecond: work.budget.perSecond, now: now)
         var taken = bucket.take(units, now: now)
-        if !taken, workConserving, work.isWorkConserving, !isContended(work, by: neighbor, now: now) {
+        if !taken, mayBorrow(work, by: neighbor, now: now) {
             bucket.empty(now: now)
             borrowed[work, default: 0] += 1
             taken = true
@@ -239,7 +269,7 @@ public struct NeighborBudgets: Sendable {
         for (work, units) in charges {
             var bucket = mine[work] ?? TokenBucket(burst: work.budget.burst, perSecond: work.budget.perSecond, now: now)
             if !bucket.take(units, now: now) {
-                guard workConserving, work.isWorkConserving, !isContended(work, by: neighbor, now: now) else {
+                guard mayBorrow(work, by: neighbor, now: now) else {
                     dropped[work, default: 0] += 1
                     return work
                 }
@@ -264,7 +294,7 @@ public struct NeighborBudgets: Sendable {
     /// - Returns: the wait, or `nil`.
     public func wait(_ work: NeighborWork, units: Int = 1, from neighbor: NodeID, now: RouterInstant) -> Duration? {
         guard let wait = buckets[neighbor]?[work]?.wait(units: units, now: now) else { return nil }
-        if workConserving, work.isWorkConserving, !isContended(work, by: neighbor, now: now) { return nil }
+        if mayBorrow(work, by: neighbor, now: now) { return nil }
         return wait
     }
 
@@ -272,5 +302,6 @@ public struct NeighborBudgets: Sendable {
     public mutating func forget(_ neighbor: NodeID) {
         buckets[neighbor] = nil
         for work in charged.keys { charged[work]?[neighbor] = nil }
+        for work in failed.keys { failed[work]?[neighbor] = nil }
     }
 }

@@ -154,6 +154,13 @@ public struct Router: Sendable {
         return budgets.take(all: charges, from: neighbor, now: now)
     }
 
+    /// Notes that a live neighbour's work failed (``NeighborBudgets/noteFailed(_:from:now:)``): it
+    /// borrows none of that work for a while (PROTOCOL.md §13.11).
+    public mutating func noteFailedWork(_ work: NeighborWork, from neighbor: NodeID, now: RouterInstant) {
+        guard live[neighbor] != nil else { return }
+        budgets.noteFailed(work, from: neighbor, now: now)
+    }
+
     // MARK: - Link events
 
     /// A link to a neighbour came up (or, for a known neighbour, its latency was measured again).

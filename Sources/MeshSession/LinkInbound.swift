@@ -60,6 +60,10 @@ final class LinkInbound: @unchecked Sendable {
     /// (``ChannelLimits/wakesOncePerRead``).
     private var unwoken: [ObjectIdentifier: MeshChannel] = [:]
     private var drained: [EventLoopPromise<Void>] = []
+    /// The timer that ends a hold for room on a next hop's link (``holdForRelay(_:session:)``).
+    private var relayHold: Scheduled<Void>? {
+        didSet { oldValue?.cancel() }
+    }
 
     init(sender: PeerID, channel: any Channel, session: Session) {
         self.sender = sender
@@ -173,7 +177,21 @@ final class LinkInbound: @unchecked Sendable {
         loop.execute { self?.resume() }
     }
 
+    /// Holds this link for room on the next hop's link (§13.11) for at most
+    /// ``LinkWriter/relayHoldLimit`` (a hold already timing keeps its deadline): when it ends without
+    /// room, the input's packets for that link are dropped until they drained, and reading resumes.
+    private func holdForRelay(_ routed: RoutedPayload, session: Session) {
+        guard relayHold == nil else { return }
+        relayHold = loop.scheduleTask(in: LinkWriter.relayHoldLimit) { [weak self, weak session] in
+            guard let self else { return }
+            self.relayHold = nil
+            session?.relayHoldExpired(routed, from: self.sender.id)
+            self.resume()
+        }
+    }
+
     private func close() {
+        relayHold = nil
         closed = true
         wakeConsumers()
         pending.removeAll()
@@ -226,10 +244,17 @@ final class LinkInbound: @unchecked Sendable {
                 loop.scheduleTask(in: .nanoseconds(SessionClock.nanoseconds(min(wait, .seconds(1))))) { resume() }
                 return .blocked(.envelope(envelope))
             }
-            if session.relayMustWait(routed, from: sender.id, whenRoom: resumer) {
+            switch session.relayAdmission(routed, from: sender.id, whenRoom: resumer) {
+            case .now:
+                relayHold = nil
+            case .wait:
                 // This link's relayed packets fill its share of the next hop's link (§13.11): it is
-                // not read until they drain; other links' packets still go.
+                // not read until they drain, for at most the hold limit; other links' packets still go.
+                holdForRelay(routed, session: session)
                 return .blocked(.envelope(envelope))
+            case .drop:
+                relayHold = nil
+                return .done
             }
             guard let step = session.receivedRouted(routed, from: sender.id, channel: channel) else { return .closed }
             session.transmit(step.sends, relayedFrom: sender.id)

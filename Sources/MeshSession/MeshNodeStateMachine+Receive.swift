@@ -162,6 +162,10 @@ extension MeshNodeStateMachine {
             let actions = router.received(packet, from: neighbor, now: now)
             return execute(actions, opened: opened, relaying: routed)
         case .sealed(let packet, nil, let repair):
+            if case .unicast(let destination) = packet.kind, destination == identity.nodeID {
+                // For this node and it did not open: the neighbour's derivation budget is fixed for a while (§13.11).
+                router.noteFailedWork(.derivation, from: neighbor, now: now)
+            }
             let actions = router.received(packet, from: neighbor, now: now)
             var step = execute(actions, relaying: routed)
             if let repair { step.sends += sendRepair(repair, to: packet.origin, now: now, nowMilliseconds: nowMilliseconds, random: &random) }

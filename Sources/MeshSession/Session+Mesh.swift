@@ -141,21 +141,44 @@ extension Session {
         Task { await resourceShell.routesChanged() }
     }
 
-    /// Whether a sealed packet from `neighbor` that this node relays must wait for room on the link to
-    /// its next hop (§13.11): when that neighbour's relayed bytes in flight there are at their share
-    /// (``LinkWriter/relayShare``). Then `whenRoom` is called once they drained, and the caller holds
-    /// the neighbour's link meanwhile (back-pressure on that link only; other inputs still go).
-    func relayMustWait(_ routed: RoutedPayload, from neighbor: NodeID, whenRoom: @escaping @Sendable () -> Void) -> Bool {
+    /// Whether a sealed packet from `neighbor` that this node relays may go on, must wait for room on
+    /// the link to its next hop, or is dropped (§13.11): it waits when that neighbour's relayed bytes
+    /// in flight there are at their share (``LinkWriter/relayShare``); then `whenRoom` is called once
+    /// they drained, and the caller holds the neighbour's link meanwhile (back-pressure on that link
+    /// only; other inputs still go), for at most ``LinkWriter/relayHoldLimit``
+    /// (``relayHoldExpired(_:from:)``). It is dropped while a hold of that input for that link has
+    /// timed out and its bytes there have not drained to half its share.
+    func relayAdmission(_ routed: RoutedPayload, from neighbor: NodeID,
+                        whenRoom: @escaping @Sendable () -> Void) -> LinkWriter.RelayAdmission {
+        guard let writer = relayWriter(routed, from: neighbor) else { return .now }
+        return writer.relayAdmission(for: neighbor, orWhenRoom: whenRoom)
+    }
+
+    /// A hold for room (``relayAdmission(_:from:whenRoom:)``) lasted ``LinkWriter/relayHoldLimit``:
+    /// the next hop drains more slowly than that input sends, so that input's packets for it are
+    /// dropped (until they drained to half its share) instead of stalling everything else the input
+    /// sends through this node.
+    func relayHoldExpired(_ routed: RoutedPayload, from neighbor: NodeID) {
+        guard let writer = relayWriter(routed, from: neighbor), let destination = try? NodeID(bytes: routed.destination),
+              writer.relayHoldExpired(for: neighbor) else { return }
+        logger.debug("dropping relayed packets from a neighbour: the next hop drains too slowly", metadata: [
+            "mesh.from": "\(neighbor.shortHex)", "mesh.destination": "\(destination.shortHex)",
+            "relay.hold_ms": "\(LinkWriter.relayHoldLimit.nanoseconds / 1_000_000)",
+        ])
+    }
+
+    /// The writer of the next hop's link when `routed` is a sealed packet this node relays from
+    /// `neighbor` under back-pressure (§13.11), else `nil`.
+    private func relayWriter(_ routed: RoutedPayload, from neighbor: NodeID) -> LinkWriter? {
         guard configuration.routing.relayBackPressure, case .sealed? = routed.payload,
               let destination = try? NodeID(bytes: routed.destination),
-              destination != mesh.identity.nodeID, let next = mesh.nextHop(to: destination), next != neighbor,
-              let writer = registry.withLockedValue({ $0.entries[next]?.writer }) else { return false }
-        return !writer.relayRoom(for: neighbor, orWhenRoom: whenRoom)
+              destination != mesh.identity.nodeID, let next = mesh.nextHop(to: destination), next != neighbor else { return nil }
+        return registry.withLockedValue({ $0.entries[next]?.writer })
     }
 
     /// Writes packets to neighbours without waiting; a congested link drops them (§13.2.7), except
     /// sealed packets relayed from `source`'s link, which go within that link's share of the next
-    /// hop's (``relayMustWait(_:from:whenRoom:)`` held the input until they fit).
+    /// hop's (``relayAdmission(_:from:whenRoom:)`` held the input until they fit, or dropped the packet).
     func transmit(_ sends: [(NodeID, RoutedPayload)], relayedFrom source: NodeID? = nil) {
         for (neighbor, routed) in sends {
             guard let writer = registry.withLockedValue({ $0.entries[neighbor]?.writer }) else { continue }

@@ -36,6 +36,12 @@ public final class LinkWriter: Sendable {
     /// that fills the link (a bulk sender, a flooder) waits for its own bytes to drain while another
     /// input's packets still go at once, and nothing relayed is dropped for congestion.
     public static let relayShare = 1 << 20
+    /// The longest an input link is held for room here (PROTOCOL.md §13.11): a next hop that drains
+    /// its share more slowly than this (half of 1 MiB in 500 ms: 1 MB/s) would otherwise stall
+    /// everything else its input neighbour sends through this node. After it, that input's relayed
+    /// packets for this link are dropped instead (``relayHoldExpired(for:)``) until its bytes here
+    /// have drained to half its share.
+    public static let relayHoldLimit = TimeAmount.milliseconds(500)
 
     private let channel: any Channel
 
@@ -62,6 +68,11 @@ public final class LinkWriter: Sendable {
         var relayed: [NodeID: Int] = [:]
         /// Called once when an input's relayed bytes here are down to half its share (or the link closed).
         var relayCallbacks: [NodeID: [@Sendable () -> Void]] = [:]
+        /// Inputs whose hold timed out (``relayHoldExpired(for:)``): their relayed packets are dropped
+        /// until their bytes here are down to half their share.
+        var relayDropping: Set<NodeID> = []
+        /// Relayed packets dropped that way (for tests and logs).
+        var relayDropped = 0
     }
 
     private let state = NIOLockedValueBox(State())
@@ -232,24 +243,57 @@ public final class LinkWriter: Sendable {
         channel.writeAndFlush(last, promise: promise)
     }
 
-    /// Whether a packet relayed from `source` may be written now (``relay(_:size:from:)``): the link is
-    /// closed (the write will fail and be dropped) or `source`'s relayed bytes in flight here are
-    /// below ``relayShare``. When not, `callback` is called once, on whatever thread completes a write,
-    /// when they are down to half of it or the link closed.
+    /// What may happen to a packet relayed from `source` now (``relayAdmission(for:orWhenRoom:)``).
+    public enum RelayAdmission: Sendable, Hashable {
+        /// Write it (``relay(_:size:from:)``).
+        case now
+        /// Hold the input link; the callback will be called once there is room.
+        case wait
+        /// Drop it: the input was held for ``LinkWriter/relayHoldLimit`` and its bytes here have not
+        /// drained to half its share since (counted in ``relayDropped``).
+        case drop
+    }
+
+    /// Whether a packet relayed from `source` may be written now, must wait (and then `callback` is
+    /// called once, on whatever thread completes a write, when `source`'s relayed bytes here are down
+    /// to half of ``relayShare`` or the link closed), or is dropped because an earlier hold of
+    /// `source` timed out (``relayHoldExpired(for:)``).
     /// - Parameters:
     ///   - source: the neighbour whose link the packet came on.
     ///   - callback: what to call when there is room; it must not block.
-    /// - Returns: whether the packet may be written now.
-    public func relayRoom(for source: NodeID, orWhenRoom callback: @escaping @Sendable () -> Void) -> Bool {
+    public func relayAdmission(for source: NodeID, orWhenRoom callback: @escaping @Sendable () -> Void) -> RelayAdmission {
         state.withLockedValue { state in
-            if state.closed || state.relayed[source, default: 0] < Self.relayShare { return true }
+            if state.closed || state.relayed[source, default: 0] < Self.relayShare { return .now }
+            if state.relayDropping.contains(source) {
+                state.relayDropped += 1
+                return .drop
+            }
             state.relayCallbacks[source, default: []].append(callback)
-            return false
+            return .wait
         }
     }
 
+    /// `source`'s input link was held for ``relayHoldLimit`` without room here: until its relayed
+    /// bytes here have drained to half its share, its packets for this link are dropped
+    /// (``relayAdmission(for:orWhenRoom:)`` says ``RelayAdmission/drop``) and its link is read on.
+    /// Does nothing when there is room by now.
+    /// - Parameter source: the neighbour whose link was held.
+    /// - Returns: whether `source` drops from now on (`false`: there was room, read on as usual).
+    @discardableResult
+    public func relayHoldExpired(for source: NodeID) -> Bool {
+        state.withLockedValue { state in
+            guard !state.closed, state.relayed[source, default: 0] >= Self.relayShare else { return false }
+            state.relayDropping.insert(source)
+            state.relayCallbacks[source] = nil
+            return true
+        }
+    }
+
+    /// Relayed packets dropped because their input's hold timed out (``relayHoldExpired(for:)``).
+    public var relayDropped: Int { state.withLockedValue { $0.relayDropped } }
+
     /// Writes a packet relayed from another link without waiting, counted against its input's share
-    /// (``relayRoom(for:orWhenRoom:)``, which the caller asked first) and in ``bytesInFlight``.
+    /// (``relayAdmission(for:orWhenRoom:)``, which the caller asked first) and in ``bytesInFlight``.
     /// - Parameters:
     ///   - envelope: the envelope.
     ///   - size: its approximate size on the wire.
@@ -269,6 +313,7 @@ public final class LinkWriter: Sendable {
             let callbacks = state.withLockedValue { state -> [@Sendable () -> Void] in
                 let left = state.relayed[source, default: 0] - size
                 state.relayed[source] = left > 0 ? left : nil
+                if left <= Self.relayShare / 2 { state.relayDropping.remove(source) }
                 guard left <= Self.relayShare / 2, let waiting = state.relayCallbacks.removeValue(forKey: source) else { return [] }
                 return waiting
             }

@@ -115,6 +115,31 @@ struct BudgetTests {
         #expect(taken6 == nil)
     }
 
+    @Test("a lone neighbour whose sealed packet failed to open gets its fixed derivation budget for the contention window, then borrows again; other neighbours and kinds are untouched")
+    func failedWorkEndsBorrowing() {
+        var router = makeRouter()
+        _ = router.neighborUp(node(1), latencyMicros: 1000, now: .zero)
+        _ = router.neighborUp(node(2), latencyMicros: 1000, now: .zero)
+        let burst = NeighborWork.derivation.budget.burst
+        #expect(router.takeBudget(all: [(.derivation, burst)], from: node(1), now: .zero) == nil)
+        #expect(router.takeBudget(all: [(.derivation, 257)], from: node(1), now: .zero) == nil, "alone: it borrows")
+        router.noteFailedWork(.derivation, from: node(1), now: .zero)
+        let t = RouterInstant.zero + .microseconds(100)
+        #expect(router.budgetWait(.derivation, units: 257, from: node(1), now: t) != nil, "after a failure its reader waits")
+        #expect(router.takeBudget(all: [(.derivation, 257)], from: node(1), now: t) == .derivation, "after a failure: its fixed budget")
+        // Session relaying (the relay's own work, which cannot fail here) still borrows.
+        #expect(router.takeBudget(all: [(.sessionRelaying, NeighborWork.sessionRelaying.budget.burst * 2)], from: node(1), now: t) == nil)
+        // Another neighbour's failure does not touch node 1's later borrowing, nor does node 1's touch node 2.
+        #expect(router.takeBudget(all: [(.derivation, burst * 2)], from: node(2), now: t + NeighborBudgets.contentionWindow) == nil)
+        let later = t + NeighborBudgets.contentionWindow * 2 + .microseconds(1)
+        #expect(router.takeBudget(all: [(.derivation, burst * 2)], from: node(1), now: later) == nil, "once the window passed it borrows again")
+        // A neighbour that is not live is not noted; a link that went down forgets the failure.
+        router.noteFailedWork(.derivation, from: node(1), now: later)
+        _ = router.neighborDown(node(1), now: later)
+        _ = router.neighborUp(node(1), latencyMicros: 1000, now: later)
+        #expect(router.takeBudget(all: [(.derivation, burst * 2)], from: node(1), now: later) == nil, "a reconnect starts afresh")
+    }
+
     @Test("with workConservingBudgets off every budget is a fixed rate, also for a lone neighbour")
     func fixedBudgets() {
         var configuration = RoutingConfiguration()
