@@ -35,10 +35,12 @@ struct SessionFilesTests {
         var files = SessionFiles(directory: directory.path)
         let node = try Self.node(1)
         let path = files.path(of: node)
-        #expect(files.write(Data("first".utf8), for: node, logger: Self.logger))
+        let result1 = files.write(Data("first".utf8), for: node, logger: Self.logger)
+        #expect(result1)
         let inode = Self.inode(path)
         for round in 2...20 {
-            #expect(files.write(Data(repeating: UInt8(round), count: 600), for: node, logger: Self.logger))
+            let result2 = files.write(Data(repeating: UInt8(round), count: 600), for: node, logger: Self.logger)
+            #expect(result2)
             #expect(Self.inode(path) == inode, "round \(round) replaced the file")
             let latest = try #require(try Self.latest(path))
             #expect(latest.sequence == UInt64(round) && latest.slot == (round - 1) % 2 && latest.payload == Data(repeating: UInt8(round), count: 600))
@@ -49,8 +51,10 @@ struct SessionFilesTests {
         #expect(!FileManager.default.fileExists(atPath: path + ".new"))
         // Another value (a restarted process) reads the last store and continues its sequence.
         var again = SessionFiles(directory: directory.path)
-        #expect(again.read(node, logger: Self.logger) == .sessions(Data(repeating: 20, count: 600)))
-        #expect(again.write(Data("after restart".utf8), for: node, logger: Self.logger))
+        let result3 = again.read(node, logger: Self.logger)
+        #expect(result3 == .sessions(Data(repeating: 20, count: 600)))
+        let result4 = again.write(Data("after restart".utf8), for: node, logger: Self.logger)
+        #expect(result4)
         #expect(try Self.latest(path)?.sequence == 21 && Self.inode(path) == inode)
     }
 
@@ -62,19 +66,23 @@ struct SessionFilesTests {
         let path = files.path(of: node)
         files.write(Data("small".utf8), for: node, logger: Self.logger)
         let large = Data(repeating: 0xAB, count: 100_000)
-        #expect(files.write(large, for: node, logger: Self.logger))
+        let result5 = files.write(large, for: node, logger: Self.logger)
+        #expect(result5)
         #expect(try Self.latest(path)?.slotSize == 262_144 && Self.latest(path)?.payload == large)
         // On the packet path a small record stays in the large slot (no rename there).
         let inode = Self.inode(path)
-        #expect(files.write(Data("small again".utf8), for: node, logger: Self.logger))
+        let result6 = files.write(Data("small again".utf8), for: node, logger: Self.logger)
+        #expect(result6)
         #expect(try Self.latest(path)?.slotSize == 262_144 && Self.inode(path) == inode)
         // The flush's store compacts: a new file with a 4 KiB slot and the last state, its sequence going on.
-        #expect(files.write(Data("compacted".utf8), for: node, mayCompact: true, logger: Self.logger))
+        let result7 = files.write(Data("compacted".utf8), for: node, mayCompact: true, logger: Self.logger)
+        #expect(result7)
         let compacted = try #require(try Self.latest(path))
         #expect(compacted.slotSize == SessionFileFormat.minSlotSize && compacted.payload == Data("compacted".utf8) && compacted.sequence == 4)
         let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int
         #expect(size.map { $0 <= SessionFileFormat.headerSize + 2 * SessionFileFormat.minSlotSize } == true)
-        #expect(files.write(Data("in place again".utf8), for: node, mayCompact: true, logger: Self.logger))
+        let result8 = files.write(Data("in place again".utf8), for: node, mayCompact: true, logger: Self.logger)
+        #expect(result8)
         #expect(try Self.latest(path)?.payload == Data("in place again".utf8))
     }
 
@@ -86,8 +94,10 @@ struct SessionFilesTests {
         let path = files.path(of: node)
         let old = Data([1, 0])  // PairSessions.serialized of no sessions, as session 16 wrote it
         try old.write(to: URL(fileURLWithPath: path))
-        #expect(files.read(node, logger: Self.logger) == .sessions(old))
-        #expect(files.write(Data("new format".utf8), for: node, logger: Self.logger))
+        let result9 = files.read(node, logger: Self.logger)
+        #expect(result9 == .sessions(old))
+        let result10 = files.write(Data("new format".utf8), for: node, logger: Self.logger)
+        #expect(result10)
         #expect(try Self.latest(path)?.payload == Data("new format".utf8))
     }
 
@@ -104,12 +114,15 @@ struct SessionFilesTests {
         try handle.close()
         let capture = LogCapture()
         var reader = SessionFiles(directory: directory.path)
-        #expect(reader.read(node, logger: capture.logger(label: "reader")) == .sessions(Data("older".utf8)))
+        let result11 = reader.read(node, logger: capture.logger(label: "reader"))
+        #expect(result11 == .sessions(Data("older".utf8)))
         #expect(capture.all.contains { $0.contains("ignored a torn or damaged end-to-end session record") })
         // The next store overwrites the torn slot, not the one read.
-        #expect(reader.write(Data("next".utf8), for: node, logger: Self.logger))
+        let result12 = reader.write(Data("next".utf8), for: node, logger: Self.logger)
+        #expect(result12)
         #expect(try Self.latest(path)?.slot == 1)
-        #expect(reader.read(node, logger: Self.logger) == .sessions(Data("next".utf8)))
+        let result13 = reader.read(node, logger: Self.logger)
+        #expect(result13 == .sessions(Data("next".utf8)))
         try Data(SessionFileFormat.magic + [0, 0, 16, 0, 0, 0, 0, 0] + [UInt8](repeating: 0xFF, count: 64)).write(to: URL(fileURLWithPath: path))
         guard case .damaged = reader.read(node, logger: Self.logger) else { Issue.record("garbage read as sessions"); return }
         try Data(count: SessionFileFormat.maxFileBytes + 1).write(to: URL(fileURLWithPath: path))
@@ -121,11 +134,12 @@ struct SessionFilesTests {
         let directory = TemporaryDirectory("meshchat-session-files")
         var files = SessionFiles(directory: directory.path)
         let nodes = try (0..<(SessionFiles.maxOpenDescriptors + 6)).map(Self.node)
-        for node in nodes { #expect(files.write(Data("hello".utf8), for: node, logger: Self.logger)) }
+        for node in nodes { let stored = files.write(Data("hello".utf8), for: node, logger: Self.logger); #expect(stored) }
         #expect(files.openDescriptorCount == SessionFiles.maxOpenDescriptors)
         let first = files.path(of: nodes[0])
         let inode = Self.inode(first)
-        #expect(files.write(Data("again".utf8), for: nodes[0], logger: Self.logger))
+        let result14 = files.write(Data("again".utf8), for: nodes[0], logger: Self.logger)
+        #expect(result14)
         #expect(files.openDescriptorCount == SessionFiles.maxOpenDescriptors)
         #expect(try Self.latest(first)?.payload == Data("again".utf8) && Self.inode(first) == inode)
         for node in nodes { #expect(try Self.latest(files.path(of: node)) != nil) }
@@ -143,7 +157,8 @@ struct SessionFilesTests {
         let path = files.path(of: node)
         files.write(Data("one".utf8), for: node, logger: Self.logger)
         try FileManager.default.removeItem(atPath: path)
-        #expect(files.write(Data("two".utf8), for: node, logger: Self.logger))
+        let result15 = files.write(Data("two".utf8), for: node, logger: Self.logger)
+        #expect(result15)
         #expect(try Self.latest(path)?.payload == Data("two".utf8))
     }
 }
