@@ -21,7 +21,7 @@ struct MeshBench: AsyncParsableCommand {
         subcommands: [Suite.self, Sink.self, Source.self, RawSink.self, RawSource.self, CryptoBench.self, DiscoveryBench.self,
                       MeshCommand.self, RelayPingCommand.self, RawRelayCommand.self, PlacesBench.self, PlacesResident.self,
                       FloodBench.self, FloodPingCommand.self, TransferBench.self, ResourceSourceCommand.self, RatchetBench.self,
-                      LinkSuiteBench.self, HandshakeBench.self, IdleBench.self],
+                      LinkSuiteBench.self, HandshakeBench.self, IdleBench.self, StoreWriteBench.self],
         defaultSubcommand: Suite.self)
 
     /// Runs tasks on SwiftNIO's loop threads and tunes the heap, as meshchat does, then the command.

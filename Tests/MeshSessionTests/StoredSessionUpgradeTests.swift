@@ -71,8 +71,13 @@ struct StoredSessionUpgradeTests {
         #expect(queued.0.first == RatchetPacket.sessionKind)
         carolStore.flush()
         let path = directory.appending("carol/sessions/\(alice.nodeID.hex)")
-        let stored = try Data(contentsOf: URL(fileURLWithPath: path))
-        try Self.markedAsVersionFive(stored).write(to: URL(fileURLWithPath: path))
+        // Written as version 5's nodes stored it: the whole file one PairSessions record (the format
+        // up to session 16, which a node still reads).
+        guard case .record(let stored) = SessionFileFormat.decode(try Data(contentsOf: URL(fileURLWithPath: path))) else {
+            Issue.record("carol's sessions file is not in the slotted format")
+            return
+        }
+        try Self.markedAsVersionFive(stored.payload).write(to: URL(fileURLWithPath: path))
 
         // Carol restarts on the version 5 file.
         carolStore = EndToEndStore(identity: carol, dataDirectory: directory.appending("carol"), logger: Self.logger)
