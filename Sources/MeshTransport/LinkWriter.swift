@@ -104,7 +104,11 @@ public final class LinkWriter: Sendable {
     ///   - envelope: the envelope.
     ///   - size: its approximate size on the wire, for the accounting.
     /// - Throws: ``Closed`` when the link is closed.
-    public func write(_ envelope: Envelope, size: Int) async throws {
+    ///
+    /// It runs on the caller's executor (`nonisolated(nonsending)`): a task that SwiftNIO's loop
+    /// runs (the loop is its executor) writes without a hop to Swift's generic executor, which
+    /// would re-enqueue the task on the loop for every message and end its burst.
+    public nonisolated(nonsending) func write(_ envelope: Envelope, size: Int) async throws {
         var admitted = admit(size: size, onLoop: channel.eventLoop.inEventLoop, mayWait: true)
         if admitted == .wait {
             try await waitForRoom()
@@ -318,7 +322,7 @@ public final class LinkWriter: Sendable {
         case writeQueueFlushThenPause
     }
 
-    private func waitForRoom() async throws {
+    private nonisolated(nonsending) func waitForRoom() async throws {
         let mustWait = state.withLockedValue { state -> Bool? in
             if state.closed { return nil }
             return state.inFlight > highWaterMark
