@@ -67,7 +67,7 @@ public final class EventQueue<Element: Sendable>: AsyncSequence, Sendable {
 
     /// Adds an event, waiting while the queue is full. Does nothing after ``finish()``.
     /// - Parameter element: the event.
-    public func push(_ element: Element) async {
+    public nonisolated(nonsending) func push(_ element: Element) async {
         while true {
             let outcome: Bool? = state.withLockedValue { state in
                 if state.finished { return true }
@@ -198,7 +198,7 @@ public final class EventQueue<Element: Sendable>: AsyncSequence, Sendable {
         return ready
     }
 
-    fileprivate func next() async -> Element? {
+    fileprivate nonisolated(nonsending) func next() async -> Element? {
         // Fast path: an event is already queued, no suspension.
         if let ready = poll() { return ready }
         return await withTaskCancellationHandler {
@@ -229,8 +229,10 @@ public final class EventQueue<Element: Sendable>: AsyncSequence, Sendable {
     /// Iterates the events; one consumer at a time.
     public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
         fileprivate let queue: EventQueue<Element>
-        /// The next event, or `nil` once the queue is finished and empty.
-        public mutating func next() async -> Element? { await queue.next() }
+        /// The next event, or `nil` once the queue is finished and empty. It runs on the caller's
+        /// executor (`nonisolated(nonsending)`), so an event that is already queued is taken
+        /// without a hop to another executor (on SwiftNIO's loops, a re-enqueue of the task).
+        public nonisolated(nonsending) mutating func next() async -> Element? { await queue.next() }
     }
 
     /// An iterator over the events.

@@ -456,7 +456,11 @@ public final class Session: Sendable {
     ///   - mode: reliable (TCP) or unreliable (UDP).
     /// - Throws: ``SessionError``: `payloadTooLarge`, `notConnected` (a peer is neither connected
     ///   nor reachable; the others still get the data), `noUnreliableLink`.
-    public func send(_ data: Data, to peers: [PeerID], mode: SendMode) async throws(SessionError) {
+    ///
+    /// It runs on the caller's executor (`nonisolated(nonsending)`): a send from a task on the
+    /// link's event loop (``runTasksOnEventLoops()``) is queued without a task hop, and a burst of
+    /// such sends leaves in one write.
+    public nonisolated(nonsending) func send(_ data: Data, to peers: [PeerID], mode: SendMode) async throws(SessionError) {
         // The usual case, one connected peer over its reliable link: one look-up, nothing built.
         if mode == .reliable, peers.count == 1, data.count <= Self.maxReliablePayload,
            let writer = registry.withLockedValue({ $0.entries[peers[0].id]?.writer }) {
@@ -523,7 +527,7 @@ public final class Session: Sendable {
         return id.hex
     }
 
-    func sendReliable(_ envelope: Envelope, size: Int, to peers: [PeerID]) async throws(SessionError) {
+    nonisolated(nonsending) func sendReliable(_ envelope: Envelope, size: Int, to peers: [PeerID]) async throws(SessionError) {
         var firstError: SessionError?
         for peer in peers {
             guard let writer = registry.withLockedValue({ $0.entries[peer.id]?.writer }) else {

@@ -12,11 +12,11 @@ import NIOCore
 /// Writes made on the link's own event loop (the usual case when tasks run on SwiftNIO's loops)
 /// are coalesced: they are queued without a flush or a promise, and one ``LinkHandler/Flush`` runs
 /// when the writing task next suspends, so a burst of small messages leaves as one buffer in one
-/// `write` (the handler seals them into one buffer), and its bytes are counted out together. Every ``burstMessages`` messages
-/// or ``burstBytes`` bytes written on the loop, the writer pauses until the loop has polled its
-/// sockets: SwiftNIO runs every ready task before it polls, and a task's `await`s re-enqueue it on
-/// the loop, so a task that never waited for I/O would keep the loop from reading the link (and its
-/// keepalives, §7) for as long as it had data to send. Writes from other threads are written and flushed one by one.
+/// `write` (the handler seals them into one buffer), and its bytes are counted out together. A burst
+/// that has gone on for 1 ms or 4 MiB without its flush running (the writing task never gave the
+/// loop up) pauses the writer until the loop has polled its sockets (`WriteBurst`); a task that
+/// sends a message and waits for the answer never pauses. Writes from other threads are written
+/// and flushed one by one.
 ///
 /// This type is thread-safe.
 public final class LinkWriter: Sendable {
@@ -24,10 +24,6 @@ public final class LinkWriter: Sendable {
     public let highWaterMark: Int
     /// Bytes in flight at which waiting writers resume.
     public let lowWaterMark: Int
-    /// Messages one task may write on the loop before it lets the loop poll its sockets.
-    public static let burstMessages = 64
-    /// Bytes one task may write on the loop before it lets the loop poll its sockets.
-    public static let burstBytes = 4 * 1024 * 1024
     /// How long a paused writer gives the loop: long enough that the loop polls before the pause
     /// ends (it runs ready tasks first), short enough not to idle a loop with nothing to read.
     static let pollPause = TimeAmount.microseconds(50)
@@ -55,9 +51,8 @@ public final class LinkWriter: Sendable {
         var flushQueued = false
         /// Bytes written on the loop since the last flush (counted out together when it completes).
         var unflushed = 0
-        /// Messages and bytes written on the loop since the last pause.
-        var burstMessages = 0
-        var burstBytes = 0
+        /// The writes on the loop since the last flush or pause.
+        var burst = WriteBurst()
         /// Envelopes offered with `flush: false`, admitted and counted in flight, not yet handed
         /// to the loop (``flushOffers()``), and their bytes.
         var offered: [Envelope] = []
@@ -120,7 +115,11 @@ public final class LinkWriter: Sendable {
     ///   - envelope: the envelope.
     ///   - size: its approximate size on the wire, for the accounting.
     /// - Throws: ``Closed`` when the link is closed.
-    public func write(_ envelope: Envelope, size: Int) async throws {
+    ///
+    /// It runs on the caller's executor (`nonisolated(nonsending)`): a task that SwiftNIO's loop
+    /// runs (the loop is its executor) writes without a hop to Swift's generic executor, which
+    /// would re-enqueue the task on the loop for every message and end its burst.
+    public nonisolated(nonsending) func write(_ envelope: Envelope, size: Int) async throws {
         var admitted = admit(size: size, onLoop: channel.eventLoop.inEventLoop, mayWait: true)
         if admitted == .wait {
             try await waitForRoom()
@@ -148,19 +147,14 @@ public final class LinkWriter: Sendable {
     /// Counts a write in (one lock): what to do with it. `mayWait`: `.wait` when too much is in
     /// flight (a writer that has waited once goes on regardless).
     private func admit(size: Int, onLoop: Bool, mayWait: Bool) -> Admission {
-        state.withLockedValue { state -> Admission in
+        let now: NIODeadline? = onLoop ? channel.eventLoop.now : nil
+        return state.withLockedValue { state -> Admission in
             guard !state.closed else { return .closed }
             if mayWait, state.inFlight > highWaterMark { return .wait }
             state.inFlight += size
-            guard onLoop else { return .writeAndFlush }
-            state.burstMessages += 1
-            state.burstBytes += size
+            guard let now else { return .writeAndFlush }
             state.unflushed += size
-            let pause = state.burstMessages >= Self.burstMessages || state.burstBytes >= Self.burstBytes
-            if pause {
-                state.burstMessages = 0
-                state.burstBytes = 0
-            }
+            let pause = state.burst.wrote(size, now: now)
             if state.flushQueued { return pause ? .writeThenPause : .write }
             state.flushQueued = true
             return pause ? .writeQueueFlushThenPause : .writeQueueFlush
@@ -171,6 +165,8 @@ public final class LinkWriter: Sendable {
     private func flushBurst() {
         let bytes = state.withLockedValue { state -> Int in
             state.flushQueued = false
+            // The writing task gave the loop up: its next write starts a new burst.
+            state.burst.ended()
             defer { state.unflushed = 0 }
             return state.unflushed
         }
@@ -371,7 +367,7 @@ public final class LinkWriter: Sendable {
         case writeQueueFlushThenPause
     }
 
-    private func waitForRoom() async throws {
+    private nonisolated(nonsending) func waitForRoom() async throws {
         let mustWait = state.withLockedValue { state -> Bool? in
             if state.closed { return nil }
             return state.inFlight > highWaterMark
