@@ -156,7 +156,7 @@ struct StreamStateMachineTests {
         #expect(reader.flushAck(now: t + .milliseconds(5)).isEmpty)
     }
 
-    @Test("an in-order acknowledgement waits for an eighth of the window or 5 ms, whichever comes first (§18.3)")
+    @Test("an in-order acknowledgement waits for a quarter of the window or 5 ms, whichever comes first (§18.3)")
     func delayedAcknowledgement() {
         let t = Self.start
         var reader = StreamReceiveStateMachine(id: 5, limits: Self.limits(window: 65_536), now: t)
@@ -167,11 +167,15 @@ struct StreamStateMachineTests {
         #expect(reader.flushAck(now: t + .milliseconds(4)).isEmpty)
         #expect(Self.sent(reader.timerFired(now: t + .milliseconds(5))) == [.ack(id: 5, offset: 1_024, window: 65_536 - 1_024, fin: false)])
         #expect(reader.timerFired(now: t + .milliseconds(6)).isEmpty, "nothing more is owed")
-        // An eighth of the window (8 KiB) is answered as soon as its packets are handled.
+        // A quarter of the window (16 KiB) is answered as soon as its packets are handled; an eighth waits.
         for index in 1...8 {
-            _ = reader.receivedData(offset: UInt64(index * 1_024), bytes: chunk, fin: false, now: t, deferringAck: true)
+            _ = reader.receivedData(offset: UInt64(index * 1_024), bytes: chunk, fin: false, now: t + .milliseconds(6), deferringAck: true)
         }
-        #expect(Self.sent(reader.flushAck(now: t + .milliseconds(6))) == [.ack(id: 5, offset: 9_216, window: 65_536 - 9_216, fin: false)])
+        #expect(reader.flushAck(now: t + .milliseconds(6)).isEmpty, "an eighth of the window waits")
+        for index in 9...16 {
+            _ = reader.receivedData(offset: UInt64(index * 1_024), bytes: chunk, fin: false, now: t + .milliseconds(6), deferringAck: true)
+        }
+        #expect(Self.sent(reader.flushAck(now: t + .milliseconds(6))) == [.ack(id: 5, offset: 17_408, window: 65_536 - 17_408, fin: false)])
     }
 
     @Test("with the credit used up, the end rides on the last unsent chunk")

@@ -72,7 +72,7 @@ struct StreamTests {
         #expect(SHA256.hash(data: received) == SHA256.hash(data: content))
     }
 
-    @Test("a reader that comes late takes the chunks waiting together as elements of at most 256 KiB, each with indices from 0")
+    @Test("a reader that comes late takes the chunks waiting together as elements of at most maxElementBytes (1 MiB), each with indices from 0")
     func joinedChunks() async throws {
         let (a, b, _, _, bob) = try await MeshRelayTests.linkedPair()
         defer { Task { await a.stop(); await b.stop() } }
@@ -97,7 +97,7 @@ struct StreamTests {
         try await finished
         #expect(received == content)
         #expect(sizes.allSatisfy { $0 <= MeshInputStream.maxElementBytes }, "\(sizes)")
-        #expect(sizes.first == MeshInputStream.maxElementBytes, "the first element joins 16 waiting chunks: \(sizes)")
+        #expect(sizes.first == MeshInputStream.maxElementBytes, "the first element joins the 64 waiting chunks: \(sizes)")
     }
 
     @Test("across the relay: A's 4 MB stream reaches C two hops away, SHA-256 equal")

@@ -11,7 +11,7 @@ import struct Foundation.Data
 /// ``StreamLimits/window``, so a stream never holds more than the window, whatever the opener
 /// sends: a byte past it closes the stream with `protocolViolation`. Every data packet is answered
 /// with an acknowledgement (cumulative offset, the credit left, whether the end is held); packets
-/// in order may share one, sent once an eighth of the window is unacknowledged or after
+/// in order may share one, sent once a quarter of the window is unacknowledged or after
 /// ``ackDelay`` (`deferringAck` and ``flushAck(now:)``, §18.3); reading a quarter of the window
 /// answers too, so that an opener waiting for credit goes on.
 ///
@@ -74,8 +74,10 @@ package struct StreamReceiveStateMachine: Sendable {
     /// How long an in-order data packet's acknowledgement may wait for more (§18.3): far below
     /// the opener's shortest retransmission timeout (200 ms).
     static let ackDelay: Duration = .milliseconds(5)
-    /// Bytes received in order that are acknowledged without waiting: an eighth of the window.
-    private var ackEvery: UInt64 { UInt64(max(1, limits.window / 8)) }
+    /// Bytes received in order that are acknowledged without waiting: a quarter of the window (an
+    /// eighth until session 17: half the acknowledgements, each a write and a wake-up on both
+    /// sides, and the opener still holds at most three quarters of its window unacknowledged).
+    private var ackEvery: UInt64 { UInt64(max(1, limits.window / 4)) }
     private var lastHeard: ContinuousClock.Instant
     private var lastProgress: ContinuousClock.Instant
 
@@ -115,7 +117,7 @@ package struct StreamReceiveStateMachine: Sendable {
     /// Bytes (or a probe, or the end) from the opener.
     /// - Parameter deferringAck: the acknowledgement of bytes that came in order may wait for
     ///   ``flushAck(now:)`` after the last packet that arrived with this one (§18.3), and then until
-    ///   an eighth of the window is unacknowledged or ``ackDelay`` has passed. A probe, the end,
+    ///   a quarter of the window is unacknowledged or ``ackDelay`` has passed. A probe, the end,
     ///   and bytes past a gap or already received are always answered at once.
     package mutating func receivedData(offset: UInt64, bytes: Data, fin: Bool, now: ContinuousClock.Instant,
                                        deferringAck: Bool = false) -> [Action] {
@@ -166,7 +168,7 @@ package struct StreamReceiveStateMachine: Sendable {
     }
 
     /// Answers the packets whose acknowledgement was deferred (one cumulative acknowledgement),
-    /// once an eighth of the window came since the last one or the oldest waited ``ackDelay``;
+    /// once a quarter of the window came since the last one or the oldest waited ``ackDelay``;
     /// until then it stays owed, and ``timerFired(now:)`` sends it.
     package mutating func flushAck(now: ContinuousClock.Instant) -> [Action] {
         guard let since = ackOwedSince, state != .closed else { return [] }

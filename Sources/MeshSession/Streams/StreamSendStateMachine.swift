@@ -115,7 +115,12 @@ package struct StreamSendStateMachine: Sendable {
         guard state != .closed else { return nil }
         if let open { return open.sentAt + retransmissionTimeout }
         var due = min(lastHeard + limits.peerTimeout, lastProgress + limits.idleTimeout)
-        if let oldest = segments[..<nextUnsent].compactMap(\.sentAt).min() {
+        // The oldest send of what is in flight, without building a list for every turn.
+        var oldest: ContinuousClock.Instant?
+        for index in 0..<nextUnsent {
+            if let sentAt = segments[index].sentAt { oldest = min(oldest ?? sentAt, sentAt) }
+        }
+        if let oldest {
             due = min(due, oldest + retransmissionTimeout)
         } else if state != .opening {
             due = min(due, lastSent + limits.keepaliveInterval)
@@ -195,11 +200,12 @@ package struct StreamSendStateMachine: Sendable {
             let before = acknowledged
             var sample: Duration?
             var removed = 0
-            while let first = segments.first, first.end <= offset, !first.fin || fin {
-                if first.transmissions == 1, let sentAt = first.sentAt { sample = now - sentAt }
-                segments.removeFirst()
+            while removed < segments.count, segments[removed].end <= offset, !segments[removed].fin || fin {
+                if segments[removed].transmissions == 1, let sentAt = segments[removed].sentAt { sample = now - sentAt }
                 removed += 1
             }
+            // Removed at once: one shift of the rest, not one per acknowledged chunk.
+            segments.removeFirst(removed)
             if let first = segments.first, first.offset < offset, first.end > offset {
                 segments[0].bytes = Data(first.bytes.dropFirst(Int(offset - first.offset)))
                 segments[0].offset = offset
