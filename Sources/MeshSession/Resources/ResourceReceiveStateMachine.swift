@@ -261,8 +261,9 @@ public struct ResourceReceiveStateMachine: Sendable {
 
     // MARK: Internals
 
-    /// The acknowledgement of what is stored now.
-    private var ack: ResourceAckPayload {
+    /// The acknowledgement of what is stored now (the shell sends it once for a batch of chunks
+    /// whose acknowledgements it held back, §16.4).
+    public var ack: ResourceAckPayload {
         var ack = ResourceAckPayload()
         ack.next = UInt32(next)
         ack.received = stored.sorted().map(UInt32.init)

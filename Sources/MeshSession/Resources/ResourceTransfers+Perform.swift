@@ -146,7 +146,11 @@ extension ResourceTransfers {
     // MARK: Sender actions
 
     func perform(_ actions: [ResourceSendStateMachine.Action], outgoing id: ResourceID) async {
-        defer { rearm() }
+        defer {
+            // In a batch, what its acknowledgements let out leaves at its end (``endBatch()``).
+            if !batching { flushKept() }
+            rearm()
+        }
         guard let transfer = outgoing[id] else { return }
         let metadata: Logger.Metadata = ["mesh.peer": "\(transfer.peer.id.shortHex)", "resource.id": "\(id.shortHex)"]
         // After a chunk the link refused, the rest of this turn's chunks are not even read.
@@ -174,7 +178,7 @@ extension ResourceTransfers {
                     await perform(more, outgoing: id)
                     return
                 }
-                if send(serialized: message, id: id, to: transfer.peer) {
+                if send(serialized: message, id: id, to: transfer.peer, deferringFlush: true) {
                     count(length)
                 } else {
                     heldBack = true
@@ -233,17 +237,8 @@ extension ResourceTransfers {
         // Reported after the actions that follow it (`.sendDone`): an application that stops its
         // session once it hears of the file must not cut off the message that tells the sender.
         var stored: (progress: ResourceProgress, size: UInt64, target: String)?
-        // The in-order SHA-256 of a chunk just written, taken after this turn's acknowledgement.
-        var digestAfterwards: (index: Int, data: Data)?
-        func digestNow() {
-            guard let (index, data) = digestAfterwards else { return }
-            digestAfterwards = nil
-            if incoming[key]?.digest?.chunks == index {
-                incoming[key]?.digest?.hasher.update(data: data)
-                incoming[key]?.digest?.chunks += 1
-            }
-        }
-        defer { digestNow() }
+        // The in-order SHA-256 of the chunks written, taken after this turn's acknowledgement
+        // (in a batch, after the batch's: ``endBatch()``).
         defer {
             if let (progress, size, target) = stored {
                 progress.moved(size, report: false, now: clock.now)
@@ -263,24 +258,33 @@ extension ResourceTransfers {
                     return
                 }
                 incoming[key]?.unsaved += 1
-                if incoming[key]?.digest?.chunks == index {
-                    // Hashed after the acknowledgement has gone (below): the sender does not wait for it.
-                    digestAfterwards = (index, chunk.data)
+                if incoming[key]?.digest?.take(index, chunk.data) == true {
+                    // Hashed after the acknowledgement has gone: the sender does not wait for it.
+                    undigested.insert(key)
                 } else {
                     incoming[key]?.digest = nil
                 }
                 if let current = incoming[key], current.unsaved >= ResourceLimits.checkpointChunks { requestCheckpoint(key) }
             case .sendAck(let ack):
-                await send(.ack(ack), id: key.id, to: transfer.peer)
+                if batching, chunk != nil {
+                    // One acknowledgement for the batch's chunks, at its end (§16.4): it says
+                    // what is stored then, every chunk of the batch written already.
+                    owedAcks.insert(key)
+                } else {
+                    await send(.ack(ack), id: key.id, to: transfer.peer)
+                }
             case .verify:
-                digestNow()
+                // The last acknowledgement goes before the hash is checked (the sender learns
+                // every chunk arrived), and every chunk written is hashed.
+                await sendOwedAck(key)
+                await hashWritten(key)
                 let handle = transfer.handle
                 let size = transfer.machine.offer.size
                 let hash: [UInt8]
                 do {
                     // Every chunk was hashed as it was written, in order: the same bytes as the file's.
                     if let digest = incoming[key]?.digest, digest.chunks == transfer.machine.offer.chunkCount {
-                        hash = Array(digest.hasher.finalize())
+                        hash = await digest.digest.finalize()
                     } else {
                         hash = try await EventLoops.runBlocking { try ResourceStorage.sha256(handle, size: size) }
                     }

@@ -35,6 +35,8 @@ actor ResourceTransfers {
     var outgoing: [ResourceID: Outgoing] = [:]
     /// Links that refused a chunk and will say when they have room (each asked once).
     private var congestedLinks = CongestedLinks()
+    /// Links keeping chunks this turn sent, handed over at its end (``flushKept()``).
+    private var kept = KeptSends()
     var incoming: [Key: Incoming] = [:]
     /// Offers waiting for the application's answer.
     var pending: [Key: Pending] = [:]
@@ -44,6 +46,16 @@ actor ResourceTransfers {
     var checkpoints: AsyncStream<Key>.Continuation?
     /// Chunk bytes sent, retransmissions included (tests and benchmarks: ≤ 1.1 × the size).
     private(set) var chunkBytesSent: UInt64 = 0
+    /// Within a batch of messages (``received(_:)``): acknowledgements of chunks, and chunks the
+    /// links keep, wait for its end.
+    var batching = false
+    /// Incoming transfers whose chunk acknowledgements wait for the end of the batch.
+    var owedAcks: Set<Key> = []
+    /// Incoming transfers with chunks written and not hashed yet (``InOrderDigest/pending``).
+    var undigested: Set<Key> = []
+    /// Messages taken from the channel at once, at most: one actor hop, one acknowledgement per
+    /// transfer (§16.4).
+    static let maxBatch = 64
 
     struct Key: Hashable { var peer: NodeID; var id: ResourceID }
 
@@ -80,9 +92,29 @@ actor ResourceTransfers {
 
     /// The hash of a resource's chunks written in order from the first.
     struct InOrderDigest {
-        var hasher = SHA256()
-        /// Chunks hashed: the next one in order is this index.
+        /// Hashes them off the event loop, in order.
+        let digest = ResourceDigest()
+        /// Chunks taken (hashed, queued or waiting to be): the next one in order is this index.
         var chunks = 0
+        /// Chunks taken and not queued yet: queued after the acknowledgement of their batch has
+        /// gone (``ResourceTransfers/hashWritten(_:)``).
+        var pending: [Data] = []
+
+        /// Takes chunk `index` if it is the next in order.
+        /// - Returns: `false` when it is not (the in-order hash is then given up).
+        mutating func take(_ index: Int, _ data: Data) -> Bool {
+            guard index == chunks else { return false }
+            pending.append(data)
+            chunks += 1
+            return true
+        }
+
+        /// Queues the chunks taken so far for hashing.
+        /// - Returns: `false` when the hash lags by more than ``ResourceDigest/maxQueuedBytes``.
+        mutating func queuePending() -> Bool {
+            defer { pending.removeAll(keepingCapacity: true) }
+            return digest.submit(pending)
+        }
     }
 
     struct Pending {
@@ -132,7 +164,12 @@ actor ResourceTransfers {
         self.checkpoints = checkpoints
         await withDiscardingTaskGroup { group in
             group.addTask {
-                for await message in channel.messages { await self.received(message) }
+                for await message in channel.messages {
+                    // What arrived together is one actor hop, and one acknowledgement per transfer.
+                    var batch = [message]
+                    while batch.count < Self.maxBatch, let more = channel.messages.poll() { batch.append(more) }
+                    await self.received(batch)
+                }
             }
             // Checkpoints sync the .part file and write the record on NIO's blocking pool, one at
             // a time, while the shell goes on with chunks (an fsync costs tens of milliseconds).
@@ -246,6 +283,38 @@ actor ResourceTransfers {
 
     // MARK: Inputs
 
+    /// Messages that arrived together: each in order, then one acknowledgement for each transfer
+    /// whose chunks held theirs back (§16.4), then the in-order hash of the chunks written.
+    func received(_ batch: [ChannelMessage]) async {
+        batching = true
+        for message in batch { await received(message) }
+        batching = false
+        await endBatch()
+    }
+
+    /// Sends the acknowledgements the batch held back (each says what is stored now), then hashes
+    /// what it wrote: the sender does not wait for the hash.
+    func endBatch() async {
+        flushKept()
+        for key in owedAcks { await sendOwedAck(key) }
+        await hashWritten()
+    }
+
+    /// Sends the acknowledgement a batch held back for a transfer, if it did.
+    func sendOwedAck(_ key: Key) async {
+        guard owedAcks.remove(key) != nil, let transfer = incoming[key], transfer.machine.state != .finished else { return }
+        await send(.ack(transfer.machine.ack), id: key.id, to: transfer.peer)
+    }
+
+    /// Queues the chunks written in order and not hashed yet, of one transfer or of all, for
+    /// hashing off the loop; waits while a hash lags too far behind (the link waits meanwhile).
+    func hashWritten(_ only: Key? = nil) async {
+        for key in only.map({ [$0] }) ?? Array(undigested) {
+            guard undigested.remove(key) != nil, let within = incoming[key]?.digest?.queuePending() else { continue }
+            if !within, let digest = incoming[key]?.digest?.digest { await digest.drained() }
+        }
+    }
+
     /// A message on channel 17. Malformed or unexpected messages are logged and answered or
     /// dropped as PROTOCOL.md §16 says; nothing traps.
     func received(_ channelMessage: ChannelMessage) async {
@@ -307,6 +376,8 @@ actor ResourceTransfers {
             let actions = transfer.machine.receivedChunk(index: Int(chunk.index), length: chunk.data.count, now: clock.now)
             incoming[key] = transfer
             await perform(actions, incoming: key, chunk: chunk)
+            // Hashed after the acknowledgement has gone (in a batch, at its end).
+            if !batching { await hashWritten(key) }
         } else if let memory = finished[key] {
             if let done = memory.done { await send(.done(done), id: id, to: sender) }
         } else if let done = recordedDone(key) {
@@ -411,10 +482,17 @@ actor ResourceTransfers {
     }
 
     /// ``send(_:id:to:)`` of a message serialized already (a chunk, ``ResourceWire``).
-    func send(serialized bytes: Data, id: ResourceID, to peer: PeerID) -> Bool {
+    /// - Parameter deferringFlush: a neighbour's link keeps the message until ``flushKept()``
+    ///   (the end of the turn, or the next message sent without it), so that a turn's chunks
+    ///   reach the link's loop in one hop and leave in one write.
+    func send(serialized bytes: Data, id: ResourceID, to peer: PeerID, deferringFlush: Bool = false) -> Bool {
         guard let channel else { return true }
+        // In the order they were made: what this turn kept goes first.
+        if !deferringFlush { flushKept() }
         do {
-            return congestedLinks.sent(try channel.sendNow(bytes, to: peer)) { [weak self] link in
+            let outcome = try channel.sendNow(bytes, to: peer, deferringFlush: deferringFlush)
+            kept.note(outcome)
+            return congestedLinks.sent(outcome) { [weak self] link in
                 guard let self else { return }
                 Task { await self.linkHasRoom(link) }
             }
@@ -424,6 +502,9 @@ actor ResourceTransfers {
             return true
         }
     }
+
+    /// Hands the messages the links kept (``send(serialized:id:to:deferringFlush:)``) to their loops.
+    func flushKept() { kept.flush() }
 
     /// A congested link has room again (or closed): every outgoing transfer sends the chunks it
     /// held back.

@@ -39,20 +39,18 @@ package enum ResourceWire {
         header.append(0x1A)
         appendVarint(UInt64(inner.count + length), to: &header)
         header.append(contentsOf: inner)
-        var message = Data(count: header.count + length)
-        var failure: E?
-        header.withUnsafeBytes { header in
-            message.withUnsafeMutableBytes { (buffer: UnsafeMutableRawBufferPointer) in
-                buffer.copyMemory(from: header)
-                do throws(E) {
-                    try fill(UnsafeMutableRawBufferPointer(rebasing: buffer[header.count...]))
-                } catch {
-                    failure = error
-                }
-            }
+        // Uninitialized memory (`Data(count:)` would zero the 60,000 bytes `fill` overwrites),
+        // owned by the message from here on.
+        let count = header.count + length
+        let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: count, alignment: 16)
+        header.withUnsafeBytes { memory.copyMemory(from: $0) }
+        do throws(E) {
+            try fill(UnsafeMutableRawBufferPointer(rebasing: memory[header.count...]))
+        } catch {
+            memory.deallocate()
+            throw error
         }
-        if let failure { throw failure }
-        return message
+        return Data(bytesNoCopy: memory.baseAddress!, count: count, deallocator: .custom { pointer, _ in pointer.deallocate() })
     }
 
     /// A chunk message in exactly the layout of ``chunkMessage(id:index:length:fill:)``, read
