@@ -25,19 +25,19 @@ extension Meshchat_V1_Envelope {
         fields.reserveCapacity(32)
         if channel != 0 {
             fields.append(0x08)
-            appendVarint(UInt64(channel), to: &fields)
+            ProtobufVarint.append(UInt64(channel), to: &fields)
         }
         if sentAtMilliseconds != 0 {
             fields.append(0x10)
-            appendVarint(UInt64(bitPattern: sentAtMilliseconds), to: &fields)
+            ProtobufVarint.append(UInt64(bitPattern: sentAtMilliseconds), to: &fields)
         }
         if payloadCount > 0 {
             fields.append(0x1A)
-            appendVarint(UInt64(payloadCount), to: &fields)
+            ProtobufVarint.append(UInt64(payloadCount), to: &fields)
         }
         var header: [UInt8] = [0x42]
         header.reserveCapacity(fields.count + 6)
-        appendVarint(UInt64(fields.count + payloadCount), to: &header)
+        ProtobufVarint.append(UInt64(fields.count + payloadCount), to: &header)
         header.append(contentsOf: fields)
         return header
     }
@@ -70,16 +70,6 @@ extension Meshchat_V1_Envelope {
         guard let count = ProtobufVarint.read(message, at: &index), count > 0, count == UInt64(message.endIndex - index) else { return nil }
         return (channel, sentAt, message[index...])
     }
-
-
-    private static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
-        var value = value
-        while value >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
-        }
-        bytes.append(UInt8(value))
-    }
 }
 
 /// Protobuf's base-128 varints, for the decoders that read a known layout by hand (direct envelopes
@@ -103,5 +93,18 @@ public enum ProtobufVarint {
             shift += 7
         }
         return nil
+    }
+
+    /// Appends `value` as a varint (1–10 bytes), least significant group first.
+    /// - Parameters:
+    ///   - value: the value.
+    ///   - bytes: where it goes.
+    public static func append(_ value: UInt64, to bytes: inout [UInt8]) {
+        var value = value
+        while value >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        bytes.append(UInt8(value))
     }
 }

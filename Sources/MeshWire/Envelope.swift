@@ -150,9 +150,9 @@ extension Meshchat_V1_Envelope {
             return header
         }
         let innerLength = 1 + varintSize(payloadCount) + payloadCount
-        appendVarint(innerLength, to: &header)
+        ProtobufVarint.append(UInt64(innerLength), to: &header)
         header.append(0x0A)
-        appendVarint(payloadCount, to: &header)
+        ProtobufVarint.append(UInt64(payloadCount), to: &header)
         return header
     }
 
@@ -207,15 +207,6 @@ extension Meshchat_V1_Envelope {
             size += 1
         }
         return size
-    }
-
-    private static func appendVarint(_ value: Int, to bytes: inout [UInt8]) {
-        var value = UInt64(value)
-        while value >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
-        }
-        bytes.append(UInt8(value))
     }
 }
 

@@ -29,15 +29,15 @@ package enum ResourceWire {
         inner.reserveCapacity(12)
         if index != 0 {
             inner.append(0x08)
-            appendVarint(UInt64(index), to: &inner)
+            ProtobufVarint.append(UInt64(index), to: &inner)
         }
         inner.append(0x12)
-        appendVarint(UInt64(length), to: &inner)
+        ProtobufVarint.append(UInt64(length), to: &inner)
         var header: [UInt8] = [0x0A, 0x10]
         header.reserveCapacity(maxChunkHeader)
         header.append(contentsOf: id.bytes)
         header.append(0x1A)
-        appendVarint(UInt64(inner.count + length), to: &header)
+        ProtobufVarint.append(UInt64(inner.count + length), to: &header)
         header.append(contentsOf: inner)
         // Uninitialized memory (`Data(count:)` would zero the 60,000 bytes `fill` overwrites),
         // owned by the message from here on.
@@ -75,14 +75,5 @@ package enum ResourceWire {
         index += 1
         guard let count = ProtobufVarint.read(bytes, at: &index), count > 0, count == UInt64(bytes.endIndex - index) else { return nil }
         return (transferID, UInt32(chunkIndex), bytes[index...])
-    }
-
-    private static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
-        var value = value
-        while value >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
-        }
-        bytes.append(UInt8(value))
     }
 }

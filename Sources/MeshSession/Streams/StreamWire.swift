@@ -54,33 +54,24 @@ package enum StreamWire {
         fields.reserveCapacity(24)
         if offset != 0 {
             fields.append(0x08)
-            appendVarint(offset, to: &fields)
+            ProtobufVarint.append(offset, to: &fields)
         }
         if !bytes.isEmpty {
             fields.append(0x12)
-            appendVarint(UInt64(bytes.count), to: &fields)
+            ProtobufVarint.append(UInt64(bytes.count), to: &fields)
         }
         let bodyLength = fields.count + bytes.count + (fin ? 2 : 0)
         var head: [UInt8] = [0x08]
         head.reserveCapacity(24)
-        appendVarint(id, to: &head)
+        ProtobufVarint.append(id, to: &head)
         head.append(0x1A)
-        appendVarint(UInt64(bodyLength), to: &head)
+        ProtobufVarint.append(UInt64(bodyLength), to: &head)
         var packet = Data(capacity: head.count + bodyLength)
         packet.append(contentsOf: head)
         packet.append(contentsOf: fields)
         packet.append(bytes)
         if fin { packet.append(contentsOf: [0x18, 0x01]) }
         return packet
-    }
-
-    private static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
-        var value = value
-        while value >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
-        }
-        bytes.append(UInt8(value))
     }
 
     /// ``encode(_:)`` through the protobuf encoder for every packet (for tests and the fuzzer,
