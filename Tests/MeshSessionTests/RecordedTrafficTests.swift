@@ -96,11 +96,18 @@ private final class RecordingLine {
         try deliver(step, from: sender)
     }
 
+    struct DamagedFile: Error { var reason: String }
+
     /// A node's sessions with another as stored on disk, once it has written what changed.
     func storedSessions(of owner: String, with other: String) throws -> PairSessions {
         try #require(nodes[owner]).endToEnd.flush()
         let bytes = try Data(contentsOf: URL(fileURLWithPath: directory.appending("\(owner)/sessions/\(try id(other).hex)")))
-        return try PairSessions(serialized: bytes)
+        // The file as an attacker who copied it reads it: its newest valid record (two slots since session 17).
+        switch SessionFileFormat.decode(bytes) {
+        case .record(let latest): return try PairSessions(serialized: latest.payload)
+        case .legacy(let whole): return try PairSessions(serialized: whole)
+        case .damaged(let why): throw DamagedFile(reason: why)
+        }
     }
 
     /// A node's prekeys as stored on disk.
