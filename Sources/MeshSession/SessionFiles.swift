@@ -74,7 +74,11 @@ struct SessionFiles: Sendable {
                     "mesh.node": "\(node.shortHex)", "e2e.reason": "\(ignored)",
                 ])
             }
-            positions[node] = Position(slotSize: latest.slotSize, nextSlot: 1 - latest.slot, nextSequence: latest.sequence &+ 1)
+            // A record at the last sequence number (an edited file) leaves none above it: the next
+            // store writes the file anew, starting again at 1, instead of wrapping to 0 below it.
+            if latest.sequence < .max {
+                positions[node] = Position(slotSize: latest.slotSize, nextSlot: 1 - latest.slot, nextSequence: latest.sequence + 1)
+            }
             return .sessions(latest.payload)
         }
     }
@@ -91,14 +95,14 @@ struct SessionFiles: Sendable {
     /// - Returns: whether they were stored (a failure is logged).
     @discardableResult
     mutating func write(_ payload: Data, for node: NodeID, mayCompact: Bool = false, logger: Logger) -> Bool {
-        if var position = positions[node], SessionFileFormat.fits(payload.count, slotSize: position.slotSize),
+        if var position = positions[node], position.nextSequence < .max, SessionFileFormat.fits(payload.count, slotSize: position.slotSize),
            !mayCompact || position.slotSize <= 4 * SessionFileFormat.slotSize(for: payload.count),
            let descriptor = openDescriptor(node) {
             let record = SessionFileFormat.record(payload, sequence: position.nextSequence)
             let offset = SessionFileFormat.offset(ofSlot: position.nextSlot, slotSize: position.slotSize)
             if Self.write(record, to: descriptor, at: offset) {
                 position.nextSlot = 1 - position.nextSlot
-                position.nextSequence &+= 1
+                position.nextSequence += 1
                 positions[node] = position
                 return true
             }
@@ -132,7 +136,9 @@ struct SessionFiles: Sendable {
         let path = path(of: node)
         let temporary = path + ".new"
         closeDescriptor(node)
-        let sequence = positions[node]?.nextSequence ?? 1
+        // The numbering goes on; a new file holds one record, so at the end of UInt64 it starts again.
+        let previous = positions[node]?.nextSequence ?? 1
+        let sequence: UInt64 = previous < .max ? previous : 1
         positions[node] = nil
         let slotSize = SessionFileFormat.slotSize(for: payload.count)
         guard SessionFileFormat.fits(payload.count, slotSize: slotSize) else {
@@ -155,7 +161,7 @@ struct SessionFiles: Sendable {
             unlink(temporary)
             return false
         }
-        positions[node] = Position(slotSize: slotSize, nextSlot: 1, nextSequence: sequence &+ 1)
+        positions[node] = Position(slotSize: slotSize, nextSlot: 1, nextSequence: sequence + 1)
         keepDescriptor(descriptor, for: node)
         return true
     }

@@ -29,6 +29,26 @@ struct SessionFilesTests {
         return stat(path, &status) == 0 ? UInt64(status.st_ino) : 0
     }
 
+    @Test("a file edited to hold the last sequence number is not continued past it: the next store writes the file anew at 1, and reading takes that store, not the edited record")
+    func lastSequenceNumber() throws {
+        let directory = TemporaryDirectory("meshchat-session-files")
+        var files = SessionFiles(directory: directory.path)
+        let node = try Self.node(1)
+        let path = files.path(of: node)
+        var bytes = SessionFileFormat.header(slotSize: SessionFileFormat.minSlotSize)
+        bytes.append(SessionFileFormat.record(Data("edited".utf8), sequence: .max))
+        try bytes.write(to: URL(fileURLWithPath: path))
+        let read = files.read(node, logger: Self.logger)
+        #expect(read == .sessions(Data("edited".utf8)))
+        let stored = files.write(Data("next".utf8), for: node, logger: Self.logger)
+        #expect(stored)
+        let latest = try #require(try Self.latest(path))
+        #expect(latest.sequence == 1 && latest.payload == Data("next".utf8))
+        var again = SessionFiles(directory: directory.path)
+        let reread = again.read(node, logger: Self.logger)
+        #expect(reread == .sessions(Data("next".utf8)))
+    }
+
     @Test("stores after the first go in place (same inode, no rename), in turn into the two slots; the file stays header + 2 slots, mode 0600")
     func storesInPlace() throws {
         let directory = TemporaryDirectory("meshchat-session-files")
