@@ -258,16 +258,27 @@ public final class LinkWriter: Sendable {
     ///   - source: the neighbour whose link the packet came on.
     ///   - callback: what to call when there is room; it must not block.
     public func relayAdmission(for source: NodeID, orWhenRoom callback: @escaping @Sendable () -> Void) -> RelayAdmission {
-        state.withLockedValue { state in
-            if state.closed || state.relayed[source, default: 0] < Self.relayShare { return .now }
+        let (admission, early) = state.withLockedValue { state -> (RelayAdmission, (@Sendable () -> Void)?) in
+            if state.closed || state.relayed[source, default: 0] < Self.relayShare { return (.now, nil) }
             if state.relayDropping.contains(source) {
                 state.relayDropped += 1
-                return .drop
+                return (.drop, nil)
             }
-            state.relayCallbacks[source, default: []].append(callback)
-            return .wait
+            // One input link waits at a time; links of the same neighbour that closed while they
+            // waited (a neighbour reconnecting fast) must not pile up here: past a few, the oldest is
+            // called early, which is always safe (its link asks again, or is closed).
+            var waiting = state.relayCallbacks[source, default: []]
+            let evicted = waiting.count >= Self.maxRelayCallbacks ? waiting.removeFirst() : nil
+            waiting.append(callback)
+            state.relayCallbacks[source] = waiting
+            return (.wait, evicted)
         }
+        early?()
+        return admission
     }
+
+    /// The most callbacks held for one input (``relayAdmission(for:orWhenRoom:)``).
+    public static let maxRelayCallbacks = 4
 
     /// `source`'s input link was held for ``relayHoldLimit`` without room here: until its relayed
     /// bytes here have drained to half its share, its packets for this link are dropped

@@ -161,4 +161,21 @@ struct LinkWriterTests {
         _ = try channel.finish()
         #expect(resumed.withLockedValue { $0 } == 1, "closing calls the waiting callback")
     }
+
+    @Test("callbacks of one input that waits do not pile up (links of a neighbour that reconnects fast): past the cap the oldest is called early")
+    func relayCallbacksBounded() throws {
+        let held = HeldWrites()
+        let channel = EmbeddedChannel(handler: held)
+        let writer = LinkWriter(channel: channel, highWaterMark: 100, lowWaterMark: 40)
+        let source = try NodeID(bytes: [UInt8](repeating: 1, count: 16))
+        #expect(writer.relay(.ping(nonce: 1), size: LinkWriter.relayShare, from: source))
+        let called = NIOLockedValueBox<[Int]>([])
+        for index in 0..<(LinkWriter.maxRelayCallbacks + 2) {
+            #expect(writer.relayAdmission(for: source) { called.withLockedValue { $0.append(index) } } == .wait)
+        }
+        #expect(called.withLockedValue { $0 } == [0, 1], "the two oldest were called early")
+        held.complete(0)
+        #expect(called.withLockedValue { $0 }.sorted() == Array(0..<(LinkWriter.maxRelayCallbacks + 2)), "the rest when it drained")
+        _ = try channel.finish()
+    }
 }
