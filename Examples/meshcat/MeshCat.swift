@@ -35,13 +35,15 @@ struct Listen: AsyncParsableCommand {
     @Option(name: .long, help: "Exit after this many streams have ended (default: never).")
     var count: Int?
 
+    @OptionGroup var window: WindowOption
+
     func validate() throws {
         if let count, count < 1 { throw ValidationError("--count \(count) must be at least 1.") }
     }
 
     func run() async throws {
         let running = try await RunningNode.start(node)
-        let incoming = try await running.session.acceptStreams()
+        let incoming = try await running.session.acceptStreams(limits: window.limits)
         var ended = 0
         var failed = false
         for await stream in incoming {
@@ -87,6 +89,8 @@ struct Send: AsyncParsableCommand {
     @Option(name: .long, help: "Seconds to wait for a route to the receiver (default 30).")
     var wait = 30
 
+    @OptionGroup var window: WindowOption
+
     func validate() throws {
         guard !to.isEmpty, to.count <= 32, to.allSatisfy(\.isHexDigit) else {
             throw ValidationError("--to \"\(to.prefix(40))\" is not a node id: use its 32 hex digits, or a prefix of them.")
@@ -99,7 +103,7 @@ struct Send: AsyncParsableCommand {
         let running = try await RunningNode.start(node)
         do {
             let peer = try await running.reachablePeer(prefix: to.lowercased(), timeout: .seconds(wait))
-            let stream = try await running.session.startStream(withName: name, to: peer)
+            let stream = try await running.session.startStream(withName: name, to: peer, limits: window.limits)
             Events.emit(["event": "opened", "to": peer.id.hex, "name": name])
             let opened = ContinuousClock.now
             var bytes = 0
@@ -120,6 +124,25 @@ struct Send: AsyncParsableCommand {
             await running.stop()
             throw ExitCode.failure
         }
+    }
+}
+
+/// `--window`: the stream's window (StreamLimits.window), for trying other sizes.
+struct WindowOption: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The stream's window in KiB: what the reader holds unread, and the sender unacknowledged (default: the library's StreamLimits.window).", valueName: "KIB"))
+    var window: Int?
+
+    func validate() throws {
+        if let window, !(64...65_536).contains(window) {
+            throw ValidationError("--window \(window) is out of range; use 64 to 65536 (KiB).")
+        }
+    }
+
+    /// The library's default limits with this window.
+    var limits: StreamLimits {
+        var limits = StreamLimits()
+        if let window { limits.window = window << 10 }
+        return limits
     }
 }
 

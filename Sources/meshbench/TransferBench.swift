@@ -32,10 +32,27 @@ struct TransferBench: AsyncParsableCommand {
     @Option(help: "MiB per transfer.") var mib = 256
     @Option(help: "Rounds; the table shows the median.") var rounds = 3
     @Flag(help: "Print {\"rows\":[{\"key\",\"unit\",\"meshchat\",\"baselines\"}]} (MB/s) instead of the table.") var json = false
+    @Option(help: "Only these figures, comma-separated, of raw, send, stream, resource (default: all; the sealing ceiling is always measured; rows not run show 0).")
+    var only: String?
+    @Option(help: "The streams' window in KiB, passed to both meshcat processes (default: the library's).")
+    var streamWindow: Int?
 
     func validate() throws {
         guard (1...65_536).contains(mib) else { throw ValidationError("Please give --mib from 1 to 65536.") }
         guard (1...100).contains(rounds) else { throw ValidationError("Please give --rounds from 1 to 100.") }
+        if let streamWindow, !(64...65_536).contains(streamWindow) { throw ValidationError("Please give --stream-window from 64 to 65536 (KiB).") }
+        if let unknown = figureGroups.subtracting(Self.groups).first {
+            throw ValidationError("--only: \(unknown) is not one of \(Self.groups.sorted().joined(separator: ", ")).")
+        }
+    }
+
+    /// The figure groups `--only` may name.
+    static let groups: Set<String> = ["raw", "send", "stream", "resource"]
+
+    /// The groups to run: `--only`'s, or all.
+    var figureGroups: Set<String> {
+        guard let only else { return Self.groups }
+        return Set(only.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
     }
 
     /// The bytes of one relayed `Session.send` (the largest a relayed payload may be is 64,000).
@@ -68,20 +85,25 @@ struct TransferBench: AsyncParsableCommand {
         for round in 1...rounds {
             FileHandle.standardError.write(Data("transfer: round \(round) of \(rounds)\n".utf8))
             figures["ceiling", default: []].append(SealCeiling.measure(chunkSize: StreamLimits.maxChunkSize) * 8 / 1e9)
-            for hops in 1...2 {
+            let groups = figureGroups
+            for hops in 1...2 where groups.contains("raw") {
                 figures["raw\(hops)", default: []].append(try measured("raw\(hops)") { try rawBulk(me.path, hops: hops) })
             }
-            figures["send1", default: []].append(try measured("send1") { try sendBulk(me.path, hops: 1) }.gbitPerSecond)
-            let relayed = try measured("send2") { try sendBulk(me.path, hops: 2) }
-            figures["send2", default: []].append(relayed.gbitPerSecond)
-            relayedDelivered.append(Double(relayed.messagesReceived ?? relayed.messages) / Double(relayed.messages))
-            figures["stream1", default: []].append(try measured("stream1") {
-                try stream(meshcat, relay: nil, input: input, scratch: scratch, round: round)
-            })
-            figures["stream2", default: []].append(try measured("stream2") {
-                try stream(meshcat, relay: me.path, input: input, scratch: scratch, round: round)
-            })
-            for hops in 1...2 {
+            if groups.contains("send") {
+                figures["send1", default: []].append(try measured("send1") { try sendBulk(me.path, hops: 1) }.gbitPerSecond)
+                let relayed = try measured("send2") { try sendBulk(me.path, hops: 2) }
+                figures["send2", default: []].append(relayed.gbitPerSecond)
+                relayedDelivered.append(Double(relayed.messagesReceived ?? relayed.messages) / Double(relayed.messages))
+            }
+            if groups.contains("stream") {
+                figures["stream1", default: []].append(try measured("stream1") {
+                    try stream(meshcat, relay: nil, input: input, scratch: scratch, round: round)
+                })
+                figures["stream2", default: []].append(try measured("stream2") {
+                    try stream(meshcat, relay: me.path, input: input, scratch: scratch, round: round)
+                })
+            }
+            for hops in 1...2 where groups.contains("resource") {
                 let sent = try measured("resource\(hops)") { try resource(me.path, hops: hops, input: input) }
                 figures["resource\(hops)", default: []].append(sent.gbitPerSecond)
                 prepare.append(sent.prepareSeconds ?? 0)
@@ -109,7 +131,7 @@ struct TransferBench: AsyncParsableCommand {
         }
         let f = { (key: String) in String(format: "%.0f", mbPerSecond(key)) }
         let ratio = { (a: String, b: String) in String(format: "%.2f×", (median[b] ?? 0) > 0 ? (median[a] ?? 0) / (median[b] ?? 1) : 0) }
-        let delivered = relayedDelivered.sorted()[relayedDelivered.count / 2]
+        let delivered = relayedDelivered.isEmpty ? 0 : relayedDelivered.sorted()[relayedDelivered.count / 2]
         print("")
         print("| transfer of \(mib) MiB (median of \(rounds)) | MB/s | raw TCP, same hops | ÷ raw | Session.send bulk, same hops | ÷ send | ÷ 1-hop send | ÷ sealing ceiling | goal |")
         print("|---|---|---|---|---|---|---|---|---|")
@@ -135,7 +157,7 @@ struct TransferBench: AsyncParsableCommand {
         print("")
         print("Stream times run from the reader's acceptance to its having read every byte (meshcat send's own measure), so,")
         print("like Session.send's, they leave out process start, handshake and route discovery. Resource times run from the offer to the receiver's finished")
-        print("event (hash checked); before the offer the sender spent \(String(format: "%.2f", prepare.sorted()[prepare.count / 2])) s (median) hashing and recording the file.")
+        print("event (hash checked); before the offer the sender spent \(String(format: "%.2f", prepare.isEmpty ? 0 : prepare.sorted()[prepare.count / 2])) s (median) hashing and recording the file.")
         print("The 2-hop baselines: raw-source → raw-relay → raw-sink; Session.send to a node behind a relay (sealed end to end,")
         print("lossy: such a send never waits, so the sender's link queue and the relay drop what they cannot take, §13.2.7),")
         print("counting what arrived: it is no acknowledged transfer, so a ratio above 1 over 2 hops says how much it loses.")
@@ -237,19 +259,20 @@ struct TransferBench: AsyncParsableCommand {
         var relay: Child?
         defer { relay?.stop() }
         var connect: [String] = []
+        let window = streamWindow.map { ["--window", "\($0)"] } ?? []
         if let relayExecutable {
             let node = try Child.start(relayExecutable, ["sink"])
             relay = node
             connect = ["--connect", "127.0.0.1:\(try node.readPort())"]
         }
         let listener = try MeshcatProcess(meshcat, ["listen", "--count", "1", "--no-discovery",
-                                                     "--data-dir", scratch.appendingPathComponent("listen-\(tag)").path] + connect,
+                                                     "--data-dir", scratch.appendingPathComponent("listen-\(tag)").path] + window + connect,
                                           errorPath: scratch.appendingPathComponent("listen-\(tag).err").path)
         defer { listener.stop() }
         let (id, port) = try listener.ready()
         let target = connect.isEmpty ? ["--connect", "127.0.0.1:\(port)"] : connect
         let sender = try MeshcatProcess(meshcat, ["send", "--to", id, "--no-discovery",
-                                                  "--data-dir", scratch.appendingPathComponent("send-\(tag)").path] + target,
+                                                  "--data-dir", scratch.appendingPathComponent("send-\(tag)").path] + window + target,
                                         errorPath: scratch.appendingPathComponent("send-\(tag).err").path, input: input)
         sender.process.waitUntilExit()
         guard sender.process.terminationStatus == 0 else {
