@@ -23,6 +23,8 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
 
 RAW = serialization.Encoding.Raw
 SUITES = {1: "ChaChaPoly", 2: "AESGCM"}
+# The protocol version (PROTOCOL.md §4.2): the hello's first field and the prologue's version byte.
+PROTOCOL_VERSION = 8
 
 
 def pub(private):
@@ -194,7 +196,7 @@ def check(path, expected_suite):
 
     # §4.3, §4.11: the hello's offer and suite; the protocol name is the suite the offers select.
     hello = varints(bytes.fromhex(vector["messages"][0]["payload"]))
-    expect("hello version 7", hello.get(1) == [7])
+    expect(f"hello version {PROTOCOL_VERSION}", hello.get(1) == [PROTOCOL_VERSION])
     expect("hello service type", hello.get(2) == [b"meshchat"])
     offer = packed(hello.get(3, []))
     expect("hello suite", hello.get(4) == [expected_suite])
@@ -238,7 +240,7 @@ def check_retry(path, keys_path):
     expect("RETRY frame names suite 1", frames["retry"]["frame"] == frame(4, b"\x01").hex())
     again = varints(bytes.fromhex(frames["message1_again"]["payload"]))
     expect("retried hello: suite 1, retry_of 2", again.get(4) == [1] and again.get(5) == [2])
-    base = b"meshchat\x00\x07\x00meshchat"
+    base = b"meshchat\x00" + bytes([PROTOCOL_VERSION]) + b"\x00meshchat"
     expect("prologue with the retry", vector["prologue"] == (base + b"\x00retry\x02\x01").hex())
     expect("protocol name", vector["protocolName"] == "Noise_XX_25519_ChaChaPoly_SHA256")
     # The offers select suite 1: alice's first suite that bob offers.
