@@ -32,7 +32,7 @@ struct TransferBench: AsyncParsableCommand {
     @Option(help: "MiB per transfer.") var mib = 256
     @Option(help: "Rounds; the table shows the median.") var rounds = 3
     @Flag(help: "Print {\"rows\":[{\"key\",\"unit\",\"meshchat\",\"baselines\"}]} (MB/s) instead of the table.") var json = false
-    @Option(help: "Only these figures, comma-separated, of raw, send, stream, resource (default: all; the sealing ceiling is always measured; rows not run show 0).")
+    @Option(help: "Only these figures, comma-separated, of raw, send, stream, resource (default: all; the sealing ceiling is always measured; rows not run show —, and null in the JSON).")
     var only: String?
     @Option(help: "The streams' window in KiB, passed to both meshcat processes (default: the library's).")
     var streamWindow: Int?
@@ -111,26 +111,32 @@ struct TransferBench: AsyncParsableCommand {
         }
         let median = figures.mapValues { values in values.sorted()[values.count / 2] }
         let mbPerSecond = { (key: String) in (median[key] ?? 0) * 1e9 / 8 / 1e6 }
+        /// A figure for the JSON: `null` when `--only` left it out (as the suite's missing baselines are).
+        let jsonFigure = { (key: String) -> Any in median[key] == nil ? NSNull() : mbPerSecond(key) }
         let cpuMedian = cpu.mapValues { values in values.sorted()[values.count / 2] }
         let cpuPerMiB = { (key: String) in (cpuMedian[key] ?? 0) * 1000 / Double(mib) }
         if json {
             var rows: [[String: Any]] = []
             for (key, name, hops) in Self.rows {
-                var baselines: [String: Double] = ["raw_tcp": mbPerSecond("raw\(hops)")]
+                var baselines: [String: Any] = ["raw_tcp": jsonFigure("raw\(hops)")]
                 if !name.hasPrefix("send") {
-                    baselines["send_bulk"] = mbPerSecond("send\(hops)")
-                    baselines["send_bulk_1hop"] = mbPerSecond("send1")
-                    baselines["seal_ceiling"] = mbPerSecond("ceiling")
+                    baselines["send_bulk"] = jsonFigure("send\(hops)")
+                    baselines["send_bulk_1hop"] = jsonFigure("send1")
+                    baselines["seal_ceiling"] = jsonFigure("ceiling")
                 }
-                rows.append(["key": key, "unit": "MB/s", "meshchat": mbPerSecond("\(name)\(hops)"), "baselines": baselines,
-                             "cpuMsPerMiB": cpuPerMiB("\(name)\(hops)")])
+                rows.append(["key": key, "unit": "MB/s", "meshchat": jsonFigure("\(name)\(hops)"), "baselines": baselines,
+                             "cpuMsPerMiB": cpuMedian["\(name)\(hops)"] == nil ? NSNull() : cpuPerMiB("\(name)\(hops)")])
             }
             let data = try JSONSerialization.data(withJSONObject: ["rows": rows, "mib": mib, "rounds": rounds], options: [.sortedKeys])
             print(String(decoding: data, as: UTF8.self))
             return
         }
-        let f = { (key: String) in String(format: "%.0f", mbPerSecond(key)) }
-        let ratio = { (a: String, b: String) in String(format: "%.2f×", (median[b] ?? 0) > 0 ? (median[a] ?? 0) / (median[b] ?? 1) : 0) }
+        // A figure `--only` left out prints "—", and so does a ratio with it.
+        let f = { (key: String) in median[key] == nil ? "—" : String(format: "%.0f", mbPerSecond(key)) }
+        let ratio = { (a: String, b: String) -> String in
+            guard let top = median[a], let bottom = median[b], bottom > 0 else { return "—" }
+            return String(format: "%.2f×", top / bottom)
+        }
         let delivered = relayedDelivered.isEmpty ? 0 : relayedDelivered.sorted()[relayedDelivered.count / 2]
         print("")
         print("| transfer of \(mib) MiB (median of \(rounds)) | MB/s | raw TCP, same hops | ÷ raw | Session.send bulk, same hops | ÷ send | ÷ 1-hop send | ÷ sealing ceiling | goal |")
